@@ -1,0 +1,42 @@
+# The TL test suite: lit + FileCheck over .tl files, and the C unit tests
+# (one .test file per unit binary under test/unit).
+import os
+import shutil
+import lit.formats
+
+config.name = "TL"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".tl", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tl_obj_root, "test")
+
+bindir = os.path.join(config.tl_obj_root, "bin")
+unitdir = os.path.join(config.tl_obj_root, "test", "unit")
+config.environment["PATH"] = os.pathsep.join(
+    [bindir, unitdir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+config.substitutions.append(("%unitdir", unitdir))
+config.substitutions.append(("%bindir", bindir))
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%srcroot", config.tl_src_root))
+
+# Sanitizer builds: leaks are errors; the report must fail the test.
+config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
+config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+if config.tl_sanitize:
+    config.available_features.add("asan")
+
+# Optional capabilities, each a lit feature so tests can say REQUIRES:.
+ptxas = shutil.which("ptxas") or (os.path.exists("/usr/local/cuda/bin/ptxas") and "/usr/local/cuda/bin/ptxas")
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+for lib in ("/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1", "/usr/local/cuda/compat/libcuda.so.1"):
+    if os.path.exists(lib) and os.path.exists("/dev/nvidiactl"):
+        config.available_features.add("cuda")
+        break
+try:
+    import numpy  # noqa: F401
+    config.available_features.add("numpy")
+except ImportError:
+    pass
