@@ -36,6 +36,14 @@ if [ -n "$missing" ]; then
   apt-get install -y -qq --no-install-recommends $missing
 fi
 
+# Python test helpers: numpy, and ml_dtypes as an independent reference for
+# the OCP small-float and int4 formats.
+if ! python3 -c "import numpy, ml_dtypes" 2>/dev/null; then
+  echo "setup: installing numpy and ml_dtypes from PyPI"
+  python3 -m pip install --quiet numpy ml_dtypes ||
+    python3 -m pip install --quiet --break-system-packages numpy ml_dtypes
+fi
+
 v=$(llvm-config-22 --version 2>/dev/null || true)
 case "$v" in
   22.*) ;;
