@@ -1,0 +1,108 @@
+/* Float formats as the IR needs them for literals and constant folding:
+ * rounding a double to any (exp, man) format with round-to-nearest-even,
+ * and converting bit patterns. The f8e4m3 and f8e5m2 formats follow the OCP
+ * FP8 rules (e4m3: no infinity, NaN = S.1111.111; e5m2: IEEE-like); every
+ * other small float has no infinity or NaN. f16, bf16, f32 and f64 are
+ * IEEE-754 binary formats (bf16: binary32 with 7 mantissa bits). */
+#include "float_util.h"
+
+#include <math.h>
+#include <string.h>
+
+static bool is_std(unsigned e, unsigned m) {
+  return (e == 5 && m == 10) || (e == 8 && m == 7) || (e == 8 && m == 23) ||
+         (e == 11 && m == 52);
+}
+
+bool tl_float_has_inf(unsigned e, unsigned m) {
+  return is_std(e, m) || (e == 5 && m == 2);
+}
+
+bool tl_float_has_nan(unsigned e, unsigned m) {
+  return is_std(e, m) || (e == 5 && m == 2) || (e == 4 && m == 3);
+}
+
+double tl_float_max(unsigned e, unsigned m) {
+  int bias = (1 << (e - 1)) - 1;
+  if (e == 4 && m == 3) /* OCP e4m3: S.1111.111 is NaN, so 1.110 x 2^8 */
+    return 448.0;
+  int emax = tl_float_has_inf(e, m) ? (1 << e) - 2 - bias : (1 << e) - 1 - bias;
+  return ldexp(2.0 - ldexp(1.0, -(int)m), emax);
+}
+
+double tl_float_round(double v, unsigned e, unsigned m, bool *overflow) {
+  if (overflow)
+    *overflow = false;
+  if (isnan(v) || v == 0 || (e == 11 && m == 52))
+    return v;
+  if (isinf(v)) {
+    if (overflow && !tl_float_has_inf(e, m))
+      *overflow = true;
+    return v;
+  }
+  int bias = (1 << (e - 1)) - 1;
+  int emin = 1 - bias; /* exponent of the smallest normal */
+  int ex;
+  frexp(v, &ex); /* v = f * 2^ex, 0.5 <= |f| < 1 */
+  int exp2 = ex - 1;
+  if (exp2 < emin)
+    exp2 = emin;
+  /* Quantum of the format at this exponent: 2^(exp2 - m). */
+  double q = ldexp(1.0, exp2 - (int)m);
+  double r = nearbyint(v / q) * q; /* default rounding mode: nearest-even */
+  double max = tl_float_max(e, m);
+  if (fabs(r) > max) {
+    if (overflow)
+      *overflow = true;
+    /* IEEE formats overflow to infinity when the rounded value passes the
+     * largest finite number; formats without infinity saturate. */
+    if (tl_float_has_inf(e, m))
+      return copysign(INFINITY, v);
+    return copysign(max, v);
+  }
+  return r;
+}
+
+uint64_t tl_float_to_bits(double v, unsigned e, unsigned m) {
+  unsigned n = 1 + e + m;
+  uint64_t sign = signbit(v) ? 1ull << (n - 1) : 0;
+  uint64_t expmask = (1ull << e) - 1;
+  if (isnan(v)) {
+    if (e == 4 && m == 3)
+      return sign | 0x7f;
+    return (expmask << m) | (1ull << (m - 1));
+  }
+  if (isinf(v))
+    return sign | (expmask << m);
+  double a = fabs(v);
+  if (a == 0)
+    return sign;
+  int bias = (1 << (e - 1)) - 1;
+  int ex;
+  frexp(a, &ex);
+  int exp2 = ex - 1;
+  if (exp2 < 1 - bias) /* subnormal */
+    return sign | (uint64_t)ldexp(a, bias - 1 + (int)m);
+  uint64_t frac = (uint64_t)(ldexp(a, (int)m - exp2)) - (1ull << m);
+  return sign | ((uint64_t)(exp2 + bias) << m) | frac;
+}
+
+double tl_float_from_bits(uint64_t bits, unsigned e, unsigned m, bool *valid) {
+  unsigned n = 1 + e + m;
+  if (valid)
+    *valid = n == 64 || bits >> n == 0;
+  bool neg = (bits >> (n - 1)) & 1;
+  uint64_t ex = (bits >> m) & ((1ull << e) - 1);
+  uint64_t frac = bits & ((1ull << m) - 1);
+  int bias = (1 << (e - 1)) - 1;
+  double v;
+  if (ex == (1ull << e) - 1 && tl_float_has_inf(e, m))
+    v = frac ? NAN : INFINITY;
+  else if (e == 4 && m == 3 && ex == 15 && frac == 7)
+    v = NAN;
+  else if (ex == 0)
+    v = ldexp((double)frac, 1 - bias - (int)m);
+  else
+    v = ldexp((double)(frac | (1ull << m)), (int)ex - bias - (int)m);
+  return neg ? -v : v;
+}

@@ -1,0 +1,1373 @@
+/* The lexer and the recursive-descent parser of the textual IR.
+ *
+ * Grammar (docs/langref.md has the full EBNF):
+ *   file      ::= (alias | op)*
+ *   alias     ::= '#' id '=' attr | '!' id '=' type
+ *   op        ::= (results '=')? (string generic | bare-id custom)
+ *   results   ::= result (',' result)*      result ::= %id (':' int)?
+ *   generic   ::= '(' operands ')' ('(' region (',' region)* ')')?
+ *                 attr-dict? ':' function-type
+ *   region    ::= '{' ('^' id ('(' arg (',' arg)* ')')? ':')? op* '}'
+ *
+ * The first error stops the parse: it is reported once, located, and every
+ * parse function returns TL_FAILURE up to the caller. Nesting is bounded so
+ * that hostile input cannot exhaust the stack. */
+#include "float_util.h"
+#include "ir_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_DEPTH = 200 };
+
+typedef enum TokKind {
+  T_EOF,
+  T_IDENT,  /* bare identifier */
+  T_VALUE,  /* %name (text without '%') */
+  T_BLOCK,  /* ^name */
+  T_SYMBOL, /* @name or @"string" (text is the name) */
+  T_HASH,   /* #name */
+  T_BANG,   /* !name */
+  T_INT,
+  T_FLOAT,
+  T_STRING, /* text is the raw literal without quotes */
+  T_PUNCT,
+} TokKind;
+
+typedef struct Tok {
+  TokKind kind;
+  const char *p; /* start of the token's text */
+  size_t n;
+  TlLoc loc;
+  const char *start; /* start of the whole token in the source */
+} Tok;
+
+/* A name in scope: one value, or a group of results `%g:N`. */
+typedef struct Binding {
+  const char *name; /* interned */
+  TlValue **vals;
+  unsigned n;
+} Binding;
+
+typedef TL_VEC(TlNamedAttr) NamedAttrVec;
+
+typedef struct Alias {
+  const char *name; /* interned, without the sigil */
+  TlAttr *attr;
+  TlType *type;
+} Alias;
+
+struct TlParser {
+  TlContext *ctx;
+  const char *file;
+  const char *src, *end, *cur;
+  unsigned line;
+  const char *line_start;
+  Tok tok;
+  TlModule *module;
+  bool failed;
+  unsigned depth;
+  TL_VEC(Binding) bindings;
+  TL_VEC(size_t) scopes;    /* bindings.len at each region entry */
+  TL_VEC(size_t) isolation; /* bindings.len at each isolated region entry */
+  TL_VEC(Alias) aliases;
+  TlArena scratch;
+};
+
+/*===--- Diagnostics -----------------------------------------------------===*/
+
+TlContext *tl_parser_context(TlParser *p) { return p->ctx; }
+TlLoc tl_parser_loc(TlParser *p) { return p->tok.loc; }
+
+void tl_parser_error(TlParser *p, TlLoc loc, const char *fmt, ...) {
+  if (p->failed)
+    return;
+  p->failed = true;
+  va_list ap;
+  va_start(ap, fmt);
+  tl_diag_vemit(p->ctx->diag, TL_DIAG_ERROR, loc, fmt, ap);
+  va_end(ap);
+}
+
+static TlResult fail(TlParser *p, const char *fmt, const char *arg) {
+  tl_parser_error(p, p->tok.loc, fmt, arg);
+  return TL_FAILURE;
+}
+
+/*===--- Lexer -----------------------------------------------------------===*/
+
+static bool id_start(int c) { return isalpha(c) || c == '_'; }
+static bool id_char(int c) {
+  return isalnum(c) || c == '_' || c == '$' || c == '.';
+}
+
+static TlLoc loc_at(TlParser *p, const char *q) {
+  TlLoc l = {p->file, p->line, (uint32_t)(q - p->line_start) + 1};
+  return l;
+}
+
+static void skip_space(TlParser *p) {
+  while (p->cur < p->end) {
+    char c = *p->cur;
+    if (c == '\n') {
+      p->cur++;
+      p->line++;
+      p->line_start = p->cur;
+    } else if (c == ' ' || c == '\t' || c == '\r') {
+      p->cur++;
+    } else if (c == '/' && p->cur + 1 < p->end && p->cur[1] == '/') {
+      while (p->cur < p->end && *p->cur != '\n')
+        p->cur++;
+    } else {
+      break;
+    }
+  }
+}
+
+static const char *const puncts[] = {
+    "->", "(", ")", "[", "]", "{", "}", "<", ">", ",", ":", "=",
+    "*",  "?", "+", "-", "/", "%", "#", "@", "!", "^", NULL};
+
+static void lex(TlParser *p) {
+  skip_space(p);
+  Tok *t = &p->tok;
+  const char *s = p->cur;
+  t->start = s;
+  t->loc = loc_at(p, s);
+  t->p = s;
+  t->n = 0;
+  if (s >= p->end) {
+    t->kind = T_EOF;
+    return;
+  }
+  unsigned char c = (unsigned char)*s;
+  const char *q = s;
+  if (id_start(c)) {
+    while (q < p->end && id_char((unsigned char)*q))
+      q++;
+    t->kind = T_IDENT;
+    t->n = (size_t)(q - s);
+    p->cur = q;
+    return;
+  }
+  if ((c == '%' || c == '^' || c == '#' || c == '!' || c == '@') &&
+      q + 1 < p->end) {
+    unsigned char d = (unsigned char)q[1];
+    if (c == '@' && d == '"') {
+      /* @"quoted symbol" */
+      const char *r = q + 2;
+      while (r < p->end && *r != '"' && *r != '\n')
+        r += (*r == '\\' && r + 1 < p->end) ? 2 : 1;
+      if (r < p->end && *r == '"') {
+        t->kind = T_SYMBOL;
+        t->p = q + 2;
+        t->n = (size_t)(r - (q + 2));
+        p->cur = r + 1;
+        return;
+      }
+    }
+    bool ok = (c == '%' || c == '^') ? (isalnum(d) || d == '_' || d == '$')
+                                     : id_start(d);
+    if (ok) {
+      q++;
+      while (q < p->end && id_char((unsigned char)*q))
+        q++;
+      t->kind = c == '%'   ? T_VALUE
+                : c == '^' ? T_BLOCK
+                : c == '#' ? T_HASH
+                : c == '!' ? T_BANG
+                           : T_SYMBOL;
+      t->p = s + 1;
+      t->n = (size_t)(q - s - 1);
+      p->cur = q;
+      return;
+    }
+  }
+  if (isdigit(c)) {
+    if (c == '0' && q + 1 < p->end && (q[1] == 'x' || q[1] == 'X') &&
+        q + 2 < p->end && isxdigit((unsigned char)q[2])) {
+      q += 2;
+      while (q < p->end && isxdigit((unsigned char)*q))
+        q++;
+      t->kind = T_INT;
+    } else {
+      while (q < p->end && isdigit((unsigned char)*q))
+        q++;
+      t->kind = T_INT;
+      if (q + 1 < p->end && *q == '.' && isdigit((unsigned char)q[1])) {
+        q++;
+        while (q < p->end && isdigit((unsigned char)*q))
+          q++;
+        t->kind = T_FLOAT;
+      }
+      if (q < p->end && (*q == 'e' || *q == 'E')) {
+        const char *r = q + 1;
+        if (r < p->end && (*r == '+' || *r == '-'))
+          r++;
+        if (r < p->end && isdigit((unsigned char)*r)) {
+          while (r < p->end && isdigit((unsigned char)*r))
+            r++;
+          q = r;
+          t->kind = T_FLOAT;
+        }
+      }
+    }
+    t->n = (size_t)(q - s);
+    p->cur = q;
+    return;
+  }
+  if (c == '"') {
+    q++;
+    while (q < p->end && *q != '"' && *q != '\n')
+      q += (*q == '\\' && q + 1 < p->end) ? 2 : 1;
+    if (q >= p->end || *q != '"') {
+      t->kind = T_EOF;
+      tl_parser_error(p, t->loc, "unterminated string literal");
+      p->cur = p->end;
+      return;
+    }
+    t->kind = T_STRING;
+    t->p = s + 1;
+    t->n = (size_t)(q - s - 1);
+    p->cur = q + 1;
+    return;
+  }
+  for (const char *const *pp = puncts; *pp; pp++) {
+    size_t n = strlen(*pp);
+    if ((size_t)(p->end - s) >= n && memcmp(s, *pp, n) == 0) {
+      t->kind = T_PUNCT;
+      t->n = n;
+      p->cur = s + n;
+      return;
+    }
+  }
+  t->kind = T_EOF;
+  if (isprint(c))
+    tl_parser_error(p, t->loc, "unexpected character '%c'", c);
+  else
+    tl_parser_error(p, t->loc, "unexpected byte 0x%02X", c);
+  p->cur = p->end;
+}
+
+/* Restarts lexing at q (used to split `16x8xf32`). Only called with q on
+ * the current line. */
+static void relex_at(TlParser *p, const char *q) {
+  p->cur = q;
+  lex(p);
+}
+
+static bool tok_is(TlParser *p, TokKind k, const char *text) {
+  return p->tok.kind == k && strlen(text) == p->tok.n &&
+         memcmp(p->tok.p, text, p->tok.n) == 0;
+}
+
+static const char *tok_intern(TlParser *p) {
+  return tl_context_intern(p->ctx, p->tok.p, p->tok.n);
+}
+
+/* A printable rendering of the current token for messages. */
+static const char *tok_text(TlParser *p) {
+  if (p->tok.kind == T_EOF)
+    return "end of input";
+  size_t n = (size_t)(p->cur - p->tok.start);
+  if (n > 40)
+    n = 40;
+  char *s = tl_arena_strndup(&p->scratch, p->tok.start, n);
+  for (char *c = s; *c; c++)
+    if (!isprint((unsigned char)*c))
+      *c = '?';
+  return tl_arena_printf(&p->scratch, "'%s'", s);
+}
+
+/*===--- Token-level API -------------------------------------------------===*/
+
+bool tl_parser_peek_punct(TlParser *p, const char *punct) {
+  return tok_is(p, T_PUNCT, punct);
+}
+
+bool tl_parse_optional_punct(TlParser *p, const char *punct) {
+  if (p->failed || !tok_is(p, T_PUNCT, punct))
+    return false;
+  lex(p);
+  return true;
+}
+
+TlResult tl_parse_punct(TlParser *p, const char *punct) {
+  if (tl_parse_optional_punct(p, punct))
+    return TL_SUCCESS;
+  if (!p->failed)
+    tl_parser_error(p, p->tok.loc, "expected '%s', found %s", punct,
+                    tok_text(p));
+  return TL_FAILURE;
+}
+
+bool tl_parse_optional_keyword(TlParser *p, const char *kw) {
+  if (p->failed || !tok_is(p, T_IDENT, kw))
+    return false;
+  lex(p);
+  return true;
+}
+
+TlResult tl_parse_keyword(TlParser *p, const char *kw) {
+  if (tl_parse_optional_keyword(p, kw))
+    return TL_SUCCESS;
+  if (!p->failed)
+    tl_parser_error(p, p->tok.loc, "expected '%s', found %s", kw, tok_text(p));
+  return TL_FAILURE;
+}
+
+bool tl_parser_peek_identifier(TlParser *p, const char **out) {
+  if (p->tok.kind != T_IDENT)
+    return false;
+  if (out)
+    *out = tok_intern(p);
+  return true;
+}
+
+TlResult tl_parse_identifier(TlParser *p, const char **out) {
+  if (p->failed)
+    return TL_FAILURE;
+  if (p->tok.kind != T_IDENT)
+    return fail(p, "expected identifier, found %s", tok_text(p));
+  *out = tok_intern(p);
+  lex(p);
+  return TL_SUCCESS;
+}
+
+bool tl_parser_peek_operand(TlParser *p) { return p->tok.kind == T_VALUE; }
+
+/* Parses an integer token's text (decimal or 0x hex) as a magnitude. */
+static bool parse_magnitude(const Tok *t, uint64_t *out) {
+  char buf[80];
+  if (t->n >= sizeof buf)
+    return false;
+  memcpy(buf, t->p, t->n);
+  buf[t->n] = 0;
+  errno = 0;
+  char *endp;
+  unsigned long long v = strtoull(buf, &endp, 0);
+  if (errno || *endp)
+    return false;
+  *out = v;
+  return true;
+}
+
+TlResult tl_parse_int(TlParser *p, int64_t *out) {
+  if (p->failed)
+    return TL_FAILURE;
+  bool neg = tl_parse_optional_punct(p, "-");
+  if (p->tok.kind != T_INT)
+    return fail(p, "expected integer, found %s", tok_text(p));
+  uint64_t m;
+  if (!parse_magnitude(&p->tok, &m) ||
+      m > (neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX))
+    return fail(p, "integer %s is out of range", tok_text(p));
+  *out = neg ? (int64_t)(0 - m) : (int64_t)m;
+  lex(p);
+  return TL_SUCCESS;
+}
+
+/* Decodes escapes (\n \t \" \\ and \XX hex) into scratch memory. */
+static TlResult unescape(TlParser *p, const char **out, size_t *len) {
+  const Tok *t = &p->tok;
+  char *buf = tl_arena_alloc(&p->scratch, t->n + 1);
+  size_t n = 0;
+  for (size_t i = 0; i < t->n; i++) {
+    char c = t->p[i];
+    if (c != '\\') {
+      buf[n++] = c;
+      continue;
+    }
+    if (++i >= t->n)
+      break;
+    c = t->p[i];
+    if (c == 'n')
+      buf[n++] = '\n';
+    else if (c == 't')
+      buf[n++] = '\t';
+    else if (c == '"' || c == '\\')
+      buf[n++] = c;
+    else if (i + 1 < t->n && isxdigit((unsigned char)c) &&
+             isxdigit((unsigned char)t->p[i + 1])) {
+      char hex[3] = {c, t->p[i + 1], 0};
+      buf[n++] = (char)strtol(hex, NULL, 16);
+      i++;
+    } else {
+      TlLoc l = t->loc;
+      l.col += (uint32_t)i + 1;
+      tl_parser_error(p, l, "unknown escape sequence '\\%c' in string",
+                      isprint((unsigned char)c) ? c : '?');
+      return TL_FAILURE;
+    }
+  }
+  buf[n] = 0;
+  *out = buf;
+  *len = n;
+  return TL_SUCCESS;
+}
+
+TlResult tl_parse_string(TlParser *p, const char **out, size_t *len) {
+  if (p->failed)
+    return TL_FAILURE;
+  if (p->tok.kind != T_STRING)
+    return fail(p, "expected string literal, found %s", tok_text(p));
+  if (TL_FAILED(unescape(p, out, len)))
+    return TL_FAILURE;
+  lex(p);
+  return TL_SUCCESS;
+}
+
+TlResult tl_parse_symbol_name(TlParser *p, const char **out) {
+  if (p->failed)
+    return TL_FAILURE;
+  if (p->tok.kind != T_SYMBOL)
+    return fail(p, "expected symbol name (@name), found %s", tok_text(p));
+  const char *s;
+  size_t n;
+  if (TL_FAILED(unescape(p, &s, &n)))
+    return TL_FAILURE;
+  if (memchr(s, 0, n))
+    return fail(p, "symbol name contains a NUL byte%s", "");
+  *out = tl_context_intern(p->ctx, s, n);
+  lex(p);
+  return TL_SUCCESS;
+}
+
+TlResult tl_parse_raw_body(TlParser *p, const char **text, size_t *len,
+                           TlLoc *loc) {
+  if (p->failed)
+    return TL_FAILURE;
+  if (!tok_is(p, T_PUNCT, "<"))
+    return fail(p, "expected '<', found %s", tok_text(p));
+  /* Scan characters from just after '<', counting brackets; newlines are
+   * allowed inside and keep line numbers right. */
+  const char *q = p->tok.start + 1;
+  TlLoc start = loc_at(p, q);
+  int depth = 1;
+  while (q < p->end) {
+    char c = *q;
+    if (c == '<' || c == '(' || c == '[')
+      depth++;
+    else if (c == '>' || c == ')' || c == ']') {
+      if (--depth == 0)
+        break;
+    } else if (c == '\n') {
+      p->line++;
+      p->line_start = q + 1;
+    }
+    q++;
+  }
+  if (q >= p->end) {
+    tl_parser_error(p, p->tok.loc, "unbalanced '<' in attribute body");
+    return TL_FAILURE;
+  }
+  *text = p->tok.start + 1;
+  *len = (size_t)(q - *text);
+  if (loc)
+    *loc = start;
+  relex_at(p, q + 1);
+  return TL_SUCCESS;
+}
+
+/*===--- Values ----------------------------------------------------------===*/
+
+TlResult tl_parse_operand(TlParser *p, TlOperandRef *out) {
+  if (p->failed)
+    return TL_FAILURE;
+  if (p->tok.kind != T_VALUE)
+    return fail(p, "expected SSA value (%%name), found %s", tok_text(p));
+  out->name = tok_intern(p);
+  out->loc = p->tok.loc;
+  out->index = 0;
+  /* `%g#3`: '#' directly followed by digits. */
+  if (p->cur < p->end && *p->cur == '#' && p->cur + 1 < p->end &&
+      isdigit((unsigned char)p->cur[1])) {
+    const char *q = p->cur + 1;
+    unsigned long v = 0;
+    while (q < p->end && isdigit((unsigned char)*q)) {
+      v = v * 10 + (unsigned long)(*q - '0');
+      if (v > 1000000)
+        break;
+      q++;
+    }
+    if (v > 1000000) {
+      tl_parser_error(p, loc_at(p, p->cur), "result number is too large");
+      return TL_FAILURE;
+    }
+    out->index = (unsigned)v;
+    p->cur = q;
+  }
+  lex(p);
+  return TL_SUCCESS;
+}
+
+TlResult tl_parse_operand_list(TlParser *p, TlOperandRefVec *out) {
+  if (p->tok.kind != T_VALUE)
+    return p->failed ? TL_FAILURE : TL_SUCCESS;
+  do {
+    TlOperandRef r;
+    if (TL_FAILED(tl_parse_operand(p, &r)))
+      return TL_FAILURE;
+    tl_vec_push(out, r);
+  } while (tl_parse_optional_punct(p, ","));
+  return p->failed ? TL_FAILURE : TL_SUCCESS;
+}
+
+static Binding *find_binding(TlParser *p, const char *name, bool *outside) {
+  size_t iso = p->isolation.len ? tl_vec_last(&p->isolation) : 0;
+  for (size_t i = p->bindings.len; i-- > 0;)
+    if (p->bindings.data[i].name == name) {
+      *outside = i < iso;
+      return &p->bindings.data[i];
+    }
+  return NULL;
+}
+
+TlResult tl_parser_lookup(TlParser *p, const TlOperandRef *ref,
+                          TlValue **out) {
+  if (p->failed)
+    return TL_FAILURE;
+  bool outside;
+  Binding *b = find_binding(p, ref->name, &outside);
+  if (!b) {
+    tl_parser_error(p, ref->loc, "use of undefined value '%%%s'", ref->name);
+    return TL_FAILURE;
+  }
+  if (outside) {
+    tl_parser_error(p, ref->loc,
+                    "use of value '%%%s' defined outside an isolated region",
+                    ref->name);
+    return TL_FAILURE;
+  }
+  if (ref->index >= b->n) {
+    tl_parser_error(p, ref->loc, "result #%u of '%%%s' does not exist (it has %u)",
+                    ref->index, ref->name, b->n);
+    return TL_FAILURE;
+  }
+  *out = b->vals[ref->index];
+  return TL_SUCCESS;
+}
+
+TlResult tl_parser_resolve(TlParser *p, const TlOperandRef *ref, TlType *type,
+                           TlValue **out) {
+  if (TL_FAILED(tl_parser_lookup(p, ref, out)))
+    return TL_FAILURE;
+  if (type && (*out)->type != type) {
+    TlStr want = {0}, got = {0};
+    tl_type_print(type, &want);
+    tl_type_print((*out)->type, &got);
+    tl_parser_error(p, ref->loc,
+                    "use of value '%%%s' expects type %s, but it has type %s",
+                    ref->name, tl_str_cstr(&want), tl_str_cstr(&got));
+    tl_str_free(&want);
+    tl_str_free(&got);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+TlResult tl_parser_resolve_operands(TlParser *p, TlOpState *st, unsigned n,
+                                    const TlOperandRef *refs, unsigned ntypes,
+                                    TlType *const *types) {
+  if (ntypes != 1 && ntypes != n) {
+    tl_parser_error(p, n ? refs[0].loc : p->tok.loc,
+                    "%u operands present, but %u types given", n, ntypes);
+    return TL_FAILURE;
+  }
+  for (unsigned i = 0; i < n; i++) {
+    TlValue *v;
+    if (TL_FAILED(tl_parser_resolve(p, &refs[i], types[ntypes == 1 ? 0 : i], &v)))
+      return TL_FAILURE;
+    tl_op_state_add_operand(st, v);
+  }
+  return TL_SUCCESS;
+}
+
+static TlResult define(TlParser *p, const char *name, TlLoc loc,
+                       TlValue **vals, unsigned n) {
+  bool outside;
+  Binding *old = find_binding(p, name, &outside);
+  if (old && !outside) {
+    tl_parser_error(p, loc, "redefinition of value '%%%s'", name);
+    return TL_FAILURE;
+  }
+  Binding b = {name, tl_arena_memdup(&p->scratch, vals, sizeof *vals * n), n};
+  tl_vec_push(&p->bindings, b);
+  if (!isdigit((unsigned char)name[0]))
+    for (unsigned i = 0; i < n; i++)
+      vals[i]->hint = name;
+  return TL_SUCCESS;
+}
+
+/*===--- Types -----------------------------------------------------------===*/
+
+static TlResult nesting(TlParser *p) {
+  if (++p->depth > MAX_DEPTH) {
+    tl_parser_error(p, p->tok.loc, "nesting is too deep (more than %d levels)",
+                    MAX_DEPTH);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+/* Recognises builtin scalar type names: iN, uN, bool, f16, bf16, f32, f64,
+ * fNeXmY. Returns NULL (without error) for other identifiers. */
+static TlType *scalar_type(TlParser *p, const char *s, size_t n, bool *bad) {
+  char buf[32];
+  *bad = false;
+  if (n == 0 || n >= sizeof buf)
+    return NULL;
+  memcpy(buf, s, n);
+  buf[n] = 0;
+  if (!strcmp(buf, "bool") || !strcmp(buf, "i1"))
+    return p->ctx->i1;
+  if (!strcmp(buf, "f16"))
+    return p->ctx->f16;
+  if (!strcmp(buf, "bf16"))
+    return p->ctx->bf16;
+  if (!strcmp(buf, "f32"))
+    return p->ctx->f32;
+  if (!strcmp(buf, "f64"))
+    return p->ctx->f64;
+  if (!strcmp(buf, "none"))
+    return tl_type_none(p->ctx);
+  if ((buf[0] == 'i' || buf[0] == 'u') && n > 1) {
+    for (size_t i = 1; i < n; i++)
+      if (!isdigit((unsigned char)buf[i]))
+        return NULL;
+    unsigned long w = n > 3 ? 999 : strtoul(buf + 1, NULL, 10);
+    TlType *t = w <= 64 ? tl_type_int(p->ctx, (unsigned)w, buf[0] == 'i') : NULL;
+    if (!t)
+      *bad = true;
+    return t;
+  }
+  if (buf[0] == 'f') {
+    unsigned nb, e, m;
+    char tail;
+    if (sscanf(buf, "f%ue%um%u%c", &nb, &e, &m, &tail) == 3) {
+      char canon[32];
+      snprintf(canon, sizeof canon, "f%ue%um%u", nb, e, m);
+      TlType *t = NULL;
+      if (!strcmp(canon, buf) && nb == 1 + e + m && nb <= 8 && e >= 1)
+        t = tl_type_float(p->ctx, e, m);
+      if (!t)
+        *bad = true;
+      return t;
+    }
+  }
+  return NULL;
+}
+
+static Alias *find_alias(TlParser *p, const char *name, bool is_type) {
+  for (size_t i = 0; i < p->aliases.len; i++)
+    if (p->aliases.data[i].name == name &&
+        (p->aliases.data[i].type != NULL) == is_type)
+      return &p->aliases.data[i];
+  return NULL;
+}
+
+static TlResult parse_function_results(TlParser *p, TlTypeVec *out);
+
+TlResult tl_parse_type(TlParser *p, TlType **out) {
+  if (p->failed || TL_FAILED(nesting(p)))
+    return TL_FAILURE;
+  TlResult r = TL_FAILURE;
+  Tok t = p->tok;
+  if (t.kind == T_IDENT) {
+    bool bad;
+    TlType *ty = scalar_type(p, t.p, t.n, &bad);
+    if (ty) {
+      *out = ty;
+      lex(p);
+      r = TL_SUCCESS;
+    } else {
+      fail(p, bad ? "invalid type %s (see docs/langref.md for the types)"
+                  : "expected type, found %s",
+           tok_text(p));
+    }
+  } else if (t.kind == T_BANG) {
+    const char *name = tok_intern(p);
+    Alias *a = find_alias(p, name, true);
+    const TlTypeDef *def = tl_context_type_def(p->ctx, name);
+    if (a) {
+      *out = a->type;
+      lex(p);
+      r = TL_SUCCESS;
+    } else if (def) {
+      lex(p);
+      *out = def->parse(p, def);
+      r = *out && !p->failed ? TL_SUCCESS : TL_FAILURE;
+      if (!*out && !p->failed)
+        tl_parser_error(p, t.loc, "invalid type '!%s'", name);
+    } else {
+      tl_parser_error(p, t.loc, "unknown type '!%s'", name);
+    }
+  } else if (tok_is(p, T_PUNCT, "(")) {
+    /* Function type. */
+    TlTypeVec ins = {0}, outs = {0};
+    lex(p);
+    if (!tl_parser_peek_punct(p, ")")) {
+      do {
+        TlType *x;
+        if (TL_FAILED(tl_parse_type(p, &x)))
+          goto done_fn;
+        tl_vec_push(&ins, x);
+      } while (tl_parse_optional_punct(p, ","));
+    }
+    if (TL_FAILED(tl_parse_punct(p, ")")) || TL_FAILED(tl_parse_punct(p, "->")) ||
+        TL_FAILED(parse_function_results(p, &outs)))
+      goto done_fn;
+    *out = tl_type_function(p->ctx, (unsigned)ins.len, ins.data,
+                            (unsigned)outs.len, outs.data);
+    r = TL_SUCCESS;
+  done_fn:
+    tl_vec_free(&ins);
+    tl_vec_free(&outs);
+  } else {
+    fail(p, "expected type, found %s", tok_text(p));
+  }
+  p->depth--;
+  return r;
+}
+
+/* `type` or `(type, ...)` after `->`. */
+static TlResult parse_function_results(TlParser *p, TlTypeVec *out) {
+  if (tl_parse_optional_punct(p, "(")) {
+    if (tl_parse_optional_punct(p, ")"))
+      return TL_SUCCESS;
+    do {
+      TlType *x;
+      if (TL_FAILED(tl_parse_type(p, &x)))
+        return TL_FAILURE;
+      tl_vec_push(out, x);
+    } while (tl_parse_optional_punct(p, ","));
+    return tl_parse_punct(p, ")");
+  }
+  TlType *x;
+  if (TL_FAILED(tl_parse_type(p, &x)))
+    return TL_FAILURE;
+  tl_vec_push(out, x);
+  return TL_SUCCESS;
+}
+
+TlResult tl_parse_type_list(TlParser *p, TlTypeVec *out) {
+  if (tl_parse_optional_punct(p, "(")) {
+    if (tl_parse_optional_punct(p, ")"))
+      return TL_SUCCESS;
+    do {
+      TlType *x;
+      if (TL_FAILED(tl_parse_type(p, &x)))
+        return TL_FAILURE;
+      tl_vec_push(out, x);
+    } while (tl_parse_optional_punct(p, ","));
+    return tl_parse_punct(p, ")");
+  }
+  do {
+    TlType *x;
+    if (TL_FAILED(tl_parse_type(p, &x)))
+      return TL_FAILURE;
+    tl_vec_push(out, x);
+  } while (tl_parse_optional_punct(p, ","));
+  return TL_SUCCESS;
+}
+
+TlResult tl_parse_shape_and_type(TlParser *p, TlDimVec *dims, TlType **elem) {
+  /* The lexer reads `16x8xf32` as INT(16) IDENT(x8xf32); walk it by
+   * characters: each dimension is digits or '?', followed directly by 'x'. */
+  while (!p->failed &&
+         (p->tok.kind == T_INT || tok_is(p, T_PUNCT, "?"))) {
+    int64_t d = -1;
+    if (p->tok.kind == T_INT) {
+      uint64_t m;
+      if (p->tok.p[0] == '0' && p->tok.n > 1 && (p->tok.p[1] == 'x' || p->tok.p[1] == 'X'))
+        return fail(p, "expected dimension, found %s", tok_text(p));
+      if (!parse_magnitude(&p->tok, &m) || m > (1ull << 40))
+        return fail(p, "dimension %s is too large", tok_text(p));
+      d = (int64_t)m;
+    }
+    const char *after = p->tok.p + p->tok.n;
+    if (after >= p->end || *after != 'x') {
+      TlLoc l = loc_at(p, after);
+      tl_parser_error(p, l, "expected 'x' after dimension in shape");
+      return TL_FAILURE;
+    }
+    if (dims->len >= 64)
+      return fail(p, "too many dimensions in shape%s", "");
+    tl_vec_push(dims, d);
+    relex_at(p, after + 1);
+  }
+  return tl_parse_type(p, elem);
+}
+
+/*===--- Attributes ------------------------------------------------------===*/
+
+static TlResult parse_dict_entries(TlParser *p, NamedAttrVec *out);
+
+static TlResult number_attr(TlParser *p, TlAttr **out) {
+  Tok t = p->tok;
+  bool neg = false;
+  if (tok_is(p, T_PUNCT, "-")) {
+    neg = true;
+    lex(p);
+    t = p->tok;
+  }
+  if (t.kind != T_INT && t.kind != T_FLOAT)
+    return fail(p, "expected number after '-', found %s", tok_text(p));
+  lex(p);
+  TlType *type = NULL;
+  if (tl_parse_optional_punct(p, ":")) {
+    if (TL_FAILED(tl_parse_type(p, &type)))
+      return TL_FAILURE;
+  } else {
+    type = t.kind == T_INT ? tl_type_int(p->ctx, 64, true) : p->ctx->f64;
+  }
+  char buf[128];
+  if (t.n >= sizeof buf) {
+    tl_parser_error(p, t.loc, "numeric literal is too long");
+    return TL_FAILURE;
+  }
+  memcpy(buf, t.p, t.n);
+  buf[t.n] = 0;
+  bool hex = t.kind == T_INT && t.n > 2 && (buf[1] == 'x' || buf[1] == 'X');
+  if (tl_type_is_int(type)) {
+    if (t.kind == T_FLOAT) {
+      tl_parser_error(p, t.loc, "floating-point literal for integer type");
+      return TL_FAILURE;
+    }
+    uint64_t m;
+    if (!parse_magnitude(&t, &m)) {
+      tl_parser_error(p, t.loc, "integer literal is out of range");
+      return TL_FAILURE;
+    }
+    unsigned w = type->width;
+    bool fits;
+    if (type->is_bool)
+      fits = !neg && m <= 1;
+    else if (type->is_signed)
+      fits = neg ? m <= (1ull << (w - 1)) : m < (1ull << (w - 1)) || (hex && (w == 64 || m < (1ull << w)));
+    else
+      fits = !neg && (w == 64 || m < (1ull << w));
+    if (!fits) {
+      TlStr ts = {0};
+      tl_type_print(type, &ts);
+      tl_parser_error(p, t.loc, "integer literal %s%s does not fit in %s",
+                      neg ? "-" : "", buf, tl_str_cstr(&ts));
+      tl_str_free(&ts);
+      return TL_FAILURE;
+    }
+    *out = tl_attr_int(p->ctx, type, neg ? (int64_t)(0 - m) : (int64_t)m);
+    return TL_SUCCESS;
+  }
+  if (!tl_type_is_float(type)) {
+    tl_parser_error(p, t.loc, "numeric literal needs an integer or float type");
+    return TL_FAILURE;
+  }
+  double v;
+  if (hex) {
+    /* A hexadecimal literal of a float type is its bit pattern. */
+    uint64_t bits;
+    bool valid;
+    if (neg || !parse_magnitude(&t, &bits)) {
+      tl_parser_error(p, t.loc, "invalid float bit pattern");
+      return TL_FAILURE;
+    }
+    v = tl_float_from_bits(bits, type->exp, type->man, &valid);
+    if (!valid) {
+      tl_parser_error(p, t.loc, "bit pattern %s is wider than the float type",
+                      buf);
+      return TL_FAILURE;
+    }
+  } else {
+    v = strtod(buf, NULL);
+    if (neg)
+      v = -v;
+    bool overflow;
+    double r = tl_float_round(v, type->exp, type->man, &overflow);
+    if (overflow || isinf(v)) {
+      TlStr ts = {0};
+      tl_type_print(type, &ts);
+      tl_parser_error(p, t.loc, "float literal %s%s is out of range for %s",
+                      neg ? "-" : "", buf, tl_str_cstr(&ts));
+      tl_str_free(&ts);
+      return TL_FAILURE;
+    }
+    v = r;
+  }
+  *out = tl_attr_float(p->ctx, type, v);
+  return TL_SUCCESS;
+}
+
+TlResult tl_parse_attr(TlParser *p, TlAttr **out) {
+  if (p->failed || TL_FAILED(nesting(p)))
+    return TL_FAILURE;
+  TlResult r = TL_FAILURE;
+  Tok t = p->tok;
+  if (t.kind == T_INT || t.kind == T_FLOAT || tok_is(p, T_PUNCT, "-")) {
+    r = number_attr(p, out);
+  } else if (tok_is(p, T_IDENT, "true") || tok_is(p, T_IDENT, "false")) {
+    *out = tl_attr_bool(p->ctx, tok_is(p, T_IDENT, "true"));
+    lex(p);
+    r = TL_SUCCESS;
+  } else if (tok_is(p, T_IDENT, "unit")) {
+    *out = p->ctx->unit;
+    lex(p);
+    r = TL_SUCCESS;
+  } else if (t.kind == T_STRING) {
+    const char *s;
+    size_t n;
+    if (!TL_FAILED(tl_parse_string(p, &s, &n))) {
+      *out = tl_attr_string(p->ctx, s, n);
+      r = TL_SUCCESS;
+    }
+  } else if (t.kind == T_SYMBOL) {
+    const char *s;
+    if (!TL_FAILED(tl_parse_symbol_name(p, &s))) {
+      *out = tl_attr_symbol(p->ctx, s);
+      r = TL_SUCCESS;
+    }
+  } else if (tok_is(p, T_PUNCT, "[")) {
+    TL_VEC(TlAttr *) elems = {0};
+    lex(p);
+    if (!tl_parser_peek_punct(p, "]")) {
+      do {
+        TlAttr *e;
+        if (TL_FAILED(tl_parse_attr(p, &e)))
+          break;
+        tl_vec_push(&elems, e);
+      } while (tl_parse_optional_punct(p, ","));
+    }
+    if (!TL_FAILED(tl_parse_punct(p, "]"))) {
+      *out = tl_attr_array(p->ctx, (unsigned)elems.len, elems.data);
+      r = TL_SUCCESS;
+    }
+    tl_vec_free(&elems);
+  } else if (tok_is(p, T_PUNCT, "{")) {
+    NamedAttrVec entries = {0};
+    if (!TL_FAILED(parse_dict_entries(p, &entries))) {
+      *out = tl_attr_dict(p->ctx, (unsigned)entries.len, entries.data);
+      r = TL_SUCCESS;
+    }
+    tl_vec_free(&entries);
+  } else if (t.kind == T_HASH) {
+    const char *name = tok_intern(p);
+    Alias *a = find_alias(p, name, false);
+    const TlAttrDef *def = tl_context_attr_def(p->ctx, name);
+    if (a) {
+      *out = a->attr;
+      lex(p);
+      r = TL_SUCCESS;
+    } else if (def) {
+      lex(p);
+      *out = def->parse(p, def);
+      r = *out && !p->failed ? TL_SUCCESS : TL_FAILURE;
+      if (!*out && !p->failed)
+        tl_parser_error(p, t.loc, "invalid attribute '#%s'", name);
+    } else {
+      tl_parser_error(p, t.loc, "unknown attribute '#%s'", name);
+    }
+  } else {
+    TlType *ty;
+    if (t.kind == T_IDENT || t.kind == T_BANG || tok_is(p, T_PUNCT, "(")) {
+      if (!TL_FAILED(tl_parse_type(p, &ty))) {
+        *out = tl_attr_type(p->ctx, ty);
+        r = TL_SUCCESS;
+      }
+    } else {
+      fail(p, "expected attribute, found %s", tok_text(p));
+    }
+  }
+  p->depth--;
+  return r;
+}
+
+/* `{name = attr, name, "quoted" = attr}`; rejects duplicate names. */
+static TlResult parse_dict_entries(TlParser *p, NamedAttrVec *out) {
+  if (TL_FAILED(tl_parse_punct(p, "{")))
+    return TL_FAILURE;
+  if (tl_parse_optional_punct(p, "}"))
+    return TL_SUCCESS;
+  do {
+    TlLoc l = p->tok.loc;
+    const char *name;
+    if (p->tok.kind == T_IDENT) {
+      name = tok_intern(p);
+      lex(p);
+    } else if (p->tok.kind == T_STRING) {
+      size_t n;
+      if (TL_FAILED(tl_parse_string(p, &name, &n)))
+        return TL_FAILURE;
+      if (n == 0 || memchr(name, 0, n)) {
+        tl_parser_error(p, l, "attribute name must be non-empty");
+        return TL_FAILURE;
+      }
+      name = tl_context_intern(p->ctx, name, n);
+    } else {
+      return fail(p, "expected attribute name, found %s", tok_text(p));
+    }
+    for (size_t i = 0; i < out->len; i++)
+      if (out->data[i].name == name) {
+        tl_parser_error(p, l, "duplicate attribute '%s'", name);
+        return TL_FAILURE;
+      }
+    TlAttr *a = p->ctx->unit;
+    if (tl_parse_optional_punct(p, "=") && TL_FAILED(tl_parse_attr(p, &a)))
+      return TL_FAILURE;
+    TlNamedAttr na = {name, a};
+    tl_vec_push(out, na);
+  } while (tl_parse_optional_punct(p, ","));
+  return tl_parse_punct(p, "}");
+}
+
+TlResult tl_parse_optional_attr_dict(TlParser *p, TlOpState *st) {
+  if (!tl_parser_peek_punct(p, "{"))
+    return p->failed ? TL_FAILURE : TL_SUCCESS;
+  NamedAttrVec entries = {0};
+  TlResult r = parse_dict_entries(p, &entries);
+  for (size_t i = 0; i < entries.len && !TL_FAILED(r); i++) {
+    if (tl_op_state_get_attr(st, entries.data[i].name)) {
+      tl_parser_error(p, p->tok.loc, "attribute '%s' given twice",
+                      entries.data[i].name);
+      r = TL_FAILURE;
+      break;
+    }
+    tl_op_state_set_attr(st, entries.data[i].name, entries.data[i].attr);
+  }
+  tl_vec_free(&entries);
+  return r;
+}
+
+TlResult tl_parse_arg_def(TlParser *p, TlArgDef *out) {
+  if (TL_FAILED(tl_parse_operand(p, &out->ref)))
+    return TL_FAILURE;
+  if (out->ref.index) {
+    tl_parser_error(p, out->ref.loc, "argument name cannot have a result number");
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(tl_parse_punct(p, ":")))
+    return TL_FAILURE;
+  return tl_parse_type(p, &out->type);
+}
+
+/*===--- Operations and regions ------------------------------------------===*/
+
+static TlResult parse_op(TlParser *p, TlBlock *block);
+
+static void push_scope(TlParser *p, bool isolated) {
+  tl_vec_push(&p->scopes, p->bindings.len);
+  if (isolated)
+    tl_vec_push(&p->isolation, p->bindings.len);
+}
+
+static void pop_scope(TlParser *p, bool isolated) {
+  p->bindings.len = tl_vec_pop(&p->scopes);
+  if (isolated)
+    p->isolation.len--;
+}
+
+/* Parses `{ ... }` into region r; the entry block's arguments are args
+ * (when given) or come from a `^bb0(...)` header. */
+static TlResult parse_region_into(TlParser *p, TlRegion *r, unsigned nargs,
+                                  const TlArgDef *args, bool isolated) {
+  if (TL_FAILED(nesting(p)))
+    return TL_FAILURE;
+  TlResult res = TL_FAILURE;
+  if (TL_FAILED(tl_parse_punct(p, "{")))
+    goto out;
+  push_scope(p, isolated);
+  TlBlock *b = tl_block_create(p->module);
+  tl_region_append_block(r, b);
+  for (unsigned i = 0; i < nargs; i++) {
+    TlValue *v = tl_block_add_arg(b, args[i].type, args[i].ref.loc);
+    if (TL_FAILED(define(p, args[i].ref.name, args[i].ref.loc, &v, 1)))
+      goto pop;
+  }
+  if (p->tok.kind == T_BLOCK) {
+    TlLoc l = p->tok.loc;
+    lex(p);
+    if (tl_parse_optional_punct(p, "(")) {
+      if (nargs) {
+        tl_parser_error(p, l, "block arguments are already given by the op");
+        goto pop;
+      }
+      if (!tl_parser_peek_punct(p, ")")) {
+        do {
+          TlArgDef a;
+          if (TL_FAILED(tl_parse_arg_def(p, &a)))
+            goto pop;
+          TlValue *v = tl_block_add_arg(b, a.type, a.ref.loc);
+          if (TL_FAILED(define(p, a.ref.name, a.ref.loc, &v, 1)))
+            goto pop;
+        } while (tl_parse_optional_punct(p, ","));
+      }
+      if (TL_FAILED(tl_parse_punct(p, ")")))
+        goto pop;
+    }
+    if (TL_FAILED(tl_parse_punct(p, ":")))
+      goto pop;
+  }
+  while (!p->failed && !tl_parser_peek_punct(p, "}")) {
+    if (p->tok.kind == T_BLOCK) {
+      tl_parser_error(p, p->tok.loc,
+                      "a region holds a single block in TL (structured control "
+                      "flow only)");
+      goto pop;
+    }
+    if (p->tok.kind == T_EOF) {
+      if (!p->failed)
+        tl_parser_error(p, p->tok.loc, "expected '}' to close the region");
+      goto pop;
+    }
+    if (TL_FAILED(parse_op(p, b)))
+      goto pop;
+  }
+  if (!TL_FAILED(tl_parse_punct(p, "}")))
+    res = TL_SUCCESS;
+pop:
+  pop_scope(p, isolated);
+out:
+  p->depth--;
+  return res;
+}
+
+TlResult tl_parse_region(TlParser *p, TlOpState *st, unsigned nargs,
+                         const TlArgDef *args) {
+  TlRegion *r = tl_region_create(p->module);
+  tl_op_state_add_region(st, r);
+  bool iso = st->def && (st->def->traits & TL_TRAIT_ISOLATED);
+  return parse_region_into(p, r, nargs, args, iso);
+}
+
+static TlResult parse_generic(TlParser *p, TlOpState *st) {
+  TlOperandRefVec refs = {0};
+  TlResult r = TL_FAILURE;
+  TlType *fn = NULL;
+  if (TL_FAILED(tl_parse_punct(p, "(")) ||
+      TL_FAILED(tl_parse_operand_list(p, &refs)) ||
+      TL_FAILED(tl_parse_punct(p, ")")))
+    goto out;
+  if (tl_parse_optional_punct(p, "(")) {
+    do {
+      if (TL_FAILED(tl_parse_region(p, st, 0, NULL)))
+        goto out;
+    } while (tl_parse_optional_punct(p, ","));
+    if (TL_FAILED(tl_parse_punct(p, ")")))
+      goto out;
+  }
+  if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")))
+    goto out;
+  TlLoc tloc = p->tok.loc;
+  if (TL_FAILED(tl_parse_type(p, &fn)))
+    goto out;
+  if (fn->kind != TL_TYPE_FUNCTION) {
+    tl_parser_error(p, tloc, "expected a function type for the generic form");
+    goto out;
+  }
+  if (fn->nin != refs.len) {
+    tl_parser_error(p, tloc, "%zu operands present, but the type lists %u",
+                    refs.len, fn->nin);
+    goto out;
+  }
+  if (refs.len &&
+      TL_FAILED(tl_parser_resolve_operands(p, st, (unsigned)refs.len, refs.data,
+                                           fn->nin, fn->types)))
+    goto out;
+  for (unsigned i = 0; i < fn->nout; i++)
+    tl_op_state_add_result(st, fn->types[fn->nin + i]);
+  r = TL_SUCCESS;
+out:
+  tl_vec_free(&refs);
+  return r;
+}
+
+typedef struct ResultDef {
+  const char *name;
+  TlLoc loc;
+  unsigned count;
+} ResultDef;
+
+static TlResult parse_op(TlParser *p, TlBlock *block) {
+  TL_VEC(ResultDef) results = {0};
+  TlResult r = TL_FAILURE;
+  TlOpState st;
+  bool have_state = false;
+  unsigned nres = 0;
+
+  if (p->tok.kind == T_VALUE) {
+    do {
+      TlOperandRef ref;
+      if (TL_FAILED(tl_parse_operand(p, &ref)))
+        goto out;
+      ResultDef rd = {ref.name, ref.loc, 1};
+      if (ref.index) {
+        tl_parser_error(p, ref.loc, "a result name cannot have '#%u'", ref.index);
+        goto out;
+      }
+      if (tl_parse_optional_punct(p, ":")) {
+        int64_t n;
+        TlLoc nl = p->tok.loc;
+        if (TL_FAILED(tl_parse_int(p, &n)))
+          goto out;
+        if (n < 1 || n > 4096) {
+          tl_parser_error(p, nl, "result group size must be 1..4096");
+          goto out;
+        }
+        rd.count = (unsigned)n;
+      }
+      nres += rd.count;
+      tl_vec_push(&results, rd);
+    } while (tl_parse_optional_punct(p, ","));
+    if (TL_FAILED(tl_parse_punct(p, "=")))
+      goto out;
+  }
+
+  TlLoc loc = p->tok.loc;
+  if (p->tok.kind == T_STRING) {
+    const char *name;
+    size_t n;
+    if (TL_FAILED(tl_parse_string(p, &name, &n)))
+      goto out;
+    const TlOpDef *def = tl_context_op_def(p->ctx, name);
+    if (!def) {
+      tl_parser_error(p, loc, "unknown operation '%s'", name);
+      goto out;
+    }
+    tl_op_state_init(&st, p->ctx, def, loc);
+    have_state = true;
+    if (TL_FAILED(parse_generic(p, &st)))
+      goto out;
+  } else if (p->tok.kind == T_IDENT) {
+    const char *name = tok_intern(p);
+    const TlOpDef *def = tl_context_op_def(p->ctx, name);
+    if (!def && !strchr(name, '.')) {
+      char buf[128];
+      snprintf(buf, sizeof buf, "builtin.%s", name);
+      def = tl_context_op_def(p->ctx, buf);
+    }
+    if (!def) {
+      tl_parser_error(p, loc, "unknown operation '%s'", name);
+      goto out;
+    }
+    if (!def->parse) {
+      tl_parser_error(p, loc,
+                      "operation '%s' has no custom form; write it in the "
+                      "generic form \"%s\"(...)",
+                      name, def->name);
+      goto out;
+    }
+    lex(p);
+    tl_op_state_init(&st, p->ctx, def, loc);
+    have_state = true;
+    if (TL_FAILED(def->parse(p, &st))) {
+      if (!p->failed)
+        tl_parser_error(p, loc, "failed to parse '%s'", def->name);
+      goto out;
+    }
+  } else {
+    fail(p, "expected operation, found %s", tok_text(p));
+    goto out;
+  }
+
+  if (st.results.len != nres) {
+    tl_parser_error(p, results.len ? results.data[0].loc : loc,
+                    "operation '%s' defines %zu result%s but %u %s named",
+                    st.def->name, st.results.len,
+                    st.results.len == 1 ? "" : "s", nres,
+                    nres == 1 ? "is" : "are");
+    goto out;
+  }
+  TlOp *op = tl_op_create(p->module, &st);
+  have_state = false;
+  tl_block_append(block, op);
+  unsigned k = 0;
+  for (size_t i = 0; i < results.len; i++) {
+    TlValue *vals[4096];
+    for (unsigned j = 0; j < results.data[i].count; j++)
+      vals[j] = tl_op_result(op, k + j);
+    if (TL_FAILED(define(p, results.data[i].name, results.data[i].loc, vals,
+                         results.data[i].count)))
+      goto out;
+    k += results.data[i].count;
+  }
+  r = TL_SUCCESS;
+out:
+  if (have_state)
+    tl_op_state_free(&st);
+  tl_vec_free(&results);
+  return r;
+}
+
+/*===--- Top level -------------------------------------------------------===*/
+
+static TlResult parse_alias(TlParser *p) {
+  bool is_type = p->tok.kind == T_BANG;
+  TlLoc l = p->tok.loc;
+  const char *name = tok_intern(p);
+  lex(p);
+  if (!tl_parser_peek_punct(p, "="))
+    return fail(p, "expected '=' in alias definition, found %s", tok_text(p));
+  if (tl_context_type_def(p->ctx, name) || tl_context_attr_def(p->ctx, name) ||
+      strchr(name, '.')) {
+    tl_parser_error(p, l, "alias name '%c%s' may not contain '.'",
+                    is_type ? '!' : '#', name);
+    return TL_FAILURE;
+  }
+  if (find_alias(p, name, is_type)) {
+    tl_parser_error(p, l, "redefinition of alias '%c%s'", is_type ? '!' : '#',
+                    name);
+    return TL_FAILURE;
+  }
+  lex(p);
+  Alias a = {name, NULL, NULL};
+  if (is_type ? TL_FAILED(tl_parse_type(p, &a.type))
+              : TL_FAILED(tl_parse_attr(p, &a.attr)))
+    return TL_FAILURE;
+  tl_vec_push(&p->aliases, a);
+  return TL_SUCCESS;
+}
+
+TlModule *tl_parse_module(TlContext *ctx, const char *name, const char *text,
+                          size_t len, unsigned first_line) {
+  TlParser p;
+  memset(&p, 0, sizeof p);
+  p.ctx = ctx;
+  p.file = tl_context_intern(ctx, name, strlen(name));
+  p.src = p.cur = p.line_start = text;
+  p.end = text + len;
+  p.line = first_line ? first_line : 1;
+  TlLoc start = {p.file, p.line, 1};
+  p.module = tl_module_create(ctx, start);
+  TlBlock *body = tl_module_body(p.module);
+  lex(&p);
+  push_scope(&p, true);
+  while (!p.failed && p.tok.kind != T_EOF) {
+    if ((p.tok.kind == T_HASH || p.tok.kind == T_BANG) && !body->first) {
+      if (TL_FAILED(parse_alias(&p)))
+        break;
+      continue;
+    }
+    if (TL_FAILED(parse_op(&p, body)))
+      break;
+  }
+  TlModule *m = p.module;
+  /* A file holding exactly one explicit module is that module. */
+  if (!p.failed && body->first && body->first == body->last &&
+      body->first->def == &tl_builtin_module_def) {
+    TlOp *inner = body->first;
+    tl_op_take(inner);
+    m->op = inner;
+  }
+  tl_vec_free(&p.bindings);
+  tl_vec_free(&p.scopes);
+  tl_vec_free(&p.isolation);
+  tl_vec_free(&p.aliases);
+  tl_arena_reset(&p.scratch);
+  if (p.failed) {
+    tl_module_destroy(m);
+    return NULL;
+  }
+  return m;
+}
