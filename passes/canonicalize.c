@@ -9,7 +9,10 @@
 const TlPassOptionDef tl_pass_canonicalize_options[] = {
     {"max-iterations", TL_PASS_OPT_INT, "10",
      "full sweeps before giving up (an error)"},
-    {"fold", TL_PASS_OPT_BOOL, "true", "run op folders"},
+    {"fold", TL_PASS_OPT_BOOL, "true",
+     "run op folders (and constant deduplication and hoisting)"},
+    {"test-convergence", TL_PASS_OPT_BOOL, "false",
+     "fail if the IR still changes after max-iterations sweeps"},
     {NULL, 0, NULL, NULL}};
 
 TlResult tl_pass_canonicalize(TlOp *module, const TlPassOptions *opts) {
@@ -17,6 +20,7 @@ TlResult tl_pass_canonicalize(TlOp *module, const TlPassOptions *opts) {
       .fold = opts->bools[1],
       .canonical_patterns = true,
       .max_iterations = (unsigned)opts->ints[0],
+      .require_convergence = opts->bools[2],
   };
   if (cfg.max_iterations == 0)
     cfg.max_iterations = 1;

@@ -98,15 +98,17 @@ static TlResult func_parse(TlParser *p, TlOpState *st) {
   if (tl_parse_optional_punct(p, "->") &&
       TL_FAILED(tl_parse_type_list(p, &outs)))
     goto out;
-  if (tl_parse_optional_keyword(p, "attributes") &&
-      TL_FAILED(tl_parse_optional_attr_dict(p, st)))
-    goto out;
+  /* Set before the attribute dictionary so that a dictionary naming them
+   * again is reported as a duplicate. */
   TlContext *ctx = st->ctx;
   tl_op_state_set_attr(st, "sym_name", tl_attr_string(ctx, name, strlen(name)));
   tl_op_state_set_attr(
       st, "function_type",
       tl_attr_type(ctx, tl_type_function(ctx, (unsigned)ins.len, ins.data,
                                          (unsigned)outs.len, outs.data)));
+  if (tl_parse_optional_keyword(p, "attributes") &&
+      TL_FAILED(tl_parse_optional_attr_dict(p, st)))
+    goto out;
   r = tl_parse_region(p, st, (unsigned)args.len, args.data);
 out:
   tl_vec_free(&args);
@@ -138,15 +140,17 @@ static void func_print(TlPrinter *p, TlOp *op) {
   TlType *ft = func_type(op);
   unsigned nout = tl_type_function_num_results(ft);
   if (nout) {
-    tl_print_str(p, " -> ");
-    if (nout > 1)
-      tl_print_str(p, "(");
+    /* A single result is written bare unless it is itself a function type,
+     * whose own parentheses would read as a result list. */
+    bool parens = nout > 1 || tl_type_kind(tl_type_function_result(ft, 0)) ==
+                                  TL_TYPE_FUNCTION;
+    tl_print_str(p, parens ? " -> (" : " -> ");
     for (unsigned i = 0; i < nout; i++) {
       if (i)
         tl_print_str(p, ", ");
       tl_print_type(p, tl_type_function_result(ft, i));
     }
-    if (nout > 1)
+    if (parens)
       tl_print_str(p, ")");
   }
   static const char *const elided[] = {"sym_name", "function_type", NULL};

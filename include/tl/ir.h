@@ -43,8 +43,8 @@ typedef struct TlBuilder TlBuilder;
  * Context
  *===------------------------------------------------------------------===*/
 
-/* Creates a context with the builtin, arith and scf dialects registered.
- * Caller owns it. */
+/* Creates a context with the builtin dialect registered (register the
+ * others with tl_register_all_dialects, dialects.h). Caller owns it. */
 TlContext *tl_context_create(void);
 void tl_context_destroy(TlContext *ctx);
 /* The context's diagnostic engine (owned by the context). */

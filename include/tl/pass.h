@@ -61,7 +61,8 @@ void tl_pipeline_add(TlPipeline *pl, const TlPassInfo *pass);
 unsigned tl_pipeline_size(const TlPipeline *pl);
 
 typedef struct TlPipelineConfig {
-  bool verify_each;          /* verify after every pass (and before the first) */
+  bool verify_each;          /* verify after every pass (the caller verifies
+                                the input before running) */
   bool print_after_all;      /* print the IR after every pass */
   const char *print_after;   /* print after each run of this pass, or NULL */
   bool timing;               /* collect wall time per pass */

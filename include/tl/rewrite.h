@@ -29,15 +29,17 @@ typedef struct TlRewriteConfig {
   bool canonical_patterns;    /* apply each op's canonicalization patterns */
   const TlPattern *const *extra; /* more pattern arrays, NULL-terminated */
   unsigned max_iterations;    /* full sweeps; 0 means 10 */
+  bool require_convergence;   /* fail if the last sweep still changed IR */
 } TlRewriteConfig;
 
 typedef struct TlRewriteStats {
   unsigned folded, patterns_applied, erased, iterations;
 } TlRewriteStats;
 
-/* Applies folds and patterns to everything nested in root until nothing
- * changes. Fails (with an error at root) if it does not converge within
- * the iteration limit. stats may be NULL. */
+/* Applies folds and patterns to everything nested in root until a sweep
+ * changes nothing or max_iterations sweeps ran. With require_convergence,
+ * running out of sweeps is an error (reported at root). stats may be
+ * NULL. */
 TlResult tl_apply_patterns_greedily(TlOp *root, const TlRewriteConfig *cfg,
                                     TlRewriteStats *stats);
 

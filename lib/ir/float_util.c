@@ -7,6 +7,8 @@
 #include "float_util.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool is_std(unsigned e, unsigned m) {
@@ -106,3 +108,76 @@ double tl_float_from_bits(uint64_t bits, unsigned e, unsigned m, bool *valid) {
     v = ldexp((double)(frac | (1ull << m)), (int)ex - bias - (int)m);
   return neg ? -v : v;
 }
+
+/* Normalises a positive decimal numeral ("12.5e-3", "0.001") to its
+ * significant digits (no leading or trailing zeros) and the power of ten of
+ * the first digit. Returns false for zero. */
+static bool decimal_digits(const char *s, char *digits, size_t cap, long *exp10) {
+  size_t n = 0;
+  long point = -1, pos = 0, lead = -1;
+  for (; *s && *s != 'e' && *s != 'E'; s++) {
+    if (*s == '.') {
+      point = pos;
+      continue;
+    }
+    if (*s != '0' && lead < 0)
+      lead = pos;
+    if (lead >= 0 && n + 1 < cap)
+      digits[n++] = *s;
+    pos++;
+  }
+  if (point < 0)
+    point = pos;
+  long e = (*s == 'e' || *s == 'E') ? strtol(s + 1, NULL, 10) : 0;
+  while (n && digits[n - 1] == '0')
+    n--;
+  digits[n] = 0;
+  if (lead < 0 || !n)
+    return false;
+  *exp10 = point - lead - 1 + e;
+  return true;
+}
+
+/* Sign of (text - v) for a positive decimal numeral and a positive double,
+ * compared exactly: glibc prints the exact decimal expansion of a double
+ * (at most 767 significant digits). */
+static int compare_decimal(const char *text, double v) {
+  static char a[1024], b[1024], buf[1100];
+  long ea, eb;
+  bool za = !decimal_digits(text, a, sizeof a, &ea);
+  snprintf(buf, sizeof buf, "%.800e", v);
+  bool zb = !decimal_digits(buf, b, sizeof b, &eb);
+  if (za || zb)
+    return za == zb ? 0 : za ? -1 : 1;
+  if (ea != eb)
+    return ea > eb ? 1 : -1;
+  for (size_t i = 0;; i++) {
+    char x = a[i] ? a[i] : '0', y = b[i] ? b[i] : '0';
+    if (x != y)
+      return x > y ? 1 : -1;
+    if (!a[i] && !b[i])
+      return 0;
+  }
+}
+
+/* Rounds a decimal literal to a float format exactly once. strtod rounds to
+ * double first; that double-rounding can only go wrong when the double
+ * lands exactly halfway between two neighbours of the format, so then the
+ * literal itself decides which way to go. */
+double tl_float_round_decimal(const char *text, bool neg, unsigned e,
+                            unsigned m, bool *overflow) {
+  double v = strtod(text, NULL);
+  double r = tl_float_round(v, e, m, overflow);
+  if (!isfinite(r) || r == v || (e == 11 && m == 52))
+    return neg ? -r : r;
+  double other = 2 * v - r;
+  bool ov2;
+  if (other != r && isfinite(other) &&
+      tl_float_round(other, e, m, &ov2) == other && !ov2) {
+    int c = compare_decimal(text, v);
+    if (c != 0)
+      r = (c > 0) == (other > r) ? other : r;
+  }
+  return neg ? -r : r;
+}
+

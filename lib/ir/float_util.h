@@ -17,4 +17,8 @@ uint64_t tl_float_to_bits(double v, unsigned exp, unsigned man);
 /* Value of a bit pattern; *valid is false if bits has bits above the width. */
 double tl_float_from_bits(uint64_t bits, unsigned exp, unsigned man,
                           bool *valid);
+/* Rounds a positive decimal numeral (text without sign, as lexed) to the
+ * format exactly once, negating if neg; *overflow as tl_float_round. */
+double tl_float_round_decimal(const char *text, bool neg, unsigned exp,
+                              unsigned man, bool *overflow);
 #endif

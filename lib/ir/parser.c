@@ -18,6 +18,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -504,15 +505,62 @@ TlResult tl_parse_operand(TlParser *p, TlOperandRef *out) {
   return TL_SUCCESS;
 }
 
+/* Lexer state, saved to look ahead and restored to back out. */
+typedef struct LexState {
+  const char *cur, *line_start;
+  unsigned line;
+  Tok tok;
+} LexState;
+
+static LexState save(TlParser *p) {
+  LexState s = {p->cur, p->line_start, p->line, p->tok};
+  return s;
+}
+
+static void restore(TlParser *p, LexState s) {
+  p->cur = s.cur;
+  p->line_start = s.line_start;
+  p->line = s.line;
+  p->tok = s.tok;
+}
+
+/* After a list of values: is this `=` or `:N =`, i.e. were the values the
+ * results of the next op rather than operands? */
+static bool at_result_binding(TlParser *p) {
+  if (tok_is(p, T_PUNCT, "="))
+    return true;
+  if (!tok_is(p, T_PUNCT, ":"))
+    return false;
+  LexState s = save(p);
+  lex(p);
+  bool yes = false;
+  if (p->tok.kind == T_INT) {
+    lex(p);
+    yes = tok_is(p, T_PUNCT, "=") || tok_is(p, T_PUNCT, ",");
+  }
+  restore(p, s);
+  return yes;
+}
+
 TlResult tl_parse_operand_list(TlParser *p, TlOperandRefVec *out) {
   if (p->tok.kind != T_VALUE)
     return p->failed ? TL_FAILURE : TL_SUCCESS;
+  LexState start = save(p);
+  size_t n0 = out->len;
   do {
     TlOperandRef r;
     if (TL_FAILED(tl_parse_operand(p, &r)))
       return TL_FAILURE;
     tl_vec_push(out, r);
   } while (tl_parse_optional_punct(p, ","));
+  /* An op whose operands are optional (return, yield) followed by a new op
+   * on the next line: the values name that op's results, so they are not
+   * this op's operands. Back out and let the verifier say the terminator
+   * is not last. */
+  if (!p->failed && at_result_binding(p)) {
+    restore(p, start);
+    out->len = n0;
+  }
   return p->failed ? TL_FAILURE : TL_SUCCESS;
 }
 
@@ -754,16 +802,26 @@ static TlResult parse_function_results(TlParser *p, TlTypeVec *out) {
 }
 
 TlResult tl_parse_type_list(TlParser *p, TlTypeVec *out) {
-  if (tl_parse_optional_punct(p, "(")) {
-    if (tl_parse_optional_punct(p, ")"))
-      return TL_SUCCESS;
-    do {
-      TlType *x;
-      if (TL_FAILED(tl_parse_type(p, &x)))
+  if (tl_parser_peek_punct(p, "(")) {
+    /* `(A, B)` is a list unless `->` follows: then it began a function
+     * type, the list's first element. */
+    LexState s = save(p);
+    size_t n0 = out->len;
+    lex(p);
+    if (!tl_parse_optional_punct(p, ")")) {
+      do {
+        TlType *x;
+        if (TL_FAILED(tl_parse_type(p, &x)))
+          return TL_FAILURE;
+        tl_vec_push(out, x);
+      } while (tl_parse_optional_punct(p, ","));
+      if (TL_FAILED(tl_parse_punct(p, ")")))
         return TL_FAILURE;
-      tl_vec_push(out, x);
-    } while (tl_parse_optional_punct(p, ","));
-    return tl_parse_punct(p, ")");
+    }
+    if (!tl_parser_peek_punct(p, "->"))
+      return TL_SUCCESS;
+    restore(p, s);
+    out->len = n0;
   }
   do {
     TlType *x;
@@ -881,12 +939,9 @@ static TlResult number_attr(TlParser *p, TlAttr **out) {
       return TL_FAILURE;
     }
   } else {
-    v = strtod(buf, NULL);
-    if (neg)
-      v = -v;
     bool overflow;
-    double r = tl_float_round(v, type->exp, type->man, &overflow);
-    if (overflow || isinf(v)) {
+    double r = tl_float_round_decimal(buf, neg, type->exp, type->man, &overflow);
+    if (overflow || isinf(strtod(buf, NULL))) {
       TlStr ts = {0};
       tl_type_print(type, &ts);
       tl_parser_error(p, t.loc, "float literal %s%s is out of range for %s",
@@ -1025,10 +1080,12 @@ TlResult tl_parse_optional_attr_dict(TlParser *p, TlOpState *st) {
   if (!tl_parser_peek_punct(p, "{"))
     return p->failed ? TL_FAILURE : TL_SUCCESS;
   NamedAttrVec entries = {0};
+  TlLoc loc = p->tok.loc;
   TlResult r = parse_dict_entries(p, &entries);
   for (size_t i = 0; i < entries.len && !TL_FAILED(r); i++) {
     if (tl_op_state_get_attr(st, entries.data[i].name)) {
-      tl_parser_error(p, p->tok.loc, "attribute '%s' given twice",
+      tl_parser_error(p, loc,
+                      "attribute '%s' is already set by the op's syntax",
                       entries.data[i].name);
       r = TL_FAILURE;
       break;
@@ -1077,6 +1134,12 @@ static TlResult parse_region_into(TlParser *p, TlRegion *r, unsigned nargs,
   if (TL_FAILED(tl_parse_punct(p, "{")))
     goto out;
   push_scope(p, isolated);
+  /* `{}` (nothing inside, no arguments) is a region without blocks. */
+  if (!nargs && tl_parser_peek_punct(p, "}")) {
+    lex(p);
+    res = TL_SUCCESS;
+    goto pop;
+  }
   TlBlock *b = tl_block_create(p->module);
   tl_region_append_block(r, b);
   for (unsigned i = 0; i < nargs; i++) {

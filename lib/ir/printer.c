@@ -101,12 +101,14 @@ static void print_name(TlStr *out, const char *name) {
     tl_print_string_literal(out, name, strlen(name));
 }
 
-/* The shortest decimal that reads back as the same double. */
-static void print_double(TlStr *out, double v) {
+/* The shortest decimal that reads back as the same value of the type (the
+ * parser rounds literals to the type exactly once). */
+static void print_float(TlStr *out, double v, const TlType *t) {
   char buf[64];
   for (int prec = 1; prec <= 17; prec++) {
     snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (strtod(buf, NULL) == v)
+    const char *digits = buf[0] == '-' ? buf + 1 : buf;
+    if (tl_float_round_decimal(digits, buf[0] == '-', t->exp, t->man, NULL) == v)
       break;
   }
   tl_str_puts(out, buf);
@@ -137,7 +139,7 @@ void tl_attr_print(const TlAttr *a, TlStr *out) {
     break;
   case TL_ATTR_FLOAT:
     if (isfinite(a->fval)) {
-      print_double(out, a->fval);
+      print_float(out, a->fval, a->type);
     } else {
       /* Infinities and NaN have no decimal form: print the bit pattern. */
       unsigned n = 1 + a->type->exp + a->type->man;
@@ -462,6 +464,10 @@ static void print_block_body(TlPrinter *p, TlBlock *b) {
 }
 
 void tl_print_region(TlPrinter *p, TlRegion *r, bool print_entry_args) {
+  if (!r->first) {
+    tl_str_puts(p->out, "{}");
+    return;
+  }
   tl_str_putc(p->out, '{');
   p->indent++;
   for (TlBlock *b = r->first; b; b = b->next) {

@@ -308,10 +308,12 @@ TlResult tl_apply_patterns_greedily(TlOp *root, const TlRewriteConfig *cfg,
   }
   for (size_t i = 0; i < rw.worklist.len; i++)
     rw.worklist.data[i]->in_worklist = false;
-  if (TL_FAILED(result))
+  if (TL_FAILED(result) && cfg->require_convergence)
     tl_op_emit_error(root, "pattern rewriting did not converge in %u "
                            "iterations",
                      max_iter);
+  else
+    result = TL_SUCCESS;
   tl_vec_free(&rw.worklist);
   tl_vec_free(&rw.constants);
   if (stats)

@@ -99,6 +99,10 @@ static TlResult verify_structure(TlOp *op) {
       return TL_FAILURE;
     }
     for (TlBlock *b = reg->first; b; b = b->next) {
+      /* Nested ops first: a terminator that is not last says so itself. */
+      for (TlOp *o = b->first; o; o = o->next)
+        if (TL_FAILED(verify_op(o)))
+          return TL_FAILURE;
       if (!(tr & TL_TRAIT_NO_TERMINATOR)) {
         TlOp *t = tl_block_terminator(b);
         if (!t) {
@@ -114,9 +118,6 @@ static TlResult verify_structure(TlOp *op) {
           return TL_FAILURE;
         }
       }
-      for (TlOp *o = b->first; o; o = o->next)
-        if (TL_FAILED(verify_op(o)))
-          return TL_FAILURE;
     }
   }
   if (tr & TL_TRAIT_SYMBOL_TABLE) {

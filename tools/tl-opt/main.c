@@ -225,6 +225,8 @@ static void collect_expected(Checker *c, const char *text, size_t len,
       if (sev < 0)
         continue;
       long target = (long)line;
+      while (s < eol && *s == ' ')
+        s++;
       if (s < eol && *s == '@') {
         s++;
         if (s < eol && (*s == '+' || *s == '-')) {
