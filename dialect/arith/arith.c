@@ -61,6 +61,10 @@ static bool round_to(TlType *t, double v, double *out) {
   unsigned e = tl_type_float_exp(t), m = tl_type_float_man(t);
   if (isnan(v) && !tl_float_has_nan(e, m))
     return false;
+  /* tl_float_round passes infinities through unchanged; a format without
+   * infinity saturates them like any other overflow. */
+  if (isinf(v) && !tl_float_has_inf(e, m))
+    v = copysign(tl_float_max(e, m), v);
   *out = tl_float_round(v, e, m, NULL);
   return true;
 }
@@ -143,6 +147,18 @@ static TlResult constant_parse(TlParser *p, TlOpState *st) {
     tl_parser_error(p, loc, "'arith.constant' needs an integer or float value "
                             "with its type, such as `1 : i32`");
     return TL_FAILURE;
+  }
+  /* `true` and `false` may name their type, as constant_print writes them. */
+  if (k == TL_ATTR_INT && tl_type_is_bool(tl_attr_get_type(a)) &&
+      tl_parse_optional_punct(p, ":")) {
+    TlLoc tloc = tl_parser_loc(p);
+    TlType *t;
+    if (TL_FAILED(tl_parse_type(p, &t)))
+      return TL_FAILURE;
+    if (!tl_type_is_bool(t)) {
+      tl_parser_error(p, tloc, "a boolean constant has type i1");
+      return TL_FAILURE;
+    }
   }
   tl_op_state_set_attr(st, "value", a);
   tl_op_state_add_result(st, tl_attr_get_type(a));
@@ -862,10 +878,13 @@ static TlResult cast_verify(TlOp *op) {
     if (!is_float(to))
       return type_error(op, "result type", "a float", to);
     /* Widening must be exact: more (or equal) exponent and mantissa bits,
-     * and a different type. */
+     * a different type, and no larger finite range (a format without
+     * infinity uses its top binade for finite values: f7e5m1 reaches 98304,
+     * beyond f16). */
     unsigned ef = tl_type_float_exp(from), mf = tl_type_float_man(from);
     unsigned et = tl_type_float_exp(to), mt = tl_type_float_man(to);
-    bool widens = et >= ef && mt >= mf && from != to;
+    bool widens = et >= ef && mt >= mf && from != to &&
+                  tl_float_max(ef, mf) <= tl_float_max(et, mt);
     if (cast_kind(op) == C_EXTF && !widens) {
       tl_op_emit_error(op, "result type cannot represent every source value; "
                            "use arith.truncf");
@@ -899,12 +918,14 @@ static TlResult cast_fold(TlOp *op, TlAttr *const *c, TlFoldResult *res) {
     res[0].value = tl_op_operand(op, 0);
     return TL_SUCCESS;
   }
-  /* Round trips through a wider type: trunci(exti(x)) = x. */
+  /* Round trips through a wider type: trunci(exti(x)) = x. The kind of the
+   * defining op is checked first: only casts are known to have an operand. */
   TlOp *d = tl_value_def(tl_op_operand(op, 0));
-  if (d && !c[0] && tl_value_type(tl_op_operand(d, 0)) == to &&
-      ((k == C_TRUNCI && cast_kind(d) == C_EXTI && tl_op_def(d) != tl_op_def(op)) ||
-       (k == C_TRUNCF && cast_kind(d) == C_EXTF && tl_op_def(d) != tl_op_def(op)) ||
-       (k == C_BITCAST && tl_op_def(d) == tl_op_def(op)))) {
+  CastKind dk = d ? cast_kind(d) : (CastKind)-1;
+  if (!c[0] &&
+      ((k == C_TRUNCI && dk == C_EXTI) || (k == C_TRUNCF && dk == C_EXTF) ||
+       (k == C_BITCAST && dk == C_BITCAST)) &&
+      tl_value_type(tl_op_operand(d, 0)) == to) {
     res[0].value = tl_op_operand(d, 0);
     return TL_SUCCESS;
   }
@@ -968,8 +989,9 @@ static TlResult cast_fold(TlOp *op, TlAttr *const *c, TlFoldResult *res) {
     } else {
       double v = tl_float_from_bits(bits, tl_type_float_exp(to),
                                     tl_type_float_man(to), NULL);
-      /* NaN payloads are not kept in attributes: only fold exact values. */
-      if (isnan(v) && tl_float_to_bits(v, tl_type_float_exp(to),
+      /* Attributes keep one positive NaN per type (no payload, no sign):
+       * fold a NaN only if its bits are that one's. */
+      if (isnan(v) && tl_float_to_bits(NAN, tl_type_float_exp(to),
                                        tl_type_float_man(to)) != bits)
         return TL_FAILURE;
       res[0].attr = tl_attr_float(ctx, to, v);

@@ -84,6 +84,14 @@ static TlResult parse_values_and_types(TlParser *p, TlOpState *st) {
     if (TL_FAILED(tl_parse_punct(p, ":")) ||
         TL_FAILED(tl_parse_type_list(p, &types)))
       goto out;
+    /* One type per value: resolve_operands would also accept a single type
+     * for all of them. */
+    if (types.len != refs.len) {
+      tl_parser_error(p, refs.data[0].loc,
+                      "%zu operands present, but %zu types given", refs.len,
+                      types.len);
+      goto out;
+    }
     if (TL_FAILED(tl_parser_resolve_operands(p, st, (unsigned)refs.len,
                                              refs.data, (unsigned)types.len,
                                              types.data)))

@@ -1127,15 +1127,17 @@ static void pop_scope(TlParser *p, bool isolated) {
 /* Parses `{ ... }` into region r; the entry block's arguments are args
  * (when given) or come from a `^bb0(...)` header. */
 static TlResult parse_region_into(TlParser *p, TlRegion *r, unsigned nargs,
-                                  const TlArgDef *args, bool isolated) {
+                                  const TlArgDef *args, bool isolated,
+                                  bool single_block) {
   if (TL_FAILED(nesting(p)))
     return TL_FAILURE;
   TlResult res = TL_FAILURE;
   if (TL_FAILED(tl_parse_punct(p, "{")))
     goto out;
   push_scope(p, isolated);
-  /* `{}` (nothing inside, no arguments) is a region without blocks. */
-  if (!nargs && tl_parser_peek_punct(p, "}")) {
+  /* `{}` (nothing inside, no arguments) is a region without blocks, except
+   * for ops whose regions always hold one block (module, func). */
+  if (!nargs && !single_block && tl_parser_peek_punct(p, "}")) {
     lex(p);
     res = TL_SUCCESS;
     goto pop;
@@ -1199,8 +1201,9 @@ TlResult tl_parse_region(TlParser *p, TlOpState *st, unsigned nargs,
                          const TlArgDef *args) {
   TlRegion *r = tl_region_create(p->module);
   tl_op_state_add_region(st, r);
-  bool iso = st->def && (st->def->traits & TL_TRAIT_ISOLATED);
-  return parse_region_into(p, r, nargs, args, iso);
+  unsigned tr = st->def ? st->def->traits : 0;
+  return parse_region_into(p, r, nargs, args, tr & TL_TRAIT_ISOLATED,
+                           tr & TL_TRAIT_SINGLE_BLOCK);
 }
 
 static TlResult parse_generic(TlParser *p, TlOpState *st) {
