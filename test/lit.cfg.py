@@ -35,8 +35,12 @@ for lib in ("/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1",
     if os.path.exists(lib) and os.path.exists("/dev/nvidiactl"):
         config.available_features.add("cuda")
         break
+# Python helpers run under %python (the build's interpreter), which need not
+# be the one running lit: ask it.
+import subprocess
 try:
-    import numpy  # noqa: F401
+    subprocess.run([config.python_executable, "-c", "import numpy, ml_dtypes"],
+                   check=True, capture_output=True, timeout=60)
     config.available_features.add("numpy")
-except ImportError:
+except (OSError, subprocess.SubprocessError):
     pass
