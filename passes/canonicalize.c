@@ -8,7 +8,7 @@
 
 const TlPassOptionDef tl_pass_canonicalize_options[] = {
     {"max-iterations", TL_PASS_OPT_INT, "10",
-     "full sweeps before giving up (an error)"},
+     "full sweeps at most (see test-convergence)"},
     {"fold", TL_PASS_OPT_BOOL, "true",
      "run op folders (and constant deduplication and hoisting)"},
     {"test-convergence", TL_PASS_OPT_BOOL, "false",

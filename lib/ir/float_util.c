@@ -38,9 +38,11 @@ double tl_float_round(double v, unsigned e, unsigned m, bool *overflow) {
   if (isnan(v) || v == 0 || (e == 11 && m == 52))
     return v;
   if (isinf(v)) {
-    if (overflow && !tl_float_has_inf(e, m))
+    if (tl_float_has_inf(e, m))
+      return v;
+    if (overflow)
       *overflow = true;
-    return v;
+    return copysign(tl_float_max(e, m), v);
   }
   int bias = (1 << (e - 1)) - 1;
   int emin = 1 - bias; /* exponent of the smallest normal */

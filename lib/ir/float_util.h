@@ -8,9 +8,10 @@ bool tl_float_has_inf(unsigned exp, unsigned man);
 bool tl_float_has_nan(unsigned exp, unsigned man);
 /* Largest finite value of the format. */
 double tl_float_max(unsigned exp, unsigned man);
-/* Rounds v to the format (nearest-even). Sets *overflow when v lies beyond
- * the largest finite value (the result is then +-inf for formats with
- * infinity, else the saturated maximum). */
+/* Rounds v to the format (nearest-even). Sets *overflow when v (an
+ * infinity included) lies beyond the largest finite value: the result is
+ * then +-inf for formats with infinity, else the saturated maximum. NaN
+ * passes through. */
 double tl_float_round(double v, unsigned exp, unsigned man, bool *overflow);
 /* Bit pattern of a value already representable in the format. */
 uint64_t tl_float_to_bits(double v, unsigned exp, unsigned man);

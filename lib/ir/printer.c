@@ -103,12 +103,27 @@ static void print_name(TlStr *out, const char *name) {
 
 /* The shortest decimal that reads back as the same value of the type (the
  * parser rounds literals to the type exactly once). */
+static bool reads_back(const char *buf, double v, const TlType *t) {
+  bool overflow;
+  const char *digits = buf[0] == '-' ? buf + 1 : buf;
+  double r =
+      tl_float_round_decimal(digits, buf[0] == '-', t->exp, t->man, &overflow);
+  return !overflow && r == v;
+}
+
 static void print_float(TlStr *out, double v, const TlType *t) {
   char buf[64];
+  /* Whole numbers of moderate size print in full (448.0, not 4.5e+02). */
+  if (v == (double)(long long)v && fabs(v) < 1e16) {
+    snprintf(buf, sizeof buf, "%.0f", v);
+    if (reads_back(buf, v, t)) {
+      tl_str_printf(out, "%s.0", buf);
+      return;
+    }
+  }
   for (int prec = 1; prec <= 17; prec++) {
     snprintf(buf, sizeof buf, "%.*g", prec, v);
-    const char *digits = buf[0] == '-' ? buf + 1 : buf;
-    if (tl_float_round_decimal(digits, buf[0] == '-', t->exp, t->man, NULL) == v)
+    if (reads_back(buf, v, t))
       break;
   }
   tl_str_puts(out, buf);
@@ -185,7 +200,9 @@ void tl_attr_print(const TlAttr *a, TlStr *out) {
     a->def->print(a, out);
     return;
   }
-  if (!is_default_type(a)) {
+  /* A hex float literal always names its type: without one it would read
+   * back as an integer. */
+  if (!is_default_type(a) || (a->kind == TL_ATTR_FLOAT && !isfinite(a->fval))) {
     tl_str_puts(out, " : ");
     tl_type_print(a->type, out);
   }
