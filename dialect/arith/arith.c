@@ -177,6 +177,9 @@ static void constant_print(TlPrinter *p, TlOp *op) {
   bool is_default = (tl_attr_kind(a) == TL_ATTR_INT && tl_type_int_width(t) == 64 &&
                      tl_type_int_signed(t) && !tl_type_is_bool(t)) ||
                     (tl_attr_kind(a) == TL_ATTR_FLOAT && t == tl_type_f64(tl_op_context(op)));
+  /* (Non-finite floats print as typed hex bit patterns already.) */
+  if (tl_attr_kind(a) == TL_ATTR_FLOAT && !isfinite(tl_attr_float_value(a)))
+    is_default = false;
   if (is_default || tl_type_is_bool(t)) {
     tl_print_str(p, " : ");
     tl_print_type(p, t);
