@@ -60,6 +60,15 @@ void tl_emit_note(TlContext *ctx, TlLoc loc, const char *fmt, ...)
     TL_PRINTF(3, 4);
 void tl_emit_remark(TlContext *ctx, TlLoc loc, const char *fmt, ...)
     TL_PRINTF(3, 4);
+/* Compile-time definitions (tl-opt -D NAME=VALUE): integers by name that
+ * dialects consult while parsing (tl.kernel's template parameters take
+ * their value from here when defined). Setting a name again replaces it;
+ * get marks the name used. */
+void tl_context_set_define(TlContext *ctx, const char *name, int64_t value);
+bool tl_context_get_define(TlContext *ctx, const char *name, int64_t *value);
+/* The i-th definition (NULL past the end) and whether it was used. */
+const char *tl_context_define_at(TlContext *ctx, unsigned i, bool *used);
+
 /* Makes a location with an interned file name. */
 TlLoc tl_loc_get(TlContext *ctx, const char *file, uint32_t line,
                  uint32_t col);
@@ -449,6 +458,8 @@ TlResult tl_verify(TlOp *op);
 typedef struct TlPrintOptions {
   bool generic;      /* print every op in the generic form */
   bool print_locs;   /* reserved: locations are not printed yet */
+  bool no_aliases;   /* module printing: write dialect attributes inline
+                        instead of as #name aliases defined at the top */
 } TlPrintOptions;
 void tl_op_print(TlOp *op, const TlPrintOptions *opts, TlStr *out);
 void tl_module_print(TlModule *m, const TlPrintOptions *opts, TlStr *out);
@@ -540,6 +551,19 @@ TlResult tl_parse_type(TlParser *p, TlType **out);
 /* `t` or `t1, t2` (no parens) or `(t1, t2)`. */
 TlResult tl_parse_type_list(TlParser *p, TlTypeVec *out);
 TlResult tl_parse_attr(TlParser *p, TlAttr **out);
+/* A number (or true/false) written without a type, to be given one later
+ * (custom forms that name the type after the value). */
+typedef struct TlLiteral {
+  const char *text; /* the token, valid while parsing */
+  size_t len;
+  TlLoc loc;
+  bool neg, is_float, is_bool, bool_value;
+} TlLiteral;
+TlResult tl_parse_literal(TlParser *p, TlLiteral *out);
+/* Converts a literal to `type` by the rules of typed attribute literals
+ * (exact rounding, range checks, hex bit patterns for floats). */
+TlResult tl_literal_to_attr(TlParser *p, const TlLiteral *lit, TlType *type,
+                            TlAttr **out);
 /* Optional `{name = attr, ...}` added to st. */
 TlResult tl_parse_optional_attr_dict(TlParser *p, TlOpState *st);
 /* `%name : type` */
@@ -552,9 +576,9 @@ TlResult tl_parse_shape_and_type(TlParser *p, TlDimVec *dims, TlType **elem);
  * header is parsed. The region is appended to st. */
 TlResult tl_parse_region(TlParser *p, TlOpState *st, unsigned nargs,
                          const TlArgDef *args);
-/* At `<`: returns the raw text between it and the matching `>` (nesting
- * counted over (), [], <>) and consumes through the `>`. For attributes
- * whose body has its own grammar (layouts). */
+/* At `<` or `(`: returns the raw text between it and the matching closer
+ * (nesting counted over (), [], <> together) and consumes through it. For
+ * bodies with their own grammar (layouts, grid expressions). */
 TlResult tl_parse_raw_body(TlParser *p, const char **text, size_t *len,
                            TlLoc *loc);
 

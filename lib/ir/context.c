@@ -86,6 +86,7 @@ void tl_context_destroy(TlContext *ctx) {
   tl_vec_free(&ctx->op_defs);
   tl_vec_free(&ctx->type_defs);
   tl_vec_free(&ctx->attr_defs);
+  tl_vec_free(&ctx->defines);
   tl_strtab_destroy(ctx->strings);
   tl_diag_engine_destroy(ctx->diag);
   tl_arena_reset(&ctx->arena);
@@ -96,6 +97,35 @@ TlDiagEngine *tl_context_diag(TlContext *ctx) { return ctx->diag; }
 
 const char *tl_context_intern(TlContext *ctx, const char *s, size_t n) {
   return tl_strtab_intern(ctx->strings, s, n);
+}
+
+void tl_context_set_define(TlContext *ctx, const char *name, int64_t value) {
+  name = tl_context_intern(ctx, name, strlen(name));
+  for (size_t i = 0; i < ctx->defines.len; i++)
+    if (ctx->defines.data[i].name == name) {
+      ctx->defines.data[i].value = value;
+      return;
+    }
+  struct Define d = {name, value, false};
+  tl_vec_push(&ctx->defines, d);
+}
+
+bool tl_context_get_define(TlContext *ctx, const char *name, int64_t *value) {
+  for (size_t i = 0; i < ctx->defines.len; i++)
+    if (strcmp(ctx->defines.data[i].name, name) == 0) {
+      ctx->defines.data[i].used = true;
+      *value = ctx->defines.data[i].value;
+      return true;
+    }
+  return false;
+}
+
+const char *tl_context_define_at(TlContext *ctx, unsigned i, bool *used) {
+  if (i >= ctx->defines.len)
+    return NULL;
+  if (used)
+    *used = ctx->defines.data[i].used;
+  return ctx->defines.data[i].name;
 }
 
 TlLoc tl_loc_get(TlContext *ctx, const char *file, uint32_t line,

@@ -21,6 +21,7 @@ struct TlContext {
   TL_VEC(const TlOpDef *) op_defs;
   TL_VEC(const TlTypeDef *) type_defs;
   TL_VEC(const TlAttrDef *) attr_defs;
+  TL_VEC(struct Define { const char *name; int64_t value; bool used; }) defines;
   /* Cached common objects. */
   TlType *i1, *f16, *bf16, *f32, *f64, *none;
   TlAttr *unit;

@@ -441,8 +441,8 @@ TlResult tl_parse_raw_body(TlParser *p, const char **text, size_t *len,
                            TlLoc *loc) {
   if (p->failed)
     return TL_FAILURE;
-  if (!tok_is(p, T_PUNCT, "<"))
-    return fail(p, "expected '<', found %s", tok_text(p));
+  if (!tok_is(p, T_PUNCT, "<") && !tok_is(p, T_PUNCT, "("))
+    return fail(p, "expected '<' or '(', found %s", tok_text(p));
   /* Scan characters from just after '<', counting brackets; newlines are
    * allowed inside and keep line numbers right. */
   const char *q = p->tok.start + 1;
@@ -462,7 +462,7 @@ TlResult tl_parse_raw_body(TlParser *p, const char **text, size_t *len,
     q++;
   }
   if (q >= p->end) {
-    tl_parser_error(p, p->tok.loc, "unbalanced '<' in attribute body");
+    tl_parser_error(p, p->tok.loc, "unbalanced '%c'", p->tok.start[0]);
     return TL_FAILURE;
   }
   *text = p->tok.start + 1;
@@ -864,6 +864,9 @@ TlResult tl_parse_shape_and_type(TlParser *p, TlDimVec *dims, TlType **elem) {
 
 static TlResult parse_dict_entries(TlParser *p, NamedAttrVec *out);
 
+static TlResult literal_attr(TlParser *p, Tok t, bool neg, TlType *type,
+                             TlAttr **out);
+
 static TlResult number_attr(TlParser *p, TlAttr **out) {
   Tok t = p->tok;
   bool neg = false;
@@ -882,6 +885,54 @@ static TlResult number_attr(TlParser *p, TlAttr **out) {
   } else {
     type = t.kind == T_INT ? tl_type_int(p->ctx, 64, true) : p->ctx->f64;
   }
+  return literal_attr(p, t, neg, type, out);
+}
+
+TlResult tl_parse_literal(TlParser *p, TlLiteral *out) {
+  if (p->failed)
+    return TL_FAILURE;
+  memset(out, 0, sizeof *out);
+  out->loc = p->tok.loc;
+  if (tok_is(p, T_IDENT, "true") || tok_is(p, T_IDENT, "false")) {
+    out->is_bool = true;
+    out->bool_value = tok_is(p, T_IDENT, "true");
+    lex(p);
+    return TL_SUCCESS;
+  }
+  out->neg = tl_parse_optional_punct(p, "-");
+  if (p->tok.kind != T_INT && p->tok.kind != T_FLOAT)
+    return fail(p, "expected a number, found %s", tok_text(p));
+  out->is_float = p->tok.kind == T_FLOAT;
+  out->text = p->tok.p;
+  out->len = p->tok.n;
+  out->loc = p->tok.loc;
+  lex(p);
+  return TL_SUCCESS;
+}
+
+TlResult tl_literal_to_attr(TlParser *p, const TlLiteral *lit, TlType *type,
+                            TlAttr **out) {
+  if (p->failed)
+    return TL_FAILURE;
+  if (lit->is_bool) {
+    if (!tl_type_is_bool(type)) {
+      tl_parser_error(p, lit->loc, "true and false are values of i1");
+      return TL_FAILURE;
+    }
+    *out = tl_attr_bool(p->ctx, lit->bool_value);
+    return TL_SUCCESS;
+  }
+  if (!tl_type_is_scalar(type)) {
+    tl_parser_error(p, lit->loc, "a literal needs an integer or float type");
+    return TL_FAILURE;
+  }
+  Tok t = {lit->is_float ? T_FLOAT : T_INT, lit->text, lit->len, lit->loc,
+           lit->text};
+  return literal_attr(p, t, lit->neg, type, out);
+}
+
+static TlResult literal_attr(TlParser *p, Tok t, bool neg, TlType *type,
+                             TlAttr **out) {
   char buf[128];
   if (t.n >= sizeof buf) {
     tl_parser_error(p, t.loc, "numeric literal is too long");

@@ -14,6 +14,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*===--- Aliases ---------------------------------------------------------===*/
+
+/* While a module prints, dialect attributes (layouts) print as aliases
+ * defined at the top of the file: `#layout0 = #tl.layout<...>`. The table
+ * is per thread so that printers on different threads do not meet. */
+typedef struct AliasTable {
+  TL_VEC(const TlAttr *) attrs;
+  TL_VEC(char *) names;
+} AliasTable;
+
+static _Thread_local const AliasTable *current_aliases;
+
+static const char *alias_of(const TlAttr *a) {
+  const AliasTable *t = current_aliases;
+  for (size_t i = 0; t && i < t->attrs.len; i++)
+    if (t->attrs.data[i] == a)
+      return t->names.data[i];
+  return NULL;
+}
+
 /*===--- Types and attributes --------------------------------------------===*/
 
 void tl_type_print(const TlType *t, TlStr *out) {
@@ -195,10 +215,16 @@ void tl_attr_print(const TlAttr *a, TlStr *out) {
     tl_str_putc(out, '@');
     print_name(out, a->str);
     return;
-  case TL_ATTR_DIALECT:
+  case TL_ATTR_DIALECT: {
+    const char *alias = alias_of(a);
+    if (alias) {
+      tl_str_printf(out, "#%s", alias);
+      return;
+    }
     tl_str_printf(out, "#%s", a->def->name);
     a->def->print(a, out);
     return;
+  }
   }
   /* A hex float literal always names its type: without one it would read
    * back as an integer. */
@@ -615,6 +641,70 @@ void tl_op_print(TlOp *op, const TlPrintOptions *opts, TlStr *out) {
   printer_done(&p);
 }
 
+static void collect_attr(AliasTable *t, const TlAttr *a);
+
+static void collect_type(AliasTable *t, const TlType *ty) {
+  for (unsigned i = 0; i < ty->nin + ty->nout; i++)
+    collect_type(t, ty->types[i]);
+  for (unsigned i = 0; i < ty->nparams; i++)
+    collect_attr(t, ty->params[i]);
+}
+
+static void collect_attr(AliasTable *t, const TlAttr *a) {
+  if (a->kind == TL_ATTR_DIALECT) {
+    for (size_t i = 0; i < t->attrs.len; i++)
+      if (t->attrs.data[i] == a)
+        return;
+    /* The name is the definition's name without its dialect: layout0. */
+    const char *base = strchr(a->def->name, '.');
+    base = base ? base + 1 : a->def->name;
+    unsigned k = 0;
+    for (size_t i = 0; i < t->attrs.len; i++)
+      k += t->attrs.data[i]->def == a->def;
+    TlStr n = {0};
+    tl_str_printf(&n, "%s%u", base, k);
+    tl_vec_push(&t->attrs, a);
+    tl_vec_push(&t->names, n.data);
+    return;
+  }
+  if (a->type)
+    collect_type(t, a->type);
+  for (unsigned i = 0; i < a->n; i++) {
+    if (a->elems && a->kind != TL_ATTR_DICT)
+      collect_attr(t, a->elems[i]);
+    if (a->entries)
+      collect_attr(t, a->entries[i].attr);
+  }
+}
+
+static void collect_op(TlOp *op, void *user) {
+  AliasTable *t = user;
+  for (unsigned i = 0; i < op->nattrs; i++)
+    collect_attr(t, op->attrs[i].attr);
+  for (unsigned i = 0; i < op->nresults; i++)
+    collect_type(t, op->results[i].type);
+  for (unsigned r = 0; r < op->nregions; r++)
+    for (TlBlock *b = op->regions[r]->first; b; b = b->next)
+      for (unsigned i = 0; i < b->nargs; i++)
+        collect_type(t, b->args[i]->type);
+}
+
 void tl_module_print(TlModule *m, const TlPrintOptions *opts, TlStr *out) {
+  AliasTable table = {0};
+  if (!opts || !opts->no_aliases)
+    tl_op_walk(m->op, collect_op, &table, false);
+  /* Definitions print without aliases themselves. */
+  for (size_t i = 0; i < table.attrs.len; i++) {
+    tl_str_printf(out, "#%s = ", table.names.data[i]);
+    tl_attr_print(table.attrs.data[i], out);
+    tl_str_putc(out, '\n');
+  }
+  const AliasTable *saved = current_aliases;
+  current_aliases = &table;
   tl_op_print(m->op, opts, out);
+  current_aliases = saved;
+  for (size_t i = 0; i < table.names.len; i++)
+    tl_free(table.names.data[i]);
+  tl_vec_free(&table.names);
+  tl_vec_free(&table.attrs);
 }
