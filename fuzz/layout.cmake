@@ -1,8 +1,3 @@
-# The layout algebra's fuzzer (fuzz/layout_fuzz.c).
+# The layout algebra's fuzzer (fuzz/layout_fuzz.c). Every library of a fuzz
+# build is compiled with coverage instrumentation (top-level CMakeLists).
 tl_add_fuzzer(layout LIBS tl_layout tl_support)
-# libFuzzer's coverage instrumentation applies to the target's own sources
-# only, so compile lib/layout into it as well: the fuzzer then sees which
-# branches of the algebra an input reaches (the archive's members are not
-# needed and are not linked).
-file(GLOB tl_layout_fuzz_sources ${PROJECT_SOURCE_DIR}/lib/layout/*.c)
-target_sources(layout_fuzz PRIVATE ${tl_layout_fuzz_sources})

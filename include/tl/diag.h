@@ -69,6 +69,10 @@ void tl_diag_emit(TlDiagEngine *e, TlDiagSeverity sev, TlLoc loc,
 void tl_diag_vemit(TlDiagEngine *e, TlDiagSeverity sev, TlLoc loc,
                    const char *fmt, va_list ap);
 
+/* Silences the engine (nesting): while silenced, diagnostics are dropped
+ * and not counted. For checks whose failure is an answer, not an error. */
+void tl_diag_silence(TlDiagEngine *e, bool on);
+
 /* Number of errors emitted since creation or the last reset. */
 unsigned tl_diag_error_count(const TlDiagEngine *e);
 void tl_diag_reset_count(TlDiagEngine *e);

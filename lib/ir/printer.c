@@ -636,6 +636,14 @@ static void printer_done(TlPrinter *p) {
 void tl_op_print(TlOp *op, const TlPrintOptions *opts, TlStr *out) {
   TlPrinter p;
   printer_init(&p, op->module->ctx, opts, out);
+  /* Custom forms may rely on what the verifier guarantees: IR that does not
+   * verify prints in the generic form, which holds any op. */
+  if (!p.opts.generic) {
+    TlDiagEngine *d = op->module->ctx->diag;
+    tl_diag_silence(d, true);
+    p.opts.generic = TL_FAILED(tl_verify(op));
+    tl_diag_silence(d, false);
+  }
   print_op(&p, op);
   tl_str_putc(out, '\n');
   printer_done(&p);

@@ -15,6 +15,7 @@ struct TlDiagEngine {
   void *user;
   FILE *out;
   unsigned errors;
+  unsigned silenced;
   TL_VEC(Source) sources;
 };
 
@@ -112,8 +113,17 @@ void tl_diag_format(const TlDiagEngine *e, const TlDiag *d, TlStr *out) {
   tl_str_puts(out, "^\n");
 }
 
+void tl_diag_silence(TlDiagEngine *e, bool on) {
+  if (on)
+    e->silenced++;
+  else if (e->silenced)
+    e->silenced--;
+}
+
 void tl_diag_vemit(TlDiagEngine *e, TlDiagSeverity sev, TlLoc loc,
                    const char *fmt, va_list ap) {
+  if (e->silenced)
+    return;
   TlStr msg = {0};
   tl_str_vprintf(&msg, fmt, ap);
   TlDiag d = {sev, loc, tl_str_cstr(&msg)};
