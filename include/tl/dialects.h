@@ -8,7 +8,8 @@
 extern "C" {
 #endif
 
-/* Registers arith and scf (builtin is always registered). Idempotent. */
+/* Registers arith, scf, tl and simt (builtin is always registered).
+ * Idempotent. */
 void tl_register_all_dialects(TlContext *ctx);
 
 void tl_arith_register(TlContext *ctx);

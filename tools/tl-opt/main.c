@@ -14,6 +14,7 @@
 #include <string.h>
 
 typedef struct Options {
+  TlContext *ctx;
   const char *input;
   const char *output;
   TlPipeline *pipeline;
@@ -33,6 +34,8 @@ static void usage(FILE *out) {
         "\n"
         "options:\n"
         "  -o FILE                  write the output to FILE (default: stdout)\n"
+        "  -D NAME=VALUE            set a kernel template parameter (overrides\n"
+        "                           the default given in tl.kernel template(...))\n"
         "  --pass-pipeline=PIPE     run a pipeline, e.g. 'canonicalize,cse'\n"
         "                           (options in braces: 'canonicalize{max-iterations=3}')\n"
         "  --verify-each[=BOOL]     verify after every pass (default: true)\n"
@@ -108,6 +111,31 @@ static bool parse_bool(const char *v, bool *out) {
   return false;
 }
 
+/* `NAME=VALUE` with an identifier name and a decimal integer value. */
+static TlResult add_define(TlContext *ctx, const char *def) {
+  const char *eq = strchr(def, '=');
+  if (!eq || eq == def || !eq[1])
+    return TL_FAILURE;
+  for (const char *c = def; c < eq; c++) {
+    bool alpha = *c == '_' || ((*c | 32) >= 'a' && (*c | 32) <= 'z');
+    bool digit = *c >= '0' && *c <= '9';
+    if (!alpha && !(digit && c != def))
+      return TL_FAILURE;
+  }
+  char *end;
+  errno = 0;
+  long long v = strtoll(eq + 1, &end, 10);
+  if (errno || *end)
+    return TL_FAILURE;
+  char name[128];
+  if ((size_t)(eq - def) >= sizeof name)
+    return TL_FAILURE;
+  memcpy(name, def, (size_t)(eq - def));
+  name[eq - def] = 0;
+  tl_context_set_define(ctx, name, v);
+  return TL_SUCCESS;
+}
+
 /* Returns 0 to continue, 1 for an error, 2 for "done" (help/version). */
 static int parse_args(int argc, char **argv, Options *o, TlDiagEngine *diag) {
   for (int i = 1; i < argc; i++) {
@@ -126,6 +154,12 @@ static int parse_args(int argc, char **argv, Options *o, TlDiagEngine *diag) {
     } else if (!strcmp(a, "--version")) {
       puts("tl-opt (TL) 0.1");
       return 2;
+    } else if (!strncmp(a, "-D", 2)) {
+      const char *def = a[2] ? a + 2 : (++i < argc ? argv[i] : NULL);
+      if (!def)
+        return cli_error("option '%s' needs NAME=VALUE", a);
+      if (TL_FAILED(add_define(o->ctx, def)))
+        return cli_error("invalid definition '%s' (want NAME=INTEGER)", def);
     } else if (!strcmp(a, "-o")) {
       if (++i >= argc)
         return cli_error("option '%s' needs a file name", a);
@@ -406,6 +440,11 @@ static int run(const Options *o, TlContext *ctx) {
     line++;
   }
   tl_free(text);
+  bool used;
+  for (unsigned i = 0; tl_context_define_at(ctx, i, &used); i++)
+    if (!used)
+      fprintf(stderr, "tl-opt: warning: -D %s matches no template parameter\n",
+              tl_context_define_at(ctx, i, NULL));
   if (o->timing) {
     TlStr rep = {0};
     tl_pipeline_timing_report(o->pipeline, &rep);
@@ -433,6 +472,7 @@ int main(int argc, char **argv) {
   TlContext *ctx = tl_context_create();
   tl_register_all_dialects(ctx);
   Options o = {0};
+  o.ctx = ctx;
   o.verify_each = true;
   o.pipeline = tl_pipeline_create();
   int rc = parse_args(argc, argv, &o, tl_context_diag(ctx));

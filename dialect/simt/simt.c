@@ -1,0 +1,1077 @@
+/* The simt dialect: one thread's program after lowering. Values are the
+ * thread's registers (scalars of the builtin types and small vectors
+ * !simt.vec<NxT>); memory is reached through byte pointers
+ * !simt.ptr<global> and !simt.ptr<shared>; warp-collective instructions
+ * (ldmatrix, mma, shfl) are written from one lane's point of view, with
+ * the PTX ISA's fragment layouts. Arithmetic on scalars comes from arith,
+ * control flow from scf.
+ *
+ * Each op stands for one PTX instruction (or, where a target lacks it, an
+ * equivalent sequence that the translation to LLVM IR emits), and the
+ * verifier accepts only the forms that ptxas assembles for every target TL
+ * supports (sm_80 and later), so that a verified op does not fail in ptxas
+ * for a reason the IR shows. docs/simt.md lists every rule.
+ *
+ * Every op's custom form is `simt.op operands {attrs} : types -> results`;
+ * attributes are checked by name and kind before the op's own rules run,
+ * so a misspelt hint is an error rather than a silent no-op. */
+#include "tl/simt.h"
+#include "tl/dialects.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/*===--- Types -----------------------------------------------------------===*/
+
+/* !simt.vec<NxT>: param 0 = N (i64), param 1 = element type.
+ * !simt.ptr<global|shared>: param 0 = address space (i64, TlSimtSpace). */
+extern const TlTypeDef simt_vec_def, simt_ptr_def;
+
+TlType *tl_simt_vec_type(TlContext *ctx, unsigned n, TlType *elem) {
+  if (n < 1 || n > 16 || !tl_type_is_scalar(elem))
+    return NULL;
+  TlAttr *p[2] = {tl_attr_int(ctx, tl_type_int(ctx, 64, true), n),
+                  tl_attr_type(ctx, elem)};
+  return tl_type_dialect(ctx, &simt_vec_def, 2, p);
+}
+
+TlType *tl_simt_ptr_type(TlContext *ctx, TlSimtSpace space) {
+  TlAttr *p = tl_attr_int(ctx, tl_type_int(ctx, 64, true), space);
+  return tl_type_dialect(ctx, &simt_ptr_def, 1, &p);
+}
+
+bool tl_simt_is_vec(const TlType *t) {
+  return t && tl_type_kind(t) == TL_TYPE_DIALECT &&
+         tl_type_def(t) == &simt_vec_def;
+}
+unsigned tl_simt_vec_size(const TlType *t) {
+  return (unsigned)tl_attr_int_value(tl_type_param(t, 0));
+}
+TlType *tl_simt_vec_elem(const TlType *t) {
+  return tl_attr_type_value(tl_type_param(t, 1));
+}
+bool tl_simt_is_ptr(const TlType *t) {
+  return t && tl_type_kind(t) == TL_TYPE_DIALECT &&
+         tl_type_def(t) == &simt_ptr_def;
+}
+TlSimtSpace tl_simt_ptr_space(const TlType *t) {
+  return (TlSimtSpace)tl_attr_int_value(tl_type_param(t, 0));
+}
+
+unsigned tl_simt_value_bits(const TlType *t) {
+  if (tl_type_is_scalar(t))
+    return tl_type_bitwidth(t);
+  if (tl_simt_is_vec(t))
+    return tl_simt_vec_size(t) * tl_type_bitwidth(tl_simt_vec_elem(t));
+  return 0;
+}
+
+static TlType *vec_parse(TlParser *p, const TlTypeDef *def) {
+  TlDimVec dims = {0};
+  TlType *elem, *t = NULL;
+  TlLoc l = tl_parser_loc(p);
+  if (TL_FAILED(tl_parse_punct(p, "<")) ||
+      TL_FAILED(tl_parse_shape_and_type(p, &dims, &elem)) ||
+      TL_FAILED(tl_parse_punct(p, ">")))
+    goto out;
+  if (dims.len != 1 || dims.data[0] < 1 || dims.data[0] > 16 ||
+      !tl_type_is_scalar(elem)) {
+    tl_parser_error(p, l,
+                    "!simt.vec is 1 to 16 scalars, e.g. !simt.vec<2xf16>");
+    goto out;
+  }
+  t = tl_simt_vec_type(tl_parser_context(p), (unsigned)dims.data[0], elem);
+out:
+  tl_vec_free(&dims);
+  return t;
+}
+
+static void vec_print(const TlType *t, TlStr *out) {
+  tl_str_printf(out, "<%ux", tl_simt_vec_size(t));
+  tl_type_print(tl_simt_vec_elem(t), out);
+  tl_str_putc(out, '>');
+}
+
+static TlType *ptr_parse(TlParser *p, const TlTypeDef *def) {
+  if (TL_FAILED(tl_parse_punct(p, "<")))
+    return NULL;
+  TlLoc l = tl_parser_loc(p);
+  TlSimtSpace s;
+  if (tl_parse_optional_keyword(p, "global"))
+    s = TL_SIMT_GLOBAL;
+  else if (tl_parse_optional_keyword(p, "shared"))
+    s = TL_SIMT_SHARED;
+  else {
+    tl_parser_error(p, l, "expected 'global' or 'shared'");
+    return NULL;
+  }
+  if (TL_FAILED(tl_parse_punct(p, ">")))
+    return NULL;
+  return tl_simt_ptr_type(tl_parser_context(p), s);
+}
+
+static void ptr_print(const TlType *t, TlStr *out) {
+  tl_str_puts(out,
+              tl_simt_ptr_space(t) == TL_SIMT_GLOBAL ? "<global>" : "<shared>");
+}
+
+const TlTypeDef simt_vec_def = {"simt.vec", vec_parse, vec_print};
+const TlTypeDef simt_ptr_def = {"simt.ptr", ptr_parse, ptr_print};
+
+/*===--- Helpers ---------------------------------------------------------===*/
+
+static TlType *ot(const TlOp *op, unsigned i) {
+  return tl_value_type(tl_op_operand(op, i));
+}
+static TlType *rt(const TlOp *op, unsigned i) {
+  return tl_value_type(tl_op_result(op, i));
+}
+
+/* Emits "'op' op <what> must be <want>, but got <type>". */
+static TlResult bad(TlOp *op, const char *what, const char *want,
+                    const TlType *t) {
+  TlStr s = {0};
+  tl_type_print(t, &s);
+  tl_op_emit_error(op, "%s must be %s, but got %s", what, want,
+                   tl_str_cstr(&s));
+  tl_str_free(&s);
+  return TL_FAILURE;
+}
+
+static TlResult counts(TlOp *op, unsigned nops, unsigned nres) {
+  if (tl_op_num_operands(op) == nops && tl_op_num_results(op) == nres)
+    return TL_SUCCESS;
+  tl_op_emit_error(op,
+                   "expects %u operand%s and %u result%s, but has %u "
+                   "and %u",
+                   nops, nops == 1 ? "" : "s", nres, nres == 1 ? "" : "s",
+                   tl_op_num_operands(op), tl_op_num_results(op));
+  return TL_FAILURE;
+}
+
+static bool is_i32(const TlOp *op, const TlType *t) {
+  TlContext *c = tl_op_context(op);
+  return t == tl_type_int(c, 32, true) || t == tl_type_int(c, 32, false);
+}
+
+static bool is_vec_of(const TlType *t, unsigned n, const TlType *elem) {
+  return tl_simt_is_vec(t) && tl_simt_vec_size(t) == n &&
+         tl_simt_vec_elem(t) == elem;
+}
+
+static bool is_half_pair(const TlOp *op, const TlType *t) {
+  TlContext *c = tl_op_context(op);
+  return is_vec_of(t, 2, tl_type_f16(c)) || is_vec_of(t, 2, tl_type_bf16(c));
+}
+
+/* Whether s is one of the NULL-terminated names. */
+static bool one_of(const char *s, const char *const *names) {
+  for (; *names; names++)
+    if (!strcmp(s, *names))
+      return true;
+  return false;
+}
+
+/* The attributes an op takes: name, kind and whether it is required. The
+ * verifier of each op first checks its attributes against its table
+ * (unknown names, wrong kinds, missing required ones). */
+typedef struct AttrSpec {
+  const char *name;
+  TlAttrKind kind; /* TL_ATTR_INT, TL_ATTR_STRING or TL_ATTR_UNIT */
+  bool required;
+} AttrSpec;
+
+static TlResult attrs_ok(TlOp *op, const AttrSpec *specs, unsigned n) {
+  for (unsigned i = 0; i < tl_op_num_attrs(op); i++) {
+    TlNamedAttr a = tl_op_attr_at(op, i);
+    const AttrSpec *s = NULL;
+    for (unsigned j = 0; j < n && !s; j++)
+      if (!strcmp(specs[j].name, a.name))
+        s = &specs[j];
+    if (!s) {
+      tl_op_emit_error(op, "unknown attribute '%s'", a.name);
+      return TL_FAILURE;
+    }
+    if (tl_attr_kind(a.attr) != s->kind) {
+      tl_op_emit_error(op, "attribute '%s' must be %s", a.name,
+                       s->kind == TL_ATTR_INT      ? "an integer"
+                       : s->kind == TL_ATTR_STRING ? "a string"
+                                                   : "a unit attribute");
+      return TL_FAILURE;
+    }
+  }
+  for (unsigned j = 0; j < n; j++)
+    if (specs[j].required && !tl_op_attr(op, specs[j].name)) {
+      tl_op_emit_error(op, "requires attribute '%s'", specs[j].name);
+      return TL_FAILURE;
+    }
+  return TL_SUCCESS;
+}
+
+#define ATTRS_OK(op, specs) attrs_ok(op, specs, sizeof specs / sizeof *specs)
+
+/* Attribute values, after attrs_ok has checked the kinds. */
+static int64_t int_attr(const TlOp *op, const char *name, int64_t dflt) {
+  TlAttr *a = tl_op_attr(op, name);
+  return a ? tl_attr_int_value(a) : dflt;
+}
+static const char *str_attr(const TlOp *op, const char *name) {
+  TlAttr *a = tl_op_attr(op, name);
+  return a ? tl_attr_string_value(a, NULL) : NULL;
+}
+
+/* The value of an operand produced by a constant op, read with its type's
+ * signedness; false when the operand is not a constant integer. */
+static bool const_int(const TlOp *op, unsigned i, int64_t *out) {
+  TlAttr *a = tl_value_constant(tl_op_operand(op, i));
+  if (!a || tl_attr_kind(a) != TL_ATTR_INT)
+    return false;
+  TlType *t = tl_attr_get_type(a);
+  /* A u64 above INT64_MAX is out of every range checked here: clamp it. */
+  if (!tl_type_int_signed(t) && tl_attr_uint_value(a) > INT64_MAX)
+    *out = INT64_MAX;
+  else
+    *out = tl_attr_int_value(a);
+  return true;
+}
+
+/* The uniform custom form: `operands {attrs} : operand types -> results`
+ * written as `%a, %b {x = 1} : T, U -> R` (`-> R` left out when there are
+ * no results; no operands: `: -> R`; neither: nothing after the attrs). */
+static TlResult std_parse(TlParser *p, TlOpState *st) {
+  TlOperandRefVec refs = {0};
+  TlTypeVec ins = {0}, outs = {0};
+  TlResult r = TL_FAILURE;
+  if (TL_FAILED(tl_parse_operand_list(p, &refs)) ||
+      TL_FAILED(tl_parse_optional_attr_dict(p, st)))
+    goto out;
+  if (!refs.len && !tl_parser_peek_punct(p, ":")) {
+    r = TL_SUCCESS;
+    goto out;
+  }
+  if (TL_FAILED(tl_parse_punct(p, ":")))
+    goto out;
+  TlLoc types_loc = tl_parser_loc(p);
+  if (!tl_parser_peek_punct(p, "->")) {
+    do {
+      TlType *t;
+      if (TL_FAILED(tl_parse_type(p, &t)))
+        goto out;
+      tl_vec_push(&ins, t);
+    } while (tl_parse_optional_punct(p, ","));
+  }
+  if (tl_parse_optional_punct(p, "->")) {
+    do {
+      TlType *t;
+      if (TL_FAILED(tl_parse_type(p, &t)))
+        goto out;
+      tl_vec_push(&outs, t);
+    } while (tl_parse_optional_punct(p, ","));
+  }
+  if (ins.len != refs.len) {
+    tl_parser_error(p, types_loc, "%zu operands but %zu operand types",
+                    refs.len, ins.len);
+    goto out;
+  }
+  if (refs.len &&
+      TL_FAILED(tl_parser_resolve_operands(p, st, (unsigned)refs.len, refs.data,
+                                           (unsigned)ins.len, ins.data)))
+    goto out;
+  for (size_t i = 0; i < outs.len; i++)
+    tl_op_state_add_result(st, outs.data[i]);
+  r = TL_SUCCESS;
+out:
+  tl_vec_free(&refs);
+  tl_vec_free(&ins);
+  tl_vec_free(&outs);
+  return r;
+}
+
+static void std_print(TlPrinter *p, TlOp *op) {
+  unsigned n = tl_op_num_operands(op), m = tl_op_num_results(op);
+  for (unsigned i = 0; i < n; i++) {
+    tl_print_str(p, i ? ", " : " ");
+    tl_print_operand(p, tl_op_operand(op, i));
+  }
+  tl_print_attr_dict(p, op, NULL);
+  if (!n && !m)
+    return;
+  tl_print_str(p, " :");
+  for (unsigned i = 0; i < n; i++) {
+    tl_print_str(p, i ? ", " : " ");
+    tl_print_type(p, ot(op, i));
+  }
+  if (m) {
+    tl_print_str(p, " ->");
+    for (unsigned i = 0; i < m; i++) {
+      tl_print_str(p, i ? ", " : " ");
+      tl_print_type(p, rt(op, i));
+    }
+  }
+}
+
+/*===--- Ids -------------------------------------------------------------===*/
+
+/* %tid, %ctaid, %ntid and %nctaid take a dimension; lane_id is %laneid and
+ * warp_id is the linear thread index divided by 32 (not %warpid, which
+ * names the warp's current hardware slot and may change under preemption). */
+static TlResult id_verify(TlOp *op) {
+  static const AttrSpec dim[] = {{"dim", TL_ATTR_STRING, true}};
+  static const char *const xyz[] = {"x", "y", "z", NULL};
+  bool has_dim = strcmp(tl_op_name(op), "simt.lane_id") &&
+                 strcmp(tl_op_name(op), "simt.warp_id");
+  if (TL_FAILED(counts(op, 0, 1)) ||
+      TL_FAILED(attrs_ok(op, dim, has_dim ? 1 : 0)))
+    return TL_FAILURE;
+  if (has_dim && !one_of(str_attr(op, "dim"), xyz)) {
+    tl_op_emit_error(op, "'dim' must be \"x\", \"y\" or \"z\"");
+    return TL_FAILURE;
+  }
+  if (rt(op, 0) != tl_type_int(tl_op_context(op), 32, true))
+    return bad(op, "the result", "i32", rt(op, 0));
+  return TL_SUCCESS;
+}
+
+/*===--- Pointers and memory ---------------------------------------------===*/
+
+static TlResult ptr_add_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 2, 1)) || TL_FAILED(attrs_ok(op, NULL, 0)))
+    return TL_FAILURE;
+  if (!tl_simt_is_ptr(ot(op, 0)))
+    return bad(op, "the pointer", "a !simt.ptr", ot(op, 0));
+  if (rt(op, 0) != ot(op, 0))
+    return bad(op, "the result", "the pointer's type", rt(op, 0));
+  /* The offset is extended by its signedness (iN sign, uN zero). */
+  TlType *o = ot(op, 1);
+  if (!tl_type_is_int(o) || tl_type_is_bool(o) ||
+      (tl_type_int_width(o) != 32 && tl_type_int_width(o) != 64))
+    return bad(op, "the byte offset", "a 32 or 64-bit integer", o);
+  return TL_SUCCESS;
+}
+
+static TlResult smem_base_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 0, 1)) || TL_FAILED(attrs_ok(op, NULL, 0)))
+    return TL_FAILURE;
+  if (!tl_simt_is_ptr(rt(op, 0)) ||
+      tl_simt_ptr_space(rt(op, 0)) != TL_SIMT_SHARED)
+    return bad(op, "the result", "!simt.ptr<shared>", rt(op, 0));
+  return TL_SUCCESS;
+}
+
+/* A memory access copies the bits of one register value: a scalar or a
+ * vector of 8, 16, 32 or 64-bit elements, 1, 2, 4, 8 or 16 bytes in all.
+ * The PTX form follows from the size alone (ld/st .b8, .b16, .b32, .b64,
+ * .v4.b32 or .v2.b64 for 16 bytes), so element types that PTX has no
+ * vector form for (16 x u8, 8 x f16) are legal: the bits are the same.
+ * Sub-byte elements and i1 have no byte address: load whole bytes and
+ * bitcast. PTX requires the address to be aligned to the access size;
+ * `align` may promise more (LLVM's load/store vectorizer uses it). */
+static TlResult access_ok(TlOp *op, const TlType *ptr, const TlType *t,
+                          bool is_load) {
+  static const char *const load_hints[] = {"ca", "cg", "cs", "lu", "cv", NULL};
+  static const char *const store_hints[] = {"wb", "cg", "cs", "wt", NULL};
+  const char *what = is_load ? "the loaded value" : "the stored value";
+  if (!tl_simt_is_ptr(ptr))
+    return bad(op, "the address", "a !simt.ptr", ptr);
+  const TlType *e = tl_simt_is_vec(t) ? tl_simt_vec_elem(t) : t;
+  unsigned eb =
+      tl_type_is_scalar(e) && !tl_type_is_bool(e) ? tl_type_bitwidth(e) : 0;
+  if (eb != 8 && eb != 16 && eb != 32 && eb != 64)
+    return bad(op, what,
+               "a scalar or !simt.vec of 8, 16, 32 or 64-bit elements", t);
+  unsigned bytes = tl_simt_value_bits(t) / 8;
+  if (bytes > 16 || (bytes & (bytes - 1)))
+    return bad(op, what, "1, 2, 4, 8 or 16 bytes", t);
+  int64_t align = int_attr(op, "align", bytes);
+  /* 2^32 is the largest alignment LLVM IR can express. */
+  if (align < (int64_t)bytes || (align & (align - 1)) ||
+      align > ((int64_t)1 << 32)) {
+    tl_op_emit_error(op,
+                     "alignment %lld must be a power of two from the "
+                     "access size (%u bytes) to 2^32",
+                     (long long)align, bytes);
+    return TL_FAILURE;
+  }
+  const char *cache = str_attr(op, "cache");
+  if (cache && !one_of(cache, is_load ? load_hints : store_hints)) {
+    tl_op_emit_error(op,
+                     is_load ? "unknown load cache hint \"%s\" (ca, cg, "
+                               "cs, lu or cv)"
+                             : "unknown store cache hint \"%s\" (wb, cg, "
+                               "cs or wt)",
+                     cache);
+    return TL_FAILURE;
+  }
+  /* ptxas accepts hints on shared accesses but they do nothing there. */
+  if (cache && tl_simt_ptr_space(ptr) != TL_SIMT_GLOBAL) {
+    tl_op_emit_error(op, "cache hints apply to global memory only");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+static const AttrSpec access_attrs[] = {{"align", TL_ATTR_INT, false},
+                                        {"cache", TL_ATTR_STRING, false}};
+
+static TlResult load_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 1, 1)) || TL_FAILED(ATTRS_OK(op, access_attrs)))
+    return TL_FAILURE;
+  return access_ok(op, ot(op, 0), rt(op, 0), true);
+}
+
+static TlResult store_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 2, 0)) || TL_FAILED(ATTRS_OK(op, access_attrs)))
+    return TL_FAILURE;
+  return access_ok(op, ot(op, 1), ot(op, 0), false);
+}
+
+/* cp.async.{ca,cg}.shared.global [dst], [src], size{, src_size}: copies
+ * `size` bytes, of which the first src_size are read and the rest are
+ * zero (the ragged-edge fill). ptxas rejects a constant src_size above
+ * size; a register one above size is undefined. */
+static TlResult cp_async_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"size", TL_ATTR_INT, true},
+                                   {"cache", TL_ATTR_STRING, true}};
+  unsigned n = tl_op_num_operands(op);
+  if (tl_op_num_results(op) || (n != 2 && n != 3)) {
+    tl_op_emit_error(op, "takes a shared destination, a global source and "
+                         "optionally the source size, and has no results");
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  if (!tl_simt_is_ptr(ot(op, 0)) ||
+      tl_simt_ptr_space(ot(op, 0)) != TL_SIMT_SHARED)
+    return bad(op, "the destination", "!simt.ptr<shared>", ot(op, 0));
+  if (!tl_simt_is_ptr(ot(op, 1)) ||
+      tl_simt_ptr_space(ot(op, 1)) != TL_SIMT_GLOBAL)
+    return bad(op, "the source", "!simt.ptr<global>", ot(op, 1));
+  int64_t size = int_attr(op, "size", 0);
+  const char *cache = str_attr(op, "cache");
+  if (size != 4 && size != 8 && size != 16) {
+    tl_op_emit_error(op, "copies 4, 8 or 16 bytes, not %lld", (long long)size);
+    return TL_FAILURE;
+  }
+  if (strcmp(cache, "ca") && strcmp(cache, "cg")) {
+    tl_op_emit_error(op, "'cache' must be \"ca\" or \"cg\"");
+    return TL_FAILURE;
+  }
+  /* .cg bypasses L1 and moves whole 16-byte sectors only. */
+  if (!strcmp(cache, "cg") && size != 16) {
+    tl_op_emit_error(op, "cp.async.cg copies 16 bytes only");
+    return TL_FAILURE;
+  }
+  int64_t src;
+  if (n == 3 && !is_i32(op, ot(op, 2)))
+    return bad(op, "the source size", "i32 or u32", ot(op, 2));
+  if (n == 3 && const_int(op, 2, &src) && (src < 0 || src > size)) {
+    tl_op_emit_error(op, "source size %lld is outside 0..%lld", (long long)src,
+                     (long long)size);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+static TlResult commit_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 0, 0)))
+    return TL_FAILURE;
+  return attrs_ok(op, NULL, 0);
+}
+
+/* cp.async.wait_group N waits until at most N of the thread's committed
+ * groups are pending. The PTX ISA sets no upper bound and ptxas takes any
+ * 32-bit N; a larger N than the groups in flight only waits less. The
+ * LLVM intrinsic takes N as an i32 immediate. */
+static TlResult wait_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"pending", TL_ATTR_INT, true}};
+  if (TL_FAILED(counts(op, 0, 0)) || TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  int64_t n = int_attr(op, "pending", 0);
+  if (n < 0 || n > INT32_MAX) {
+    tl_op_emit_error(op,
+                     "'pending' must be between 0 and 2147483647, not "
+                     "%lld",
+                     (long long)n);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+/* bar.sync id{, threads}: 16 named barriers per block; a thread count,
+ * when given, is a whole number of warps (ptxas rejects others) and at
+ * most a block's 1024 threads. Without it every thread of the block
+ * takes part. */
+static TlResult barrier_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"id", TL_ATTR_INT, false},
+                                   {"threads", TL_ATTR_INT, false}};
+  if (TL_FAILED(counts(op, 0, 0)) || TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  int64_t id = int_attr(op, "id", 0);
+  if (id < 0 || id > 15) {
+    tl_op_emit_error(op, "barrier id %lld is outside 0..15", (long long)id);
+    return TL_FAILURE;
+  }
+  int64_t t = int_attr(op, "threads", 32);
+  if (t < 32 || t > 1024 || t % 32) {
+    tl_op_emit_error(op,
+                     "thread count %lld must be a multiple of 32 from "
+                     "32 to 1024",
+                     (long long)t);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+/* ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16: each lane gives
+ * one row address (lanes 0-7 for matrix 0, 8-15 for matrix 1, ...) and
+ * receives one i32 (two b16) per matrix. .trans exists for b16 only, which
+ * is the only element size of this form. */
+static TlResult ldmatrix_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"num", TL_ATTR_INT, true},
+                                   {"trans", TL_ATTR_UNIT, false}};
+  if (TL_FAILED(counts(op, 1, 1)) || TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  if (!tl_simt_is_ptr(ot(op, 0)) ||
+      tl_simt_ptr_space(ot(op, 0)) != TL_SIMT_SHARED)
+    return bad(op, "the address", "!simt.ptr<shared>", ot(op, 0));
+  int64_t num = int_attr(op, "num", 0);
+  if (num != 1 && num != 2 && num != 4) {
+    tl_op_emit_error(op, "loads 1, 2 or 4 matrices, not %lld", (long long)num);
+    return TL_FAILURE;
+  }
+  TlType *i32 = tl_type_int(tl_op_context(op), 32, true);
+  if (!is_vec_of(rt(op, 0), (unsigned)num, i32)) {
+    char want[32];
+    snprintf(want, sizeof want, "!simt.vec<%lldxi32>", (long long)num);
+    return bad(op, "the result", want, rt(op, 0));
+  }
+  return TL_SUCCESS;
+}
+
+/*===--- mma -------------------------------------------------------------===*/
+
+/* The mma.sync.aligned forms TL supports (PTX ISA "Matrix multiply-
+ * accumulate operation using mma instruction"), all .row.col, all on
+ * sm_80 and later. Every fragment is its PTX registers, one vector
+ * element per 32-bit register: A and B are i32 (packed f16, bf16, 8-bit
+ * or 1-bit elements), C and D are f32 for f32 accumulation and i32
+ * otherwise (s32, or a packed f16x2 pair with element 0 in the low half).
+ * Columns: shape; input class (the A and B element types: "int8" stands
+ * for s8 or u8 on each side independently); accumulator type; registers
+ * of A, of B and of C/D per lane. Not here on purpose: s4/u4 and b1
+ * xor.popc (emulated on sm_90, NVPTX-NOTES.md), m16n8k16 s8 and the
+ * tf32/fp8 forms (not needed yet). */
+typedef struct MmaForm {
+  const char *shape, *in, *acc;
+  unsigned a_regs, b_regs, cd_regs;
+} MmaForm;
+
+/* clang-format off */
+static const MmaForm mma_forms[] = {
+    /* shape        in      acc    A  B  C/D */
+    {"m16n8k16",   "f16",  "f32", 4, 2, 4},
+    {"m16n8k16",   "f16",  "f16", 4, 2, 2},
+    {"m16n8k16",   "bf16", "f32", 4, 2, 4},
+    {"m16n8k8",    "f16",  "f32", 2, 1, 4},
+    {"m16n8k8",    "f16",  "f16", 2, 1, 2},
+    {"m16n8k8",    "bf16", "f32", 2, 1, 4},
+    {"m16n8k32",   "int8", "s32", 4, 2, 4},
+    {"m16n8k256",  "b1",   "s32", 4, 2, 4},
+    {"m8n8k128",   "b1",   "s32", 1, 1, 2},
+};
+/* clang-format on */
+
+const char *tl_simt_mma_forms_text(void) {
+  return "m16n8k16 f16->f32|f16, m16n8k16 bf16->f32, m16n8k8 f16->f32|f16, "
+         "m16n8k8 bf16->f32, m16n8k32 s8|u8->s32, m16n8k256 b1->s32, "
+         "m8n8k128 b1->s32";
+}
+
+/* The input class of an A or B type name, NULL if unknown. */
+static const char *mma_class(const char *t) {
+  if (!strcmp(t, "f16") || !strcmp(t, "bf16") || !strcmp(t, "b1"))
+    return t;
+  if (!strcmp(t, "s8") || !strcmp(t, "u8"))
+    return "int8";
+  return NULL;
+}
+
+static TlResult mma_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {
+      {"shape", TL_ATTR_STRING, true},  {"a_type", TL_ATTR_STRING, true},
+      {"b_type", TL_ATTR_STRING, true}, {"acc_type", TL_ATTR_STRING, true},
+      {"b1_op", TL_ATTR_STRING, false}, {"satfinite", TL_ATTR_UNIT, false}};
+  if (TL_FAILED(counts(op, 3, 1)) || TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  const char *shape = str_attr(op, "shape"), *at = str_attr(op, "a_type"),
+             *bt = str_attr(op, "b_type"), *acc = str_attr(op, "acc_type");
+  const char *ac = mma_class(at), *bc = mma_class(bt);
+  if (!ac || !bc) {
+    tl_op_emit_error(op,
+                     "unknown mma input type \"%s\" (f16, bf16, s8, u8 "
+                     "or b1)",
+                     ac ? bt : at);
+    return TL_FAILURE;
+  }
+  /* Only the integer forms take different A and B types (s8 x u8 ...). */
+  if (strcmp(ac, bc) || (strcmp(ac, "int8") && strcmp(at, bt))) {
+    tl_op_emit_error(op,
+                     "mma inputs %s and %s do not match (only s8 and u8 "
+                     "may be mixed)",
+                     at, bt);
+    return TL_FAILURE;
+  }
+  const MmaForm *f = NULL;
+  for (size_t i = 0; i < sizeof mma_forms / sizeof mma_forms[0]; i++)
+    if (!strcmp(mma_forms[i].shape, shape) && !strcmp(mma_forms[i].in, ac) &&
+        !strcmp(mma_forms[i].acc, acc))
+      f = &mma_forms[i];
+  if (!f) {
+    tl_op_emit_error(op,
+                     "mma.%s with %s inputs and %s accumulation is not "
+                     "supported (supported: %s)",
+                     shape, at, acc, tl_simt_mma_forms_text());
+    return TL_FAILURE;
+  }
+  const char *bop = str_attr(op, "b1_op");
+  bool b1 = !strcmp(ac, "b1");
+  if (b1 && (!bop || strcmp(bop, "and.popc"))) {
+    tl_op_emit_error(op, "b1 mma requires b1_op = \"and.popc\" (xor.popc is "
+                         "emulated on sm_90)");
+    return TL_FAILURE;
+  }
+  if (!b1 && bop) {
+    tl_op_emit_error(op, "b1_op applies to b1 inputs only");
+    return TL_FAILURE;
+  }
+  if (tl_op_attr(op, "satfinite") && strcmp(ac, "int8")) {
+    tl_op_emit_error(op, "satfinite applies to s8 and u8 inputs only");
+    return TL_FAILURE;
+  }
+  TlContext *ctx = tl_op_context(op);
+  TlType *i32 = tl_type_int(ctx, 32, true);
+  TlType *cd = !strcmp(acc, "f32") ? tl_type_f32(ctx) : i32;
+  char want[40];
+  snprintf(want, sizeof want, "!simt.vec<%uxi32>", f->a_regs);
+  if (!is_vec_of(ot(op, 0), f->a_regs, i32))
+    return bad(op, "operand A", want, ot(op, 0));
+  snprintf(want, sizeof want, "!simt.vec<%uxi32>", f->b_regs);
+  if (!is_vec_of(ot(op, 1), f->b_regs, i32))
+    return bad(op, "operand B", want, ot(op, 1));
+  snprintf(want, sizeof want, "!simt.vec<%ux%s>", f->cd_regs,
+           cd == i32 ? "i32" : "f32");
+  if (!is_vec_of(ot(op, 2), f->cd_regs, cd))
+    return bad(op, "the accumulator", want, ot(op, 2));
+  if (rt(op, 0) != ot(op, 2))
+    return bad(op, "the result", want, rt(op, 0));
+  return TL_SUCCESS;
+}
+
+/*===--- Register operations ---------------------------------------------===*/
+
+/* shfl.sync.{idx,bfly,up,down}.b32 over the full warp (member mask all
+ * ones; clamp 31 for idx, bfly and down, 0 for up). PTX reads the low 5
+ * bits of the lane for idx and bfly and lets up/down run off the warp
+ * edge (the lane keeps its own value); a constant outside 0..31 is
+ * therefore a mistake and rejected. */
+static TlResult shfl_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"mode", TL_ATTR_STRING, true}};
+  static const char *const modes[] = {"idx", "bfly", "up", "down", NULL};
+  if (TL_FAILED(counts(op, 2, 1)) || TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  if (!one_of(str_attr(op, "mode"), modes)) {
+    tl_op_emit_error(op, "'mode' must be \"idx\", \"bfly\", \"up\" or "
+                         "\"down\"");
+    return TL_FAILURE;
+  }
+  if (tl_simt_value_bits(ot(op, 0)) != 32)
+    return bad(op, "the shuffled value", "32 bits", ot(op, 0));
+  if (rt(op, 0) != ot(op, 0))
+    return bad(op, "the result", "the shuffled value's type", rt(op, 0));
+  if (!is_i32(op, ot(op, 1)))
+    return bad(op, "the lane operand", "i32 or u32", ot(op, 1));
+  int64_t lane;
+  if (const_int(op, 1, &lane) && (lane < 0 || lane > 31)) {
+    tl_op_emit_error(op, "lane or offset %lld is outside 0..31",
+                     (long long)lane);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+/* prmt and lop3 work on b32 registers: i32 and u32 are both accepted. */
+static TlResult b32_ops_verify(TlOp *op, unsigned n) {
+  if (TL_FAILED(counts(op, n, 1)))
+    return TL_FAILURE;
+  for (unsigned i = 0; i < n; i++)
+    if (!is_i32(op, ot(op, i)))
+      return bad(op, "each operand", "i32 or u32", ot(op, i));
+  if (!is_i32(op, rt(op, 0)))
+    return bad(op, "the result", "i32 or u32", rt(op, 0));
+  return TL_SUCCESS;
+}
+
+/* prmt.b32{.mode} d, a, b, c: without a mode each selector nibble of c
+ * picks one of the 8 bytes of {b, a} (bit 3: replicate the sign). */
+static TlResult prmt_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"mode", TL_ATTR_STRING, false}};
+  static const char *const modes[] = {"f4e", "b4e",  "rc8", "ecl",
+                                      "ecr", "rc16", NULL};
+  if (TL_FAILED(b32_ops_verify(op, 3)) || TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  const char *m = str_attr(op, "mode");
+  if (m && !one_of(m, modes)) {
+    tl_op_emit_error(op,
+                     "unknown prmt mode \"%s\" (f4e, b4e, rc8, ecl, ecr "
+                     "or rc16)",
+                     m);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+/* lop3.b32 d, a, b, c, lut: bit i of d is bit (a_i b_i c_i) of lut, read
+ * as a 3-bit index with a as the high bit: the truth table of f is
+ * f(0xF0, 0xCC, 0xAA). */
+static TlResult lop3_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"lut", TL_ATTR_INT, true}};
+  if (TL_FAILED(b32_ops_verify(op, 3)) || TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  int64_t lut = int_attr(op, "lut", 0);
+  if (lut < 0 || lut > 255) {
+    tl_op_emit_error(op, "truth table %lld is outside 0..255", (long long)lut);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+/* add/sub/mul/fma .rn on f16x2 and bf16x2. PTX has add/sub/mul.bf16x2 on
+ * sm_90 only; on sm_80 they are fma.rn.bf16x2 with 1.0 or -0.0, which
+ * rounds the same (the product by 1 is exact). */
+static TlResult packed_verify(TlOp *op) {
+  unsigned n = strcmp(tl_op_name(op), "simt.fma2") ? 2 : 3;
+  if (TL_FAILED(counts(op, n, 1)) || TL_FAILED(attrs_ok(op, NULL, 0)))
+    return TL_FAILURE;
+  TlType *t = rt(op, 0);
+  if (!is_half_pair(op, t))
+    return bad(op, "the result", "!simt.vec<2xf16> or !simt.vec<2xbf16>", t);
+  for (unsigned i = 0; i < n; i++)
+    if (ot(op, i) != t)
+      return bad(op, "each operand", "the result type", ot(op, i));
+  return TL_SUCCESS;
+}
+
+/*===--- Conversions -----------------------------------------------------===*/
+
+/* The scalar types cvt converts: f16, bf16, f32, f64 and the 8, 16, 32 and
+ * 64-bit integers (PTX .u8 ... .s64; i1 and other widths have no cvt). */
+static bool cvt_type(const TlType *t) {
+  if (tl_type_is_float(t)) {
+    unsigned e = tl_type_float_exp(t), m = tl_type_float_man(t);
+    return (e == 5 && m == 10) || (e == 8 && m == 7) || (e == 8 && m == 23) ||
+           (e == 11 && m == 52);
+  }
+  if (tl_type_is_int(t) && !tl_type_is_bool(t)) {
+    unsigned w = tl_type_int_width(t);
+    return w == 8 || w == 16 || w == 32 || w == 64;
+  }
+  return false;
+}
+
+static bool is_bf16(const TlType *t) {
+  return tl_type_is_float(t) && tl_type_float_exp(t) == 8 &&
+         tl_type_float_man(t) == 7;
+}
+
+/* Whether float `to` holds every value of float `from` (both cvt types). */
+static bool float_widens(const TlType *from, const TlType *to) {
+  return tl_type_float_exp(to) >= tl_type_float_exp(from) &&
+         tl_type_float_man(to) >= tl_type_float_man(from) && from != to;
+}
+
+/* Whether integer type `to` holds every value of integer type `from`. */
+static bool int_holds(const TlType *from, const TlType *to) {
+  unsigned f = tl_type_int_width(from), t = tl_type_int_width(to);
+  if (tl_type_int_signed(to))
+    return tl_type_int_signed(from) ? t >= f : t > f;
+  return !tl_type_int_signed(from) && t >= f;
+}
+
+typedef enum Rounding { RND_NONE, RND_FLOAT, RND_INT } Rounding;
+
+/* The rounding PTX demands of cvt (checked with ptxas):
+ *   float -> int, and float -> the same float (round to an integral
+ *     value): an integer rounding rni, rzi, rmi or rpi;
+ *   int -> float, and float -> a float that loses precision or range: a
+ *     float rounding rn, rz, rm or rp;
+ *   int -> int and float -> a float that holds every value: none. */
+static Rounding cvt_rounding(const TlType *from, const TlType *to) {
+  bool ff = tl_type_is_float(from), tf = tl_type_is_float(to);
+  if (ff && !tf)
+    return RND_INT;
+  if (!ff && tf)
+    return RND_FLOAT;
+  if (!ff)
+    return RND_NONE;
+  if (from == to)
+    return RND_INT;
+  return float_widens(from, to) ? RND_NONE : RND_FLOAT;
+}
+
+static TlResult cvt_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"rounding", TL_ATTR_STRING, false},
+                                   {"sat", TL_ATTR_UNIT, false}};
+  static const char *const frnd[] = {"rn", "rz", "rm", "rp", NULL};
+  static const char *const irnd[] = {"rni", "rzi", "rmi", "rpi", NULL};
+  if (TL_FAILED(counts(op, 1, 1)) || TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  TlType *a = ot(op, 0), *r = rt(op, 0);
+  if (!cvt_type(a))
+    return bad(op, "the source",
+               "f16, bf16, f32, f64 or an 8, 16, 32 or "
+               "64-bit integer",
+               a);
+  if (!cvt_type(r))
+    return bad(op, "the result",
+               "f16, bf16, f32, f64 or an 8, 16, 32 or "
+               "64-bit integer",
+               r);
+  TlStr as = {0}, rs = {0};
+  tl_type_print(a, &as);
+  tl_type_print(r, &rs);
+  TlResult res = TL_FAILURE;
+  const char *rnd = str_attr(op, "rounding");
+  Rounding need = cvt_rounding(a, r);
+  /* sm_80 has cvt between bf16 and f32 only (ptxas: "cvt with .bf16.f16
+   * requires sm_90"). Other pairs go through f32: bf16 -> f32 is exact, and
+   * f32 -> bf16 rounds once. */
+  TlType *other = is_bf16(a) ? r : a;
+  if ((is_bf16(a) || is_bf16(r)) && other != tl_type_f32(tl_op_context(op))) {
+    tl_op_emit_error(op, "cvt from %s to %s needs sm_90; convert through f32",
+                     tl_str_cstr(&as), tl_str_cstr(&rs));
+    goto out;
+  }
+  if (rnd && !one_of(rnd, frnd) && !one_of(rnd, irnd)) {
+    tl_op_emit_error(op, "unknown rounding \"%s\"", rnd);
+    goto out;
+  }
+  if (need == RND_NONE && rnd) {
+    tl_op_emit_error(op, "cvt from %s to %s takes no rounding",
+                     tl_str_cstr(&as), tl_str_cstr(&rs));
+    goto out;
+  }
+  if (need == RND_FLOAT && (!rnd || !one_of(rnd, frnd))) {
+    tl_op_emit_error(op,
+                     "cvt from %s to %s requires a float rounding (rn, "
+                     "rz, rm or rp)",
+                     tl_str_cstr(&as), tl_str_cstr(&rs));
+    goto out;
+  }
+  if (need == RND_INT && (!rnd || !one_of(rnd, irnd))) {
+    tl_op_emit_error(op,
+                     "cvt from %s to %s requires an integer rounding "
+                     "(rni, rzi, rmi or rpi)",
+                     tl_str_cstr(&as), tl_str_cstr(&rs));
+    goto out;
+  }
+  /* .sat clamps to the result's range. PTX's float-to-integer conversions
+   * clamp without it, and ptxas rejects it where the result holds every
+   * source value; on a float result it would clamp to [0, 1], which no
+   * lowering needs. */
+  if (tl_op_attr(op, "sat") && (tl_type_is_float(a) || tl_type_is_float(r))) {
+    tl_op_emit_error(op, "'sat' applies to integer-to-integer conversions "
+                         "only (float-to-integer conversions saturate "
+                         "anyway)");
+    goto out;
+  }
+  if (tl_op_attr(op, "sat") && int_holds(a, r)) {
+    tl_op_emit_error(op,
+                     "cvt from %s to %s cannot overflow and takes no "
+                     "'sat'",
+                     tl_str_cstr(&as), tl_str_cstr(&rs));
+    goto out;
+  }
+  res = TL_SUCCESS;
+out:
+  tl_str_free(&as);
+  tl_str_free(&rs);
+  return res;
+}
+
+/* cvt.{rn,rz}.{f16x2,bf16x2}.f32 d, a, b puts a in the upper half of d.
+ * simt.cvt_pack %x, %y gives element 0 (the lower half) from %x, so the
+ * translation passes %y as a and %x as b. */
+static TlResult cvt_pack_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"rounding", TL_ATTR_STRING, false}};
+  static const char *const rnd[] = {"rn", "rz", NULL};
+  if (TL_FAILED(counts(op, 2, 1)) || TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  TlType *f32 = tl_type_f32(tl_op_context(op));
+  for (unsigned i = 0; i < 2; i++)
+    if (ot(op, i) != f32)
+      return bad(op, "each operand", "f32", ot(op, i));
+  if (!is_half_pair(op, rt(op, 0)))
+    return bad(op, "the result", "!simt.vec<2xf16> or !simt.vec<2xbf16>",
+               rt(op, 0));
+  const char *r = str_attr(op, "rounding");
+  if (r && !one_of(r, rnd)) {
+    tl_op_emit_error(op, "'rounding' must be \"rn\" or \"rz\"");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+static TlResult bitcast_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 1, 1)) || TL_FAILED(attrs_ok(op, NULL, 0)))
+    return TL_FAILURE;
+  unsigned a = tl_simt_value_bits(ot(op, 0)), r = tl_simt_value_bits(rt(op, 0));
+  if (!a || !r || a != r) {
+    tl_op_emit_error(op,
+                     "reinterprets registers of the same width (%u vs %u "
+                     "bits)",
+                     a, r);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+static TlResult extract_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"index", TL_ATTR_INT, true}};
+  if (TL_FAILED(counts(op, 1, 1)) || TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  if (!tl_simt_is_vec(ot(op, 0)))
+    return bad(op, "the operand", "a !simt.vec", ot(op, 0));
+  int64_t i = int_attr(op, "index", 0);
+  if (i < 0 || i >= (int64_t)tl_simt_vec_size(ot(op, 0))) {
+    tl_op_emit_error(op, "index %lld is out of range for %u elements",
+                     (long long)i, tl_simt_vec_size(ot(op, 0)));
+    return TL_FAILURE;
+  }
+  if (rt(op, 0) != tl_simt_vec_elem(ot(op, 0)))
+    return bad(op, "the result", "the element type", rt(op, 0));
+  return TL_SUCCESS;
+}
+
+static TlResult build_verify(TlOp *op) {
+  unsigned n = tl_op_num_operands(op);
+  if (tl_op_num_results(op) != 1 || !tl_simt_is_vec(rt(op, 0))) {
+    tl_op_emit_error(op, "has one !simt.vec result");
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(attrs_ok(op, NULL, 0)))
+    return TL_FAILURE;
+  TlType *v = rt(op, 0);
+  if (n != tl_simt_vec_size(v)) {
+    tl_op_emit_error(op, "builds %u elements from %u operands",
+                     tl_simt_vec_size(v), n);
+    return TL_FAILURE;
+  }
+  for (unsigned i = 0; i < n; i++)
+    if (ot(op, i) != tl_simt_vec_elem(v))
+      return bad(op, "each operand", "the element type", ot(op, i));
+  return TL_SUCCESS;
+}
+
+/*===--- Definitions -----------------------------------------------------===*/
+
+#define OP(var, opname, summ, tr, v)                                           \
+  static const TlOpDef var = {.name = opname,                                  \
+                              .summary = summ,                                 \
+                              .traits = tr,                                    \
+                              .verify = v,                                     \
+                              .parse = std_parse,                              \
+                              .print = std_print};
+
+OP(thread_id_def, "simt.thread_id", "%tid: the thread's index in its block",
+   TL_TRAIT_PURE, id_verify)
+OP(block_id_def, "simt.block_id", "%ctaid: the block's index in the grid",
+   TL_TRAIT_PURE, id_verify)
+OP(block_dim_def, "simt.block_dim", "%ntid: threads per block", TL_TRAIT_PURE,
+   id_verify)
+OP(grid_dim_def, "simt.grid_dim", "%nctaid: blocks per grid", TL_TRAIT_PURE,
+   id_verify)
+OP(lane_id_def, "simt.lane_id", "%laneid: the thread's lane in its warp",
+   TL_TRAIT_PURE, id_verify)
+OP(warp_id_def, "simt.warp_id",
+   "the thread's warp in its block (linear thread index / 32)", TL_TRAIT_PURE,
+   id_verify)
+OP(ptr_add_def, "simt.ptr_add", "a pointer plus a byte offset", TL_TRAIT_PURE,
+   ptr_add_verify)
+OP(smem_base_def, "simt.smem_base", "the start of the dynamic shared memory",
+   TL_TRAIT_PURE, smem_base_verify)
+OP(load_def, "simt.load", "ld.global/ld.shared of 1, 2, 4, 8 or 16 bytes", 0,
+   load_verify)
+OP(store_def, "simt.store", "st.global/st.shared of 1, 2, 4, 8 or 16 bytes", 0,
+   store_verify)
+OP(cp_async_def, "simt.cp_async",
+   "cp.async of 4, 8 or 16 bytes global to shared (zero-fill past src size)", 0,
+   cp_async_verify)
+OP(commit_group_def, "simt.cp_async_commit", "cp.async.commit_group", 0,
+   commit_verify)
+OP(wait_group_def, "simt.cp_async_wait", "cp.async.wait_group N", 0,
+   wait_verify)
+OP(barrier_def, "simt.barrier", "bar.sync id{, threads}", 0, barrier_verify)
+OP(ldmatrix_def, "simt.ldmatrix",
+   "ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16", 0, ldmatrix_verify)
+OP(mma_def, "simt.mma", "mma.sync.aligned.row.col for the supported forms",
+   TL_TRAIT_PURE, mma_verify)
+OP(shfl_def, "simt.shfl", "shfl.sync.{idx,bfly,up,down}.b32 over the full warp",
+   0, shfl_verify)
+OP(prmt_def, "simt.prmt", "prmt.b32: byte permute of two 32-bit registers",
+   TL_TRAIT_PURE, prmt_verify)
+OP(lop3_def, "simt.lop3", "lop3.b32: any three-input bitwise function",
+   TL_TRAIT_PURE, lop3_verify)
+OP(add2_def, "simt.add2", "add.rn.{f16x2,bf16x2}", TL_TRAIT_PURE, packed_verify)
+OP(sub2_def, "simt.sub2", "sub.rn.{f16x2,bf16x2}", TL_TRAIT_PURE, packed_verify)
+OP(mul2_def, "simt.mul2", "mul.rn.{f16x2,bf16x2}", TL_TRAIT_PURE, packed_verify)
+OP(fma2_def, "simt.fma2", "fma.rn.{f16x2,bf16x2}", TL_TRAIT_PURE, packed_verify)
+OP(cvt_def, "simt.cvt", "cvt between f16, bf16, f32, f64 and 8..64-bit ints",
+   TL_TRAIT_PURE, cvt_verify)
+OP(cvt_pack_def, "simt.cvt_pack", "cvt.{rn,rz}.{f16x2,bf16x2}.f32",
+   TL_TRAIT_PURE, cvt_pack_verify)
+OP(bitcast_def, "simt.bitcast", "reinterprets registers of the same width",
+   TL_TRAIT_PURE, bitcast_verify)
+OP(extract_def, "simt.extract", "one element of a vector", TL_TRAIT_PURE,
+   extract_verify)
+OP(build_def, "simt.build", "a vector from its elements", TL_TRAIT_PURE,
+   build_verify)
+
+static const TlOpDef *const simt_ops[] = {&thread_id_def,
+                                          &block_id_def,
+                                          &block_dim_def,
+                                          &grid_dim_def,
+                                          &lane_id_def,
+                                          &warp_id_def,
+                                          &ptr_add_def,
+                                          &smem_base_def,
+                                          &load_def,
+                                          &store_def,
+                                          &cp_async_def,
+                                          &commit_group_def,
+                                          &wait_group_def,
+                                          &barrier_def,
+                                          &ldmatrix_def,
+                                          &mma_def,
+                                          &shfl_def,
+                                          &prmt_def,
+                                          &lop3_def,
+                                          &add2_def,
+                                          &sub2_def,
+                                          &mul2_def,
+                                          &fma2_def,
+                                          &cvt_def,
+                                          &cvt_pack_def,
+                                          &bitcast_def,
+                                          &extract_def,
+                                          &build_def,
+                                          NULL};
+
+static const TlTypeDef *const simt_types[] = {&simt_vec_def, &simt_ptr_def,
+                                              NULL};
+
+static const TlDialectDef simt_dialect = {
+    .name = "simt", .ops = simt_ops, .types = simt_types};
+
+void tl_simt_register(TlContext *ctx) {
+  tl_context_register_dialect(ctx, &simt_dialect);
+}

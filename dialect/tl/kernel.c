@@ -1,0 +1,666 @@
+/* tl.kernel and tl.template: a kernel's signature, template parameters,
+ * launch grid and block size.
+ *
+ *   tl.kernel @matmul(%a: !tl.ptr<f16>, %m: i32) template(BM = 16, BN = 8)
+ *       grid(ceildiv(m, BM), 128 / BN) threads(32) {
+ *     %bm = tl.template BM : i32
+ *     ...
+ *   }
+ *
+ * Parameters are scalars or !tl.ptr, named by identifiers. Template
+ * parameters are named integer constants with defaults; a definition given
+ * to the context (tl_context_set_define) overrides the default while
+ * parsing, so a kernel instantiated with other values is another kernel.
+ * grid (1 to 3 expressions) and threads are grid expressions (tl.h) over
+ * the integer parameters, by name, and the template parameters; the
+ * runtime evaluates them at launch (tl_kernel_launch_dims). What is known
+ * before launch is checked when the kernel is parsed and verified: no
+ * constant divisor is zero or negative, a constant grid dimension or
+ * thread count is within CUDA's limits, and with a constant thread count
+ * every register tile of the body spans exactly that many threads.
+ *
+ * Attributes: sym_name, function_type, arg_names (the parameters' names, as
+ * expressions use them), template (a dictionary of i64), grid (an array of
+ * 1-3 strings), threads (a string). The body needs no terminator. */
+#include "tl_internal.h"
+
+#include <ctype.h>
+#include <string.h>
+
+extern const TlOpDef tl_kernel_def, tl_template_def;
+
+/*===--- Names in grid expressions --------------------------------------===*/
+
+typedef struct Names {
+  unsigned nargs;
+  const char *const *arg_names;
+  TlType *const *arg_types;
+  TlAttr *templ;             /* dict */
+  const int64_t *arg_values; /* evaluating: the launch values, or NULL */
+  int nonint;                /* the non-integer parameter last looked up */
+} Names;
+
+/* Grid expressions use integer parameters; i1 is a boolean, not a size. */
+static bool int_param(const TlType *t) {
+  return tl_type_is_int(t) && !tl_type_is_bool(t);
+}
+
+static bool is_name(const char *s, size_t len, const char *name) {
+  return strlen(name) == len && !memcmp(name, s, len);
+}
+
+/* Parameters are runtime values; template parameters are constants. */
+static TlExprName classify(void *user, const char *name, size_t len,
+                           int64_t *v) {
+  Names *n = user;
+  for (unsigned i = 0; i < n->nargs; i++)
+    if (is_name(name, len, n->arg_names[i])) {
+      if (int_param(n->arg_types[i]))
+        return TL_EXPR_NAME_RUNTIME;
+      n->nonint = (int)i;
+      return TL_EXPR_NAME_UNKNOWN;
+    }
+  for (unsigned i = 0; n->templ && i < tl_attr_dict_size(n->templ); i++) {
+    TlNamedAttr e = tl_attr_dict_entry(n->templ, i);
+    if (is_name(name, len, e.name)) {
+      *v = tl_attr_int_value(e.attr);
+      return TL_EXPR_NAME_CONST;
+    }
+  }
+  return TL_EXPR_NAME_UNKNOWN;
+}
+
+static bool lookup(void *user, const char *name, size_t len, int64_t *v) {
+  Names *n = user;
+  int64_t c;
+  for (unsigned i = 0; i < n->nargs; i++)
+    if (is_name(name, len, n->arg_names[i]) && int_param(n->arg_types[i]) &&
+        n->arg_values) {
+      *v = n->arg_values[i];
+      return true;
+    }
+  if (classify(user, name, len, &c) == TL_EXPR_NAME_CONST) {
+    *v = c;
+    return true;
+  }
+  return false;
+}
+
+/* CUDA's limits on a launch: grid x up to 2^31 - 1, y and z up to 65535,
+ * 1024 threads per block. */
+static const int64_t grid_max[3] = {INT32_MAX, 65535, 65535};
+enum { THREADS_MAX = 1024 };
+
+/* Checks one grid (dim 0..2) or threads (dim 3) expression; a constant
+ * one must be within the launch limits. On failure writes the message and
+ * the byte offset of the error. */
+static bool check_expr(const char *s, size_t len, unsigned dim, Names *nm,
+                       TlStr *canon, int64_t *konst, TlErr *err, size_t *off) {
+  bool is_const;
+  int64_t v;
+  nm->nonint = -1;
+  *off = 0;
+  if (!tl_expr_check(s, len, classify, nm, canon, &is_const, &v, err, off)) {
+    if (nm->nonint >= 0) {
+      TlStr t = {0};
+      tl_type_print(nm->arg_types[nm->nonint], &t);
+      tl_err(err,
+             "parameter '%s' has type %s; grid expressions use integer "
+             "parameters only",
+             nm->arg_names[nm->nonint], tl_str_cstr(&t));
+      tl_str_free(&t);
+    }
+    return false;
+  }
+  if (konst)
+    *konst = is_const ? v : 0;
+  if (!is_const)
+    return true;
+  /* A bad constant is the whole expression: point at its start. */
+  while (*off < len && isspace((unsigned char)s[*off]))
+    ++*off;
+  int64_t max = dim < 3 ? grid_max[dim] : THREADS_MAX;
+  if (v < 1 || v > max) {
+    if (dim < 3)
+      return tl_err(err, "grid dimension %u is %lld, outside 1..%lld", dim,
+                    (long long)v, (long long)max);
+    return tl_err(err, "threads per block is %lld, outside 1..%lld",
+                  (long long)v, (long long)max);
+  }
+  return true;
+}
+
+/* [A-Za-z_][A-Za-z0-9_]*: what grid expressions can refer to. */
+static bool identifier(const char *s) {
+  if (!(isalpha((unsigned char)s[0]) || s[0] == '_'))
+    return false;
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && *s != '_')
+      return false;
+  return true;
+}
+
+/*===--- Parsing ---------------------------------------------------------===*/
+
+typedef TL_VEC(TlAttr *) AttrVec;
+
+/* `(expr, expr)` as raw text pieces split at top-level commas; dims start
+ * at first_dim (0 for grid, 3 for threads). */
+static TlResult parse_exprs(TlParser *p, const char *what, unsigned max,
+                            unsigned first_dim, AttrVec *out, Names *names) {
+  const char *text;
+  size_t len;
+  TlLoc loc;
+  if (!tl_parser_peek_punct(p, "(")) {
+    tl_parser_error(p, tl_parser_loc(p), "expected '(' after '%s'", what);
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(tl_parse_raw_body(p, &text, &len, &loc)))
+    return TL_FAILURE;
+  TlContext *ctx = tl_parser_context(p);
+  size_t start = 0;
+  int depth = 0;
+  for (size_t i = 0; i <= len; i++) {
+    if (i < len && text[i] == '(')
+      depth++;
+    else if (i < len && text[i] == ')')
+      depth--;
+    if (i < len && !(text[i] == ',' && depth == 0))
+      continue;
+    if (out->len >= max) {
+      tl_parser_error(p, tl_text_loc(loc, text, start),
+                      "'%s' takes at most %u expression%s", what, max,
+                      max == 1 ? "" : "s");
+      return TL_FAILURE;
+    }
+    TlStr canon = {0};
+    TlErr err;
+    size_t off;
+    if (!check_expr(text + start, i - start, first_dim + (unsigned)out->len,
+                    names, &canon, NULL, &err, &off)) {
+      tl_parser_error(p, tl_text_loc(loc, text, start + off),
+                      "invalid %s expression: %s", what, err.msg);
+      tl_str_free(&canon);
+      return TL_FAILURE;
+    }
+    tl_vec_push(out,
+                tl_attr_string(ctx, canon.data ? canon.data : "", canon.len));
+    tl_str_free(&canon);
+    start = i + 1;
+  }
+  return TL_SUCCESS;
+}
+
+static TlResult kernel_parse(TlParser *p, TlOpState *st) {
+  TlContext *ctx = st->ctx;
+  const char *name;
+  TL_VEC(TlArgDef) args = {0};
+  TlTypeVec ins = {0};
+  TL_VEC(const char *) names = {0};
+  TL_VEC(TlNamedAttr) templ = {0};
+  AttrVec grid = {0}, threads = {0};
+  TlResult r = TL_FAILURE;
+  if (TL_FAILED(tl_parse_symbol_name(p, &name)) ||
+      TL_FAILED(tl_parse_punct(p, "(")))
+    goto out;
+  if (!tl_parser_peek_punct(p, ")")) {
+    do {
+      TlArgDef a;
+      TlLoc al = tl_parser_loc(p);
+      if (TL_FAILED(tl_parse_arg_def(p, &a)))
+        goto out;
+      if (!tl_type_is_scalar(a.type) && !tl_type_is_ptr(a.type)) {
+        tl_parser_error(p, al, "kernel parameters are scalars or !tl.ptr");
+        goto out;
+      }
+      /* Grid expressions refer to parameters by name. */
+      if (!identifier(a.ref.name)) {
+        tl_parser_error(p, al,
+                        "kernel parameter names are identifiers "
+                        "([A-Za-z_][A-Za-z0-9_]*), not '%s'",
+                        a.ref.name);
+        goto out;
+      }
+      for (size_t i = 0; i < names.len; i++)
+        if (strcmp(names.data[i], a.ref.name) == 0) {
+          tl_parser_error(p, al, "kernel parameter '%s' is declared twice",
+                          a.ref.name);
+          goto out;
+        }
+      tl_vec_push(&args, a);
+      tl_vec_push(&ins, a.type);
+      tl_vec_push(&names, a.ref.name);
+    } while (tl_parse_optional_punct(p, ","));
+  }
+  if (TL_FAILED(tl_parse_punct(p, ")")))
+    goto out;
+  if (tl_parse_optional_keyword(p, "template")) {
+    if (TL_FAILED(tl_parse_punct(p, "(")))
+      goto out;
+    do {
+      const char *tn;
+      int64_t v;
+      TlLoc tl = tl_parser_loc(p);
+      if (TL_FAILED(tl_parse_identifier(p, &tn)) ||
+          TL_FAILED(tl_parse_punct(p, "=")) || TL_FAILED(tl_parse_int(p, &v)))
+        goto out;
+      if (!identifier(tn)) {
+        tl_parser_error(p, tl,
+                        "template parameter names are identifiers "
+                        "([A-Za-z_][A-Za-z0-9_]*), not '%s'",
+                        tn);
+        goto out;
+      }
+      for (size_t i = 0; i < templ.len; i++)
+        if (templ.data[i].name == tn) {
+          tl_parser_error(p, tl, "template parameter '%s' given twice", tn);
+          goto out;
+        }
+      for (size_t i = 0; i < names.len; i++)
+        if (strcmp(names.data[i], tn) == 0) {
+          tl_parser_error(p, tl,
+                          "template parameter '%s' has the name of a "
+                          "kernel parameter",
+                          tn);
+          goto out;
+        }
+      int64_t over;
+      if (tl_context_get_define(ctx, tn, &over))
+        v = over;
+      TlNamedAttr na = {tn, tl_attr_int(ctx, tl_type_int(ctx, 64, true), v)};
+      tl_vec_push(&templ, na);
+    } while (tl_parse_optional_punct(p, ","));
+    if (TL_FAILED(tl_parse_punct(p, ")")))
+      goto out;
+  }
+  TlAttr *tdict = tl_attr_dict(ctx, (unsigned)templ.len, templ.data);
+  Names nm = {(unsigned)names.len, names.data, ins.data, tdict, NULL, -1};
+  /* An empty list fails as an empty expression, so both have >= 1. */
+  if (TL_FAILED(tl_parse_keyword(p, "grid")) ||
+      TL_FAILED(parse_exprs(p, "grid", 3, 0, &grid, &nm)) ||
+      TL_FAILED(tl_parse_keyword(p, "threads")) ||
+      TL_FAILED(parse_exprs(p, "threads", 1, 3, &threads, &nm)))
+    goto out;
+  TL_VEC(TlAttr *) name_attrs = {0};
+  for (size_t i = 0; i < names.len; i++)
+    tl_vec_push(&name_attrs,
+                tl_attr_string(ctx, names.data[i], strlen(names.data[i])));
+  tl_op_state_set_attr(st, "sym_name", tl_attr_string(ctx, name, strlen(name)));
+  tl_op_state_set_attr(
+      st, "function_type",
+      tl_attr_type(
+          ctx, tl_type_function(ctx, (unsigned)ins.len, ins.data, 0, NULL)));
+  tl_op_state_set_attr(
+      st, "arg_names",
+      tl_attr_array(ctx, (unsigned)name_attrs.len, name_attrs.data));
+  tl_vec_free(&name_attrs);
+  tl_op_state_set_attr(st, "template", tdict);
+  tl_op_state_set_attr(st, "grid",
+                       tl_attr_array(ctx, (unsigned)grid.len, grid.data));
+  tl_op_state_set_attr(st, "threads", threads.data[0]);
+  if (tl_parse_optional_keyword(p, "attributes") &&
+      TL_FAILED(tl_parse_optional_attr_dict(p, st)))
+    goto out;
+  r = tl_parse_region(p, st, (unsigned)args.len, args.data);
+out:
+  tl_vec_free(&args);
+  tl_vec_free(&ins);
+  tl_vec_free(&names);
+  tl_vec_free(&templ);
+  tl_vec_free(&grid);
+  tl_vec_free(&threads);
+  return r;
+}
+
+static void kernel_print(TlPrinter *p, TlOp *op) {
+  TlContext *ctx = tl_op_context(op);
+  tl_print_str(p, " ");
+  tl_print_attr(p, tl_attr_symbol(ctx, tl_symbol_name(op)));
+  tl_print_str(p, "(");
+  TlBlock *entry = tl_region_first_block(tl_op_region(op, 0));
+  TlAttr *names = tl_op_attr(op, "arg_names");
+  for (unsigned i = 0; i < tl_block_num_args(entry); i++) {
+    if (i)
+      tl_print_str(p, ", ");
+    TlValue *a = tl_block_arg(entry, i);
+    /* Parameters print under the names the expressions use. */
+    const char *n = tl_attr_string_value(tl_attr_array_elem(names, i), NULL);
+    tl_value_set_name_hint(a, tl_context_intern(ctx, n, strlen(n)));
+    tl_print_arg_def(p, a);
+  }
+  tl_print_str(p, ")");
+  TlAttr *templ = tl_op_attr(op, "template");
+  if (tl_attr_dict_size(templ)) {
+    tl_print_str(p, " template(");
+    for (unsigned i = 0; i < tl_attr_dict_size(templ); i++) {
+      TlNamedAttr e = tl_attr_dict_entry(templ, i);
+      tl_printf(p, "%s%s = %lld", i ? ", " : "", e.name,
+                (long long)tl_attr_int_value(e.attr));
+    }
+    tl_print_str(p, ")");
+  }
+  tl_print_str(p, " grid(");
+  TlAttr *grid = tl_op_attr(op, "grid");
+  for (unsigned i = 0; i < tl_attr_array_size(grid); i++)
+    tl_printf(p, "%s%s", i ? ", " : "",
+              tl_attr_string_value(tl_attr_array_elem(grid, i), NULL));
+  tl_printf(p, ") threads(%s)",
+            tl_attr_string_value(tl_op_attr(op, "threads"), NULL));
+  static const char *const elided[] = {"sym_name", "function_type", "arg_names",
+                                       "template", "grid",          "threads",
+                                       NULL};
+  if (tl_op_num_attrs(op) > 6) {
+    tl_print_str(p, " attributes");
+    tl_print_attr_dict(p, op, elided);
+  }
+  tl_print_str(p, " ");
+  tl_print_region(p, tl_op_region(op, 0), false);
+}
+
+enum { MAX_PARAMS = 64 };
+
+typedef struct ThreadCheck {
+  int64_t threads;
+  bool failed;
+} ThreadCheck;
+
+static bool tile_threads_ok(TlOp *op, ThreadCheck *tc, unsigned i, TlType *t) {
+  if (tl_tensor_kind(t) != TL_TENSOR_REG)
+    return true;
+  int64_t n = tl_layout_num_threads(tl_reg_layout(t));
+  if (n == tc->threads)
+    return true;
+  tl_op_emit_error(op,
+                   "result #%u is a register tile over %lld threads, but "
+                   "the kernel has %lld threads per block",
+                   i, (long long)n, (long long)tc->threads);
+  tc->failed = true;
+  return false;
+}
+
+/* Checking results covers every value: inside the isolated kernel a tile
+ * is an op result or a block argument typed after one (scf iter_args). */
+static void check_threads(TlOp *op, void *user) {
+  ThreadCheck *tc = user;
+  for (unsigned i = 0; !tc->failed && i < tl_op_num_results(op); i++)
+    tile_threads_ok(op, tc, i, tl_value_type(tl_op_result(op, i)));
+}
+
+static TlResult kernel_verify(TlOp *op) {
+  /* A kernel is a module-level symbol: nested in another op it would be
+   * out of reach of symbol lookup and of the runtime. */
+  TlOp *parent = tl_op_parent(op);
+  if (parent && strcmp(tl_op_name(parent), "builtin.module") != 0) {
+    tl_op_emit_error(op,
+                     "must be at the top level of a module, not inside "
+                     "'%s'",
+                     tl_op_name(parent));
+    return TL_FAILURE;
+  }
+  TlAttr *ft = tl_op_attr(op, "function_type");
+  TlAttr *names = tl_op_attr(op, "arg_names");
+  TlAttr *templ = tl_op_attr(op, "template");
+  TlAttr *grid = tl_op_attr(op, "grid");
+  TlAttr *threads = tl_op_attr(op, "threads");
+  if (!ft || tl_attr_kind(ft) != TL_ATTR_TYPE ||
+      tl_type_kind(tl_attr_type_value(ft)) != TL_TYPE_FUNCTION ||
+      tl_type_function_num_results(tl_attr_type_value(ft)) != 0) {
+    tl_op_emit_error(op, "requires 'function_type' with no results");
+    return TL_FAILURE;
+  }
+  TlType *fn = tl_attr_type_value(ft);
+  unsigned n = tl_type_function_num_inputs(fn);
+  if (!names || tl_attr_kind(names) != TL_ATTR_ARRAY ||
+      tl_attr_array_size(names) != n) {
+    tl_op_emit_error(op, "requires 'arg_names' with one string per parameter");
+    return TL_FAILURE;
+  }
+  if (!templ || tl_attr_kind(templ) != TL_ATTR_DICT) {
+    tl_op_emit_error(op, "requires a dictionary 'template'");
+    return TL_FAILURE;
+  }
+  for (unsigned i = 0; i < tl_attr_dict_size(templ); i++)
+    if (tl_attr_kind(tl_attr_dict_entry(templ, i).attr) != TL_ATTR_INT) {
+      tl_op_emit_error(op, "template parameter '%s' must be an integer",
+                       tl_attr_dict_entry(templ, i).name);
+      return TL_FAILURE;
+    }
+  if (!grid || tl_attr_kind(grid) != TL_ATTR_ARRAY ||
+      tl_attr_array_size(grid) < 1 || tl_attr_array_size(grid) > 3 ||
+      !threads || tl_attr_kind(threads) != TL_ATTR_STRING) {
+    tl_op_emit_error(op, "requires 'grid' (1 to 3 strings) and 'threads' (a "
+                         "string)");
+    return TL_FAILURE;
+  }
+  if (n > MAX_PARAMS) {
+    tl_op_emit_error(op, "has more than %d parameters", MAX_PARAMS);
+    return TL_FAILURE;
+  }
+  const char *nbuf[MAX_PARAMS];
+  TlType *tbuf[MAX_PARAMS];
+  TlBlock *entry = tl_region_first_block(tl_op_region(op, 0));
+  if (tl_block_num_args(entry) != n) {
+    tl_op_emit_error(op,
+                     "entry block has %u arguments but the kernel has %u "
+                     "parameters",
+                     tl_block_num_args(entry), n);
+    return TL_FAILURE;
+  }
+  for (unsigned i = 0; i < n; i++) {
+    TlAttr *s = tl_attr_array_elem(names, i);
+    if (tl_attr_kind(s) != TL_ATTR_STRING) {
+      tl_op_emit_error(op, "'arg_names' must hold strings");
+      return TL_FAILURE;
+    }
+    nbuf[i] = tl_attr_string_value(s, NULL);
+    tbuf[i] = tl_type_function_input(fn, i);
+    if (!identifier(nbuf[i])) {
+      tl_op_emit_error(op, "parameter name '%s' is not an identifier", nbuf[i]);
+      return TL_FAILURE;
+    }
+    for (unsigned j = 0; j < i; j++)
+      if (strcmp(nbuf[j], nbuf[i]) == 0) {
+        tl_op_emit_error(op, "parameter name '%s' is used twice", nbuf[i]);
+        return TL_FAILURE;
+      }
+    if (tl_attr_dict_get(templ, nbuf[i])) {
+      tl_op_emit_error(op,
+                       "parameter '%s' has the name of a template "
+                       "parameter",
+                       nbuf[i]);
+      return TL_FAILURE;
+    }
+    if (!tl_type_is_scalar(tbuf[i]) && !tl_type_is_ptr(tbuf[i])) {
+      tl_op_emit_error(op, "parameter #%u must be a scalar or !tl.ptr", i);
+      return TL_FAILURE;
+    }
+    if (tl_value_type(tl_block_arg(entry, i)) != tbuf[i]) {
+      tl_op_emit_error(op,
+                       "type of entry block argument #%u does not match "
+                       "the parameter",
+                       i);
+      return TL_FAILURE;
+    }
+  }
+  for (unsigned i = 0; i < tl_attr_dict_size(templ); i++)
+    if (!identifier(tl_attr_dict_entry(templ, i).name)) {
+      tl_op_emit_error(op, "template parameter name '%s' is not an identifier",
+                       tl_attr_dict_entry(templ, i).name);
+      return TL_FAILURE;
+    }
+  Names nm = {n, nbuf, tbuf, templ, NULL, -1};
+  int64_t nthreads = 0;
+  for (unsigned i = 0; i <= tl_attr_array_size(grid); i++) {
+    bool is_threads = i == tl_attr_array_size(grid);
+    TlAttr *e = is_threads ? threads : tl_attr_array_elem(grid, i);
+    if (tl_attr_kind(e) != TL_ATTR_STRING) {
+      tl_op_emit_error(op, "'grid' must hold strings");
+      return TL_FAILURE;
+    }
+    size_t len, off;
+    const char *s = tl_attr_string_value(e, &len);
+    TlErr err;
+    if (!check_expr(s, len, is_threads ? 3 : i, &nm, NULL,
+                    is_threads ? &nthreads : NULL, &err, &off)) {
+      tl_op_emit_error(op, "invalid %s expression '%s': %s",
+                       is_threads ? "threads" : "grid", s, err.msg);
+      return TL_FAILURE;
+    }
+  }
+  /* Every register tile is distributed over all the threads of the block,
+   * so its layout spans exactly `threads` threads (known when constant). */
+  if (nthreads) {
+    ThreadCheck tc = {nthreads, false};
+    tl_op_walk(op, check_threads, &tc, false);
+    if (tc.failed)
+      return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+const TlOpDef tl_kernel_def = {
+    .name = "tl.kernel",
+    .summary = "a GPU kernel: parameters, template parameters, grid and "
+               "threads per block, and the thread-block program",
+    .traits = TL_TRAIT_ISOLATED | TL_TRAIT_SYMBOL | TL_TRAIT_SINGLE_BLOCK |
+              TL_TRAIT_NO_TERMINATOR,
+    .verify = kernel_verify,
+    .parse = kernel_parse,
+    .print = kernel_print,
+};
+
+/*===--- tl.template -----------------------------------------------------===*/
+
+TlOp *tl_enclosing_kernel(TlOp *op) {
+  for (TlOp *o = tl_op_parent(op); o; o = tl_op_parent(o))
+    if (tl_op_is(o, &tl_kernel_def))
+      return o;
+  return NULL;
+}
+
+static TlResult template_parse(TlParser *p, TlOpState *st) {
+  const char *name;
+  TlType *t;
+  if (TL_FAILED(tl_parse_identifier(p, &name)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &t)))
+    return TL_FAILURE;
+  tl_op_state_set_attr(st, "name", tl_attr_string(st->ctx, name, strlen(name)));
+  tl_op_state_add_result(st, t);
+  return tl_parse_optional_attr_dict(p, st);
+}
+
+static void template_print(TlPrinter *p, TlOp *op) {
+  static const char *const elided[] = {"name", NULL};
+  tl_printf(p, " %s : ", tl_attr_string_value(tl_op_attr(op, "name"), NULL));
+  tl_print_type(p, tl_value_type(tl_op_result(op, 0)));
+  tl_print_attr_dict(p, op, elided);
+}
+
+/* The value of the template parameter an op names, or NULL. */
+static TlAttr *template_value(TlOp *op) {
+  TlOp *k = tl_enclosing_kernel(op);
+  TlAttr *n = tl_op_attr(op, "name");
+  if (!k || !n || tl_attr_kind(n) != TL_ATTR_STRING)
+    return NULL;
+  TlAttr *templ = tl_op_attr(k, "template");
+  return templ ? tl_attr_dict_get(templ, tl_attr_string_value(n, NULL)) : NULL;
+}
+
+static TlResult template_verify(TlOp *op) {
+  if (tl_op_num_operands(op) || tl_op_num_results(op) != 1 ||
+      !tl_type_is_int(tl_value_type(tl_op_result(op, 0))) ||
+      tl_type_is_bool(tl_value_type(tl_op_result(op, 0)))) {
+    tl_op_emit_error(op, "has no operands and one integer result");
+    return TL_FAILURE;
+  }
+  TlAttr *name = tl_op_attr(op, "name");
+  if (!name || tl_attr_kind(name) != TL_ATTR_STRING) {
+    tl_op_emit_error(op, "requires a string attribute 'name'");
+    return TL_FAILURE;
+  }
+  if (!tl_enclosing_kernel(op)) {
+    tl_op_emit_error(op, "must be inside a tl.kernel");
+    return TL_FAILURE;
+  }
+  TlAttr *v = template_value(op);
+  if (!v) {
+    tl_op_emit_error(op, "the kernel has no template parameter '%s'",
+                     tl_attr_string_value(tl_op_attr(op, "name"), NULL));
+    return TL_FAILURE;
+  }
+  TlType *t = tl_value_type(tl_op_result(op, 0));
+  TlAttr *c = tl_attr_int(tl_op_context(op), t, tl_attr_int_value(v));
+  if (tl_attr_int_value(c) != tl_attr_int_value(v)) {
+    TlStr s = {0};
+    tl_type_print(t, &s);
+    tl_op_emit_error(op, "template value %lld does not fit in %s",
+                     (long long)tl_attr_int_value(v), tl_str_cstr(&s));
+    tl_str_free(&s);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+static TlResult template_fold(TlOp *op, TlAttr *const *c, TlFoldResult *res) {
+  TlAttr *v = template_value(op);
+  if (!v)
+    return TL_FAILURE;
+  res[0].attr =
+      tl_attr_int(tl_op_context(op), tl_value_type(tl_op_result(op, 0)),
+                  tl_attr_int_value(v));
+  return TL_SUCCESS;
+}
+
+const TlOpDef tl_template_def = {
+    .name = "tl.template",
+    .summary = "the value of one of the kernel's template parameters",
+    .traits = TL_TRAIT_PURE,
+    .verify = template_verify,
+    .parse = template_parse,
+    .print = template_print,
+    .fold = template_fold,
+};
+
+/*===--- Launch configuration --------------------------------------------===*/
+
+bool tl_kernel_launch_dims(TlOp *kernel, const int64_t *int_args,
+                           int64_t grid[3], int64_t *threads, TlErr *err) {
+  grid[0] = grid[1] = grid[2] = 1;
+  *threads = 1;
+  /* Only what the verifier accepts; anything else would be read blindly. */
+  if (!kernel || !tl_op_is(kernel, &tl_kernel_def) ||
+      TL_FAILED(kernel_verify(kernel)))
+    return tl_err(err, "not a valid tl.kernel");
+  TlType *fn = tl_attr_type_value(tl_op_attr(kernel, "function_type"));
+  unsigned n = tl_type_function_num_inputs(fn);
+  const char *nbuf[MAX_PARAMS];
+  TlType *tbuf[MAX_PARAMS];
+  TlAttr *names = tl_op_attr(kernel, "arg_names");
+  for (unsigned i = 0; i < n; i++) {
+    nbuf[i] = tl_attr_string_value(tl_attr_array_elem(names, i), NULL);
+    tbuf[i] = tl_type_function_input(fn, i);
+  }
+  Names nm = {n, nbuf, tbuf, tl_op_attr(kernel, "template"), int_args, -1};
+  TlAttr *g = tl_op_attr(kernel, "grid");
+  for (unsigned i = 0; i <= tl_attr_array_size(g); i++) {
+    bool is_threads = i == tl_attr_array_size(g);
+    size_t len;
+    const char *s = tl_attr_string_value(
+        is_threads ? tl_op_attr(kernel, "threads") : tl_attr_array_elem(g, i),
+        &len);
+    int64_t *v = is_threads ? threads : &grid[i];
+    TlErr e;
+    if (!tl_expr_eval(s, len, lookup, &nm, v, &e, NULL))
+      return tl_err(err, "%s expression '%s': %s",
+                    is_threads ? "threads" : "grid", s, e.msg);
+    int64_t max = is_threads ? THREADS_MAX : grid_max[i];
+    if (*v < 1 || *v > max) {
+      if (is_threads)
+        return tl_err(err, "threads per block is %lld, outside 1..%lld",
+                      (long long)*v, (long long)max);
+      return tl_err(err, "grid dimension %u is %lld, outside 1..%lld", i,
+                    (long long)*v, (long long)max);
+    }
+  }
+  return true;
+}

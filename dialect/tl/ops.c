@@ -1,0 +1,1571 @@
+/* The thread-block instruction set of the tl dialect (Tilus Table 1 and
+ * what the kernel library needs). Every op acts for the whole thread block;
+ * register tiles are distributed over the block's threads by their layouts.
+ * The semantics of each op are in docs/langref.md; the verifiers here check
+ * shapes, element types and layouts and say exactly what disagrees. */
+#include "tl/dialects.h"
+#include "tl_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/*===--- Helpers ---------------------------------------------------------===*/
+
+static TlType *otype(const TlOp *op, unsigned i) {
+  return tl_value_type(tl_op_operand(op, i));
+}
+static TlType *rtype(const TlOp *op, unsigned i) {
+  return tl_value_type(tl_op_result(op, i));
+}
+static bool is_reg(const TlType *t) {
+  return tl_tensor_kind(t) == TL_TENSOR_REG;
+}
+static bool is_index(const TlType *t) {
+  return tl_type_is_int(t) && !tl_type_is_bool(t);
+}
+
+static char *type_text(const TlType *t) {
+  TlStr s = {0};
+  tl_type_print(t, &s);
+  return s.data;
+}
+
+/* "'op' op <what> must be <kind>, but is <type>" */
+static TlResult bad_type(TlOp *op, const char *what, const char *kind,
+                         const TlType *t) {
+  char *s = type_text(t);
+  tl_op_emit_error(op, "%s must be %s, but is %s", what, kind, s);
+  tl_free(s);
+  return TL_FAILURE;
+}
+
+static TlResult counts(TlOp *op, unsigned nops, unsigned nres) {
+  if (tl_op_num_operands(op) != nops || tl_op_num_results(op) != nres) {
+    tl_op_emit_error(op,
+                     "expects %u operands and %u results, but has %u and "
+                     "%u",
+                     nops, nres, tl_op_num_operands(op), tl_op_num_results(op));
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+static void print_shape_list(TlStr *s, const TlType *t) {
+  tl_str_putc(s, '[');
+  for (unsigned i = 0; i < tl_tensor_rank(t); i++)
+    tl_str_printf(s, "%s%lld", i ? ", " : "", (long long)tl_tensor_dim(t, i));
+  tl_str_putc(s, ']');
+}
+
+/* Two tensor types with the same shape; reports which dimension differs. */
+static TlResult same_shape(TlOp *op, const char *a, const TlType *ta,
+                           const char *b, const TlType *tb) {
+  bool same = tl_tensor_rank(ta) == tl_tensor_rank(tb);
+  for (unsigned i = 0; same && i < tl_tensor_rank(ta); i++)
+    same = tl_tensor_dim(ta, i) == tl_tensor_dim(tb, i);
+  if (same)
+    return TL_SUCCESS;
+  TlStr x = {0}, y = {0};
+  print_shape_list(&x, ta);
+  print_shape_list(&y, tb);
+  tl_op_emit_error(op, "%s has shape %s but %s has shape %s", a,
+                   tl_str_cstr(&x), b, tl_str_cstr(&y));
+  tl_str_free(&x);
+  tl_str_free(&y);
+  return TL_FAILURE;
+}
+
+static TlResult same_layout(TlOp *op, const char *a, const TlType *ta,
+                            const char *b, const TlType *tb) {
+  if (tl_layout_equal(tl_reg_layout(ta), tl_reg_layout(tb)))
+    return TL_SUCCESS;
+  TlStr x = {0}, y = {0};
+  tl_layout_print(tl_reg_layout(ta), &x);
+  tl_layout_print(tl_reg_layout(tb), &y);
+  tl_op_emit_error(op, "%s has layout %s but %s has layout %s", a,
+                   tl_str_cstr(&x), b, tl_str_cstr(&y));
+  tl_str_free(&x);
+  tl_str_free(&y);
+  return TL_FAILURE;
+}
+
+/* Operands from..from+rank are integer indices, one per dimension of t. */
+static TlResult check_indices(TlOp *op, unsigned from, const TlType *t,
+                              const char *what) {
+  unsigned n = tl_op_num_operands(op) - from, rank = tl_tensor_rank(t);
+  if (n != rank) {
+    tl_op_emit_error(op, "%s has %u dimensions but %u offsets are given", what,
+                     rank, n);
+    return TL_FAILURE;
+  }
+  for (unsigned i = 0; i < n; i++)
+    if (!is_index(otype(op, from + i)))
+      return bad_type(op, "an offset", "an integer", otype(op, from + i));
+  return TL_SUCCESS;
+}
+
+/* Custom-form pieces. */
+
+static TlResult resolve_any(TlParser *p, const TlOperandRef *r, TlValue **v) {
+  return tl_parser_lookup(p, r, v);
+}
+
+/* `[%i, %j]` — indices resolve to whatever integer type they have. */
+static TlResult parse_indices(TlParser *p, TlOpState *st) {
+  if (TL_FAILED(tl_parse_punct(p, "[")))
+    return TL_FAILURE;
+  if (tl_parse_optional_punct(p, "]"))
+    return TL_SUCCESS;
+  do {
+    TlOperandRef r;
+    TlValue *v;
+    if (TL_FAILED(tl_parse_operand(p, &r)) || TL_FAILED(resolve_any(p, &r, &v)))
+      return TL_FAILURE;
+    tl_op_state_add_operand(st, v);
+  } while (tl_parse_optional_punct(p, ","));
+  return tl_parse_punct(p, "]");
+}
+
+static void print_indices(TlPrinter *p, const TlOp *op, unsigned from) {
+  tl_print_str(p, "[");
+  for (unsigned i = from; i < tl_op_num_operands(op); i++) {
+    if (i > from)
+      tl_print_str(p, ", ");
+    tl_print_operand(p, tl_op_operand(op, i));
+  }
+  tl_print_str(p, "]");
+}
+
+static TlResult parse_typed_operand(TlParser *p, TlOperandRef *r) {
+  return tl_parse_operand(p, r);
+}
+
+/* Optional unit attributes written as bare keywords (`masked`). */
+static void parse_flags(TlParser *p, TlOpState *st, const char *const *flags) {
+  for (bool again = true; again;) {
+    again = false;
+    for (const char *const *f = flags; *f; f++)
+      if (tl_parse_optional_keyword(p, *f)) {
+        tl_op_state_set_attr(st, *f, tl_attr_unit(st->ctx));
+        again = true;
+      }
+  }
+}
+
+static void print_flags(TlPrinter *p, const TlOp *op,
+                        const char *const *flags) {
+  for (const char *const *f = flags; *f; f++)
+    if (tl_op_attr(op, *f))
+      tl_printf(p, " %s", *f);
+}
+
+static const char *const masked_flag[] = {"masked", NULL};
+
+/*===--- block_indices ---------------------------------------------------===*/
+
+static TlResult block_indices_parse(TlParser *p, TlOpState *st) {
+  TlTypeVec types = {0};
+  TlResult r = TL_FAILURE;
+  if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) ||
+      TL_FAILED(tl_parse_type_list(p, &types)))
+    goto out;
+  for (size_t i = 0; i < types.len; i++)
+    tl_op_state_add_result(st, types.data[i]);
+  r = TL_SUCCESS;
+out:
+  tl_vec_free(&types);
+  return r;
+}
+
+static void block_indices_print(TlPrinter *p, TlOp *op) {
+  tl_print_attr_dict(p, op, NULL);
+  tl_print_str(p, " : ");
+  for (unsigned i = 0; i < tl_op_num_results(op); i++) {
+    if (i)
+      tl_print_str(p, ", ");
+    tl_print_type(p, rtype(op, i));
+  }
+}
+
+static TlResult block_indices_verify(TlOp *op) {
+  unsigned n = tl_op_num_results(op);
+  if (tl_op_num_operands(op) || n < 1 || n > 3) {
+    tl_op_emit_error(op, "has no operands and 1 to 3 results");
+    return TL_FAILURE;
+  }
+  for (unsigned i = 0; i < n; i++)
+    if (rtype(op, i) != tl_type_int(tl_op_context(op), 32, true))
+      return bad_type(op, "each result", "i32", rtype(op, i));
+  if (!tl_enclosing_kernel(op)) {
+    tl_op_emit_error(op, "must be inside a tl.kernel");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+/*===--- view_global -----------------------------------------------------===*/
+
+/* `[%m, 1024]`: each entry an operand or a literal; literals go in attr. */
+static TlResult parse_mixed(TlParser *p, TlOpState *st, const char *attr) {
+  TL_VEC(TlAttr *) stat = {0};
+  TlType *i64 = tl_type_int(st->ctx, 64, true);
+  TlResult r = TL_FAILURE;
+  if (TL_FAILED(tl_parse_punct(p, "[")))
+    goto out;
+  do {
+    if (tl_parser_peek_operand(p)) {
+      TlOperandRef ref;
+      TlValue *v;
+      if (TL_FAILED(tl_parse_operand(p, &ref)) ||
+          TL_FAILED(resolve_any(p, &ref, &v)))
+        goto out;
+      tl_op_state_add_operand(st, v);
+      tl_vec_push(&stat, tl_attr_int(st->ctx, i64, -1));
+    } else {
+      int64_t x;
+      TlLoc l = tl_parser_loc(p);
+      if (TL_FAILED(tl_parse_int(p, &x)))
+        goto out;
+      if (x < 0) {
+        tl_parser_error(p, l, "sizes and strides are not negative");
+        goto out;
+      }
+      tl_vec_push(&stat, tl_attr_int(st->ctx, i64, x));
+    }
+  } while (tl_parse_optional_punct(p, ","));
+  if (TL_FAILED(tl_parse_punct(p, "]")))
+    goto out;
+  tl_op_state_set_attr(st, attr,
+                       tl_attr_array(st->ctx, (unsigned)stat.len, stat.data));
+  r = TL_SUCCESS;
+out:
+  tl_vec_free(&stat);
+  return r;
+}
+
+static TlResult view_global_parse(TlParser *p, TlOpState *st) {
+  TlOperandRef ptr;
+  TlValue *pv;
+  TlType *t;
+  if (TL_FAILED(tl_parse_operand(p, &ptr)) ||
+      TL_FAILED(resolve_any(p, &ptr, &pv)))
+    return TL_FAILURE;
+  tl_op_state_add_operand(st, pv);
+  if (TL_FAILED(parse_mixed(p, st, "static_dims")))
+    return TL_FAILURE;
+  if (tl_parse_optional_keyword(p, "strides") &&
+      TL_FAILED(parse_mixed(p, st, "static_strides")))
+    return TL_FAILURE;
+  if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &t)))
+    return TL_FAILURE;
+  tl_op_state_add_result(st, t);
+  return TL_SUCCESS;
+}
+
+/* Prints a mixed list, taking operands from *next. */
+static void print_mixed(TlPrinter *p, const TlOp *op, TlAttr *stat,
+                        unsigned *next) {
+  tl_print_str(p, "[");
+  for (unsigned i = 0; i < tl_attr_array_size(stat); i++) {
+    if (i)
+      tl_print_str(p, ", ");
+    int64_t x = tl_attr_int_value(tl_attr_array_elem(stat, i));
+    if (x < 0)
+      tl_print_operand(p, tl_op_operand(op, (*next)++));
+    else
+      tl_printf(p, "%lld", (long long)x);
+  }
+  tl_print_str(p, "]");
+}
+
+static void view_global_print(TlPrinter *p, TlOp *op) {
+  static const char *const elided[] = {"static_dims", "static_strides", NULL};
+  unsigned next = 1;
+  tl_print_str(p, " ");
+  tl_print_operand(p, tl_op_operand(op, 0));
+  print_mixed(p, op, tl_op_attr(op, "static_dims"), &next);
+  if (tl_op_attr(op, "static_strides")) {
+    tl_print_str(p, " strides");
+    print_mixed(p, op, tl_op_attr(op, "static_strides"), &next);
+  }
+  tl_print_attr_dict(p, op, elided);
+  tl_print_str(p, " : ");
+  tl_print_type(p, rtype(op, 0));
+}
+
+static unsigned count_dynamic(TlAttr *a) {
+  unsigned n = 0;
+  for (unsigned i = 0; a && i < tl_attr_array_size(a); i++)
+    n += tl_attr_int_value(tl_attr_array_elem(a, i)) < 0;
+  return n;
+}
+
+/* A static size or stride list: integers >= 0, or -1 for an operand. */
+static bool mixed_ok(TlAttr *a) {
+  if (!a || tl_attr_kind(a) != TL_ATTR_ARRAY)
+    return false;
+  for (unsigned i = 0; i < tl_attr_array_size(a); i++) {
+    TlAttr *e = tl_attr_array_elem(a, i);
+    if (tl_attr_kind(e) != TL_ATTR_INT || tl_attr_int_value(e) < -1)
+      return false;
+  }
+  return true;
+}
+
+static TlResult view_global_verify(TlOp *op) {
+  if (tl_op_num_results(op) != 1 || tl_op_num_operands(op) < 1) {
+    tl_op_emit_error(op, "takes a pointer and sizes and has one result");
+    return TL_FAILURE;
+  }
+  TlType *g = rtype(op, 0), *ptr = otype(op, 0);
+  if (tl_tensor_kind(g) != TL_TENSOR_GLOBAL)
+    return bad_type(op, "the result", "a !tl.global", g);
+  if (!tl_type_is_ptr(ptr))
+    return bad_type(op, "the first operand", "a !tl.ptr", ptr);
+  if (tl_tensor_elem(ptr) != tl_tensor_elem(g)) {
+    char *a = type_text(ptr), *b = type_text(g);
+    tl_op_emit_error(op, "pointer %s and view %s have different element types",
+                     a, b);
+    tl_free(a);
+    tl_free(b);
+    return TL_FAILURE;
+  }
+  TlAttr *dims = tl_op_attr(op, "static_dims");
+  TlAttr *strides = tl_op_attr(op, "static_strides");
+  unsigned rank = tl_tensor_rank(g);
+  if (!mixed_ok(dims) || (strides && !mixed_ok(strides))) {
+    tl_op_emit_error(op, "'static_dims' and 'static_strides' must be arrays "
+                         "of integers, -1 for a runtime value");
+    return TL_FAILURE;
+  }
+  if (tl_attr_array_size(dims) != rank) {
+    tl_op_emit_error(op, "the view has %u dimensions, so it needs %u sizes",
+                     rank, rank);
+    return TL_FAILURE;
+  }
+  if (tl_global_type_strided(g) != (strides != NULL)) {
+    tl_op_emit_error(op, tl_global_type_strided(g)
+                             ? "a strided view needs 'strides[...]'"
+                             : "'strides' needs a strided view type (add "
+                               "', strided')");
+    return TL_FAILURE;
+  }
+  if (strides && tl_attr_array_size(strides) != rank) {
+    tl_op_emit_error(op, "the view has %u dimensions, so it needs %u strides",
+                     rank, rank);
+    return TL_FAILURE;
+  }
+  for (unsigned i = 0; i < rank; i++) {
+    int64_t s = tl_attr_int_value(tl_attr_array_elem(dims, i));
+    int64_t d = tl_tensor_dim(g, i);
+    if (d >= 0 && s != d) {
+      tl_op_emit_error(op, "size %u is %s but the view type says %lld", i,
+                       s < 0 ? "a runtime value" : "a different constant",
+                       (long long)d);
+      return TL_FAILURE;
+    }
+  }
+  unsigned want = 1 + count_dynamic(dims) + count_dynamic(strides);
+  if (tl_op_num_operands(op) != want) {
+    tl_op_emit_error(op, "expects %u operands, but has %u", want,
+                     tl_op_num_operands(op));
+    return TL_FAILURE;
+  }
+  for (unsigned i = 1; i < want; i++)
+    if (!is_index(otype(op, i)))
+      return bad_type(op, "a size or stride", "an integer", otype(op, i));
+  return TL_SUCCESS;
+}
+
+/*===--- alloc_register --------------------------------------------------===*/
+
+/* `tl.alloc_register 0.0 : T`: the literal takes T's element type. */
+static TlResult alloc_register_parse(TlParser *p, TlOpState *st) {
+  TlType *t;
+  TlLiteral lit;
+  bool has_init =
+      !tl_parser_peek_punct(p, ":") && !tl_parser_peek_punct(p, "{");
+  if (has_init && TL_FAILED(tl_parse_literal(p, &lit)))
+    return TL_FAILURE;
+  TlLoc tloc;
+  if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")))
+    return TL_FAILURE;
+  tloc = tl_parser_loc(p);
+  if (TL_FAILED(tl_parse_type(p, &t)))
+    return TL_FAILURE;
+  if (has_init) {
+    TlAttr *init;
+    if (!is_reg(t)) {
+      tl_parser_error(p, tloc, "tl.alloc_register makes a !tl.reg");
+      return TL_FAILURE;
+    }
+    if (TL_FAILED(tl_literal_to_attr(p, &lit, tl_tensor_elem(t), &init)))
+      return TL_FAILURE;
+    tl_op_state_set_attr(st, "init", init);
+  }
+  tl_op_state_add_result(st, t);
+  return TL_SUCCESS;
+}
+
+static void alloc_register_print(TlPrinter *p, TlOp *op) {
+  static const char *const elided[] = {"init", NULL};
+  TlAttr *init = tl_op_attr(op, "init");
+  if (init) {
+    /* The value without its type (the tile's element type): print the
+     * attribute and drop the " : type" suffix. */
+    TlStr s = {0};
+    tl_attr_print(init, &s);
+    char *colon = strstr(s.data, " : ");
+    if (colon)
+      *colon = 0;
+    tl_printf(p, " %s", s.data);
+    tl_str_free(&s);
+  }
+  tl_print_attr_dict(p, op, elided);
+  tl_print_str(p, " : ");
+  tl_print_type(p, rtype(op, 0));
+}
+
+static TlResult alloc_register_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 0, 1)))
+    return TL_FAILURE;
+  if (!is_reg(rtype(op, 0)))
+    return bad_type(op, "the result", "a !tl.reg", rtype(op, 0));
+  TlAttr *init = tl_op_attr(op, "init");
+  if (init && ((tl_attr_kind(init) != TL_ATTR_INT &&
+                tl_attr_kind(init) != TL_ATTR_FLOAT) ||
+               tl_attr_get_type(init) != tl_tensor_elem(rtype(op, 0)))) {
+    tl_op_emit_error(op, "'init' must be a number of the element type");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+/*===--- Loads and stores ------------------------------------------------===*/
+
+/* `%src[%i, ...] flags : Src -> Dst` */
+static TlResult load_parse(TlParser *p, TlOpState *st) {
+  TlOperandRef src;
+  TlValue *sv;
+  TlType *from, *to;
+  if (TL_FAILED(parse_typed_operand(p, &src)) ||
+      TL_FAILED(resolve_any(p, &src, &sv)))
+    return TL_FAILURE;
+  tl_op_state_add_operand(st, sv);
+  if (TL_FAILED(parse_indices(p, st)))
+    return TL_FAILURE;
+  parse_flags(p, st, masked_flag);
+  if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &from)) ||
+      TL_FAILED(tl_parse_punct(p, "->")) || TL_FAILED(tl_parse_type(p, &to)))
+    return TL_FAILURE;
+  if (from != tl_value_type(sv)) {
+    tl_parser_error(p, src.loc, "'%%%s' does not have the type given after ':'",
+                    src.name);
+    return TL_FAILURE;
+  }
+  tl_op_state_add_result(st, to);
+  return TL_SUCCESS;
+}
+
+static void load_print(TlPrinter *p, TlOp *op) {
+  tl_print_str(p, " ");
+  tl_print_operand(p, tl_op_operand(op, 0));
+  print_indices(p, op, 1);
+  print_flags(p, op, masked_flag);
+  tl_print_attr_dict(p, op, masked_flag);
+  tl_print_str(p, " : ");
+  tl_print_type(p, otype(op, 0));
+  tl_print_str(p, " -> ");
+  tl_print_type(p, rtype(op, 0));
+}
+
+/* `%value, %dst[%i, ...] flags : Value, Dst` */
+static TlResult store_parse(TlParser *p, TlOpState *st) {
+  TlOperandRef val, dst;
+  TlValue *vv, *dv;
+  TlType *vt, *dt;
+  if (TL_FAILED(tl_parse_operand(p, &val)) ||
+      TL_FAILED(resolve_any(p, &val, &vv)) ||
+      TL_FAILED(tl_parse_punct(p, ",")) ||
+      TL_FAILED(tl_parse_operand(p, &dst)) ||
+      TL_FAILED(resolve_any(p, &dst, &dv)))
+    return TL_FAILURE;
+  tl_op_state_add_operand(st, vv);
+  tl_op_state_add_operand(st, dv);
+  if (TL_FAILED(parse_indices(p, st)))
+    return TL_FAILURE;
+  parse_flags(p, st, masked_flag);
+  if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &vt)) ||
+      TL_FAILED(tl_parse_punct(p, ",")) || TL_FAILED(tl_parse_type(p, &dt)))
+    return TL_FAILURE;
+  if (vt != tl_value_type(vv) || dt != tl_value_type(dv)) {
+    tl_parser_error(p, val.loc,
+                    "the operands do not have the types given "
+                    "after ':'");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+static void store_print(TlPrinter *p, TlOp *op) {
+  tl_print_str(p, " ");
+  tl_print_operand(p, tl_op_operand(op, 0));
+  tl_print_str(p, ", ");
+  tl_print_operand(p, tl_op_operand(op, 1));
+  print_indices(p, op, 2);
+  print_flags(p, op, masked_flag);
+  tl_print_attr_dict(p, op, masked_flag);
+  tl_print_str(p, " : ");
+  tl_print_type(p, otype(op, 0));
+  tl_print_str(p, ", ");
+  tl_print_type(p, otype(op, 1));
+}
+
+static TlResult check_tile(TlOp *op, const TlType *mem, const char *memname,
+                           const TlType *reg, bool shared) {
+  if (tl_tensor_kind(mem) != (shared ? TL_TENSOR_SHARED : TL_TENSOR_GLOBAL))
+    return bad_type(op, memname, shared ? "a !tl.shared" : "a !tl.global", mem);
+  if (!is_reg(reg))
+    return bad_type(op, "the register tile", "a !tl.reg", reg);
+  if (tl_tensor_elem(mem) != tl_tensor_elem(reg)) {
+    char *a = type_text(tl_tensor_elem(mem)),
+         *b = type_text(tl_tensor_elem(reg));
+    tl_op_emit_error(op, "%s holds %s but the register tile holds %s", memname,
+                     a, b);
+    tl_free(a);
+    tl_free(b);
+    return TL_FAILURE;
+  }
+  if (tl_tensor_rank(mem) != tl_tensor_rank(reg)) {
+    tl_op_emit_error(op, "%s has %u dimensions but the register tile has %u",
+                     memname, tl_tensor_rank(mem), tl_tensor_rank(reg));
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+/* The `masked` flag: a unit attribute (the custom form writes it as a
+ * keyword), and only on global-memory accesses. */
+static TlResult check_masked(TlOp *op, bool allowed) {
+  TlAttr *m = tl_op_attr(op, "masked");
+  if (!m)
+    return TL_SUCCESS;
+  if (!allowed) {
+    tl_op_emit_error(op, "shared-memory accesses are not masked");
+    return TL_FAILURE;
+  }
+  if (tl_attr_kind(m) != TL_ATTR_UNIT) {
+    tl_op_emit_error(op, "'masked' must be a unit attribute");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+/* Unmasked accesses at constant offsets: the tile must lie inside the
+ * tensor's static dimensions (a masked access may reach outside; runtime
+ * offsets and `?` sizes are the program's responsibility). */
+static TlResult check_bounds(TlOp *op, unsigned from, const TlType *mem,
+                             const char *memname, const TlType *tile,
+                             const char *tilename) {
+  if (tl_op_attr(op, "masked"))
+    return TL_SUCCESS;
+  for (unsigned i = 0; i < tl_tensor_rank(mem); i++) {
+    int64_t d = tl_tensor_dim(mem, i), n = tl_tensor_dim(tile, i);
+    if (d >= 0 && n > d) {
+      /* Larger than a static size: outside at any offset. */
+      tl_op_emit_error(op, "%s is larger than %s in dimension %u (%lld > %lld)",
+                       tilename, memname, i, (long long)n, (long long)d);
+      return TL_FAILURE;
+    }
+  }
+  for (unsigned i = 0; i < tl_tensor_rank(mem); i++) {
+    TlValue *v = tl_op_operand(op, from + i);
+    TlAttr *c = tl_value_constant(v);
+    if (!c || tl_attr_kind(c) != TL_ATTR_INT)
+      continue;
+    bool neg = tl_type_int_signed(tl_value_type(v)) && tl_attr_int_value(c) < 0;
+    uint64_t off = tl_attr_uint_value(c);
+    int64_t d = tl_tensor_dim(mem, i), n = tl_tensor_dim(tile, i);
+    if (neg) {
+      tl_op_emit_error(op, "offset %u is negative (%lld)", i,
+                       (long long)tl_attr_int_value(c));
+      return TL_FAILURE;
+    }
+    if (d >= 0 && (off > (uint64_t)d || (uint64_t)n > (uint64_t)d - off)) {
+      tl_op_emit_error(op,
+                       "%s does not fit in %s in dimension %u: offset "
+                       "%llu + %lld > %lld",
+                       tilename, memname, i, (unsigned long long)off,
+                       (long long)n, (long long)d);
+      return TL_FAILURE;
+    }
+  }
+  return TL_SUCCESS;
+}
+
+static TlResult load_verify(TlOp *op, bool shared) {
+  const char *mem = shared ? "the shared tensor" : "the global tensor";
+  if (tl_op_num_results(op) != 1 || tl_op_num_operands(op) < 1) {
+    tl_op_emit_error(op, "takes a tensor and offsets and has one result");
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(check_tile(op, otype(op, 0), mem, rtype(op, 0), shared)) ||
+      TL_FAILED(check_masked(op, !shared)) ||
+      TL_FAILED(check_indices(op, 1, otype(op, 0), mem)))
+    return TL_FAILURE;
+  return check_bounds(op, 1, otype(op, 0), mem, rtype(op, 0),
+                      "the register tile");
+}
+
+static TlResult store_verify(TlOp *op, bool shared) {
+  const char *mem = shared ? "the shared tensor" : "the global tensor";
+  if (tl_op_num_results(op) != 0 || tl_op_num_operands(op) < 2) {
+    tl_op_emit_error(op, "takes a register tile, a tensor and offsets");
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(check_tile(op, otype(op, 1), mem, otype(op, 0), shared)) ||
+      TL_FAILED(check_masked(op, !shared)) ||
+      TL_FAILED(check_indices(op, 2, otype(op, 1), mem)))
+    return TL_FAILURE;
+  return check_bounds(op, 2, otype(op, 1), mem, otype(op, 0),
+                      "the register tile");
+}
+
+static TlResult load_global_verify(TlOp *op) { return load_verify(op, false); }
+static TlResult load_shared_verify(TlOp *op) { return load_verify(op, true); }
+static TlResult store_global_verify(TlOp *op) {
+  return store_verify(op, false);
+}
+static TlResult store_shared_verify(TlOp *op) { return store_verify(op, true); }
+
+/*===--- Shared memory ---------------------------------------------------===*/
+
+static TlResult result_only_parse(TlParser *p, TlOpState *st) {
+  TlType *t;
+  if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &t)))
+    return TL_FAILURE;
+  tl_op_state_add_result(st, t);
+  return TL_SUCCESS;
+}
+
+static void result_only_print(TlPrinter *p, TlOp *op) {
+  tl_print_attr_dict(p, op, NULL);
+  tl_print_str(p, " : ");
+  tl_print_type(p, rtype(op, 0));
+}
+
+static TlResult alloc_shared_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 0, 1)))
+    return TL_FAILURE;
+  if (tl_tensor_kind(rtype(op, 0)) != TL_TENSOR_SHARED)
+    return bad_type(op, "the result", "a !tl.shared", rtype(op, 0));
+  return TL_SUCCESS;
+}
+
+/* `%a, %b : T, U` with the types checked against the operands. */
+static TlResult operands_parse(TlParser *p, TlOpState *st) {
+  TlOperandRefVec refs = {0};
+  TlTypeVec types = {0};
+  TlResult r = TL_FAILURE;
+  if (TL_FAILED(tl_parse_operand_list(p, &refs)))
+    goto out;
+  if (refs.len) {
+    if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+        TL_FAILED(tl_parse_punct(p, ":")) ||
+        TL_FAILED(tl_parse_type_list(p, &types)))
+      goto out;
+    if (types.len != refs.len) {
+      tl_parser_error(p, refs.data[0].loc,
+                      "%zu operands present, but %zu types "
+                      "given",
+                      refs.len, types.len);
+      goto out;
+    }
+    if (TL_FAILED(tl_parser_resolve_operands(p, st, (unsigned)refs.len,
+                                             refs.data, (unsigned)types.len,
+                                             types.data)))
+      goto out;
+  } else if (TL_FAILED(tl_parse_optional_attr_dict(p, st))) {
+    goto out;
+  }
+  r = TL_SUCCESS;
+out:
+  tl_vec_free(&refs);
+  tl_vec_free(&types);
+  return r;
+}
+
+static void operands_print(TlPrinter *p, TlOp *op) {
+  unsigned n = tl_op_num_operands(op);
+  if (n) {
+    tl_print_str(p, " ");
+    for (unsigned i = 0; i < n; i++) {
+      if (i)
+        tl_print_str(p, ", ");
+      tl_print_operand(p, tl_op_operand(op, i));
+    }
+  }
+  tl_print_attr_dict(p, op, NULL);
+  if (n) {
+    tl_print_str(p, " : ");
+    for (unsigned i = 0; i < n; i++) {
+      if (i)
+        tl_print_str(p, ", ");
+      tl_print_type(p, otype(op, i));
+    }
+  }
+}
+
+static TlResult free_shared_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 1, 0)))
+    return TL_FAILURE;
+  if (tl_tensor_kind(otype(op, 0)) != TL_TENSOR_SHARED)
+    return bad_type(op, "the operand", "a !tl.shared", otype(op, 0));
+  TlOp *d = tl_value_def(tl_op_operand(op, 0));
+  if (!d || strcmp(tl_op_name(d), "tl.alloc_shared") != 0) {
+    tl_op_emit_error(op, "frees only what tl.alloc_shared allocated");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+/* `tl.copy_async %g[%i, %j], %s masked : G, S` */
+static TlResult copy_async_parse(TlParser *p, TlOpState *st) {
+  TlOperandRef g, s;
+  TlValue *gv, *sv;
+  TlType *gt, *stype;
+  if (TL_FAILED(tl_parse_operand(p, &g)) || TL_FAILED(resolve_any(p, &g, &gv)))
+    return TL_FAILURE;
+  TlOpState idx;
+  tl_op_state_init(&idx, st->ctx, NULL, st->loc);
+  if (TL_FAILED(parse_indices(p, &idx))) {
+    tl_op_state_free(&idx);
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(tl_parse_punct(p, ",")) || TL_FAILED(tl_parse_operand(p, &s)) ||
+      TL_FAILED(resolve_any(p, &s, &sv))) {
+    tl_op_state_free(&idx);
+    return TL_FAILURE;
+  }
+  tl_op_state_add_operand(st, sv);
+  tl_op_state_add_operand(st, gv);
+  tl_op_state_add_operands(st, (unsigned)idx.operands.len, idx.operands.data);
+  tl_op_state_free(&idx);
+  parse_flags(p, st, masked_flag);
+  if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &gt)) ||
+      TL_FAILED(tl_parse_punct(p, ",")) || TL_FAILED(tl_parse_type(p, &stype)))
+    return TL_FAILURE;
+  if (gt != tl_value_type(gv) || stype != tl_value_type(sv)) {
+    tl_parser_error(p, g.loc,
+                    "the operands do not have the types given "
+                    "after ':'");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+static void copy_async_print(TlPrinter *p, TlOp *op) {
+  tl_print_str(p, " ");
+  tl_print_operand(p, tl_op_operand(op, 1));
+  print_indices(p, op, 2);
+  tl_print_str(p, ", ");
+  tl_print_operand(p, tl_op_operand(op, 0));
+  print_flags(p, op, masked_flag);
+  tl_print_attr_dict(p, op, masked_flag);
+  tl_print_str(p, " : ");
+  tl_print_type(p, otype(op, 1));
+  tl_print_str(p, ", ");
+  tl_print_type(p, otype(op, 0));
+}
+
+static TlResult copy_async_verify(TlOp *op) {
+  if (tl_op_num_results(op) != 0 || tl_op_num_operands(op) < 2) {
+    tl_op_emit_error(op, "takes a shared tile, a global tensor and offsets");
+    return TL_FAILURE;
+  }
+  TlType *s = otype(op, 0), *g = otype(op, 1);
+  if (tl_tensor_kind(s) != TL_TENSOR_SHARED)
+    return bad_type(op, "the destination", "a !tl.shared", s);
+  if (tl_tensor_kind(g) != TL_TENSOR_GLOBAL)
+    return bad_type(op, "the source", "a !tl.global", g);
+  if (tl_tensor_elem(s) != tl_tensor_elem(g)) {
+    tl_op_emit_error(op, "source and destination element types differ");
+    return TL_FAILURE;
+  }
+  if (tl_tensor_rank(s) != tl_tensor_rank(g)) {
+    tl_op_emit_error(op, "source and destination ranks differ (%u vs %u)",
+                     tl_tensor_rank(g), tl_tensor_rank(s));
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(check_masked(op, true)) ||
+      TL_FAILED(check_indices(op, 2, g, "the global tensor")))
+    return TL_FAILURE;
+  return check_bounds(op, 2, g, "the global tensor", s, "the shared tile");
+}
+
+/* `tl.copy_async_wait 0`. Kernels keep a handful of stages in flight; the
+ * bound keeps the number within what the hardware encodes. */
+enum { MAX_PENDING = 64 };
+
+static TlResult wait_parse(TlParser *p, TlOpState *st) {
+  int64_t n;
+  TlLoc l = tl_parser_loc(p);
+  if (TL_FAILED(tl_parse_int(p, &n)))
+    return TL_FAILURE;
+  if (n < 0 || n > MAX_PENDING) {
+    tl_parser_error(p, l, "the number of groups left pending must be 0..%d",
+                    MAX_PENDING);
+    return TL_FAILURE;
+  }
+  tl_op_state_set_attr(st, "pending",
+                       tl_attr_int(st->ctx, tl_type_int(st->ctx, 64, true), n));
+  return tl_parse_optional_attr_dict(p, st);
+}
+
+static void wait_print(TlPrinter *p, TlOp *op) {
+  static const char *const elided[] = {"pending", NULL};
+  tl_printf(p, " %lld",
+            (long long)tl_attr_int_value(tl_op_attr(op, "pending")));
+  tl_print_attr_dict(p, op, elided);
+}
+
+static TlResult wait_verify(TlOp *op) {
+  TlAttr *n = tl_op_attr(op, "pending");
+  if (TL_FAILED(counts(op, 0, 0)))
+    return TL_FAILURE;
+  /* The custom form's bound, so that every valid op prints and parses. */
+  if (!n || tl_attr_kind(n) != TL_ATTR_INT || tl_attr_int_value(n) < 0 ||
+      tl_attr_int_value(n) > MAX_PENDING) {
+    tl_op_emit_error(op, "requires an integer 'pending' between 0 and %d",
+                     MAX_PENDING);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+static TlResult no_operands_verify(TlOp *op) { return counts(op, 0, 0); }
+
+static TlResult print_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 1, 0)))
+    return TL_FAILURE;
+  TlType *t = otype(op, 0);
+  if (!tl_type_is_scalar(t) && !is_reg(t))
+    return bad_type(op, "the operand", "a scalar or a !tl.reg", t);
+  return TL_SUCCESS;
+}
+
+/*===--- Elementwise -----------------------------------------------------===*/
+
+typedef enum EwKind { EW_ANY, EW_INT, EW_FLOAT } EwKind;
+
+typedef struct EwInfo {
+  const char *name;
+  unsigned arity;
+  EwKind kind;
+} EwInfo;
+
+static const EwInfo ew_table[] = {
+    {"tl.add", 2, EW_ANY},    {"tl.sub", 2, EW_ANY},
+    {"tl.mul", 2, EW_ANY},    {"tl.div", 2, EW_ANY},
+    {"tl.mod", 2, EW_ANY},    {"tl.max", 2, EW_ANY},
+    {"tl.min", 2, EW_ANY},    {"tl.and", 2, EW_INT},
+    {"tl.or", 2, EW_INT},     {"tl.xor", 2, EW_INT},
+    {"tl.shl", 2, EW_INT},    {"tl.shr", 2, EW_INT},
+    {"tl.neg", 1, EW_ANY},    {"tl.abs", 1, EW_ANY},
+    {"tl.not", 1, EW_INT},    {"tl.exp", 1, EW_FLOAT},
+    {"tl.exp2", 1, EW_FLOAT}, {"tl.log2", 1, EW_FLOAT},
+    {"tl.sqrt", 1, EW_FLOAT}, {"tl.rsqrt", 1, EW_FLOAT},
+};
+
+static const EwInfo *ew_info(const TlOp *op) {
+  for (size_t i = 0; i < sizeof ew_table / sizeof ew_table[0]; i++)
+    if (strcmp(ew_table[i].name, tl_op_name(op)) == 0)
+      return &ew_table[i];
+  return NULL;
+}
+
+static TlResult same_type_parse(TlParser *p, TlOpState *st) {
+  TlOperandRefVec refs = {0};
+  TlType *t;
+  TlResult r = TL_FAILURE;
+  TlLoc l = tl_parser_loc(p);
+  if (TL_FAILED(tl_parse_operand_list(p, &refs)) ||
+      TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &t)))
+    goto out;
+  if (refs.len == 0) {
+    tl_parser_error(p, l, "expected operands");
+    goto out;
+  }
+  if (TL_FAILED(tl_parser_resolve_operands(p, st, (unsigned)refs.len, refs.data,
+                                           1, &t)))
+    goto out;
+  tl_op_state_add_result(st, t);
+  r = TL_SUCCESS;
+out:
+  tl_vec_free(&refs);
+  return r;
+}
+
+static void same_type_print(TlPrinter *p, TlOp *op) {
+  tl_print_str(p, " ");
+  for (unsigned i = 0; i < tl_op_num_operands(op); i++) {
+    if (i)
+      tl_print_str(p, ", ");
+    tl_print_operand(p, tl_op_operand(op, i));
+  }
+  tl_print_attr_dict(p, op, NULL);
+  tl_print_str(p, " : ");
+  tl_print_type(p, rtype(op, 0));
+}
+
+static TlResult ew_verify(TlOp *op) {
+  const EwInfo *info = ew_info(op);
+  if (TL_FAILED(counts(op, info->arity, 1)))
+    return TL_FAILURE;
+  TlType *t = rtype(op, 0);
+  if (!is_reg(t))
+    return bad_type(op, "the result", "a !tl.reg", t);
+  for (unsigned i = 0; i < info->arity; i++)
+    if (otype(op, i) != t) {
+      char *a = type_text(otype(op, i)), *b = type_text(t);
+      tl_op_emit_error(op, "operand #%u has type %s but the result has %s", i,
+                       a, b);
+      tl_free(a);
+      tl_free(b);
+      return TL_FAILURE;
+    }
+  TlType *e = tl_tensor_elem(t);
+  if (info->kind == EW_INT && (!tl_type_is_int(e)))
+    return bad_type(op, "the element type", "an integer", e);
+  if (info->kind == EW_FLOAT && !tl_type_is_float(e))
+    return bad_type(op, "the element type", "a float", e);
+  return TL_SUCCESS;
+}
+
+static const char *const cmp_preds[] = {"eq", "ne", "lt", "le",
+                                        "gt", "ge", NULL};
+
+static TlResult cmp_parse(TlParser *p, TlOpState *st) {
+  const char *pred;
+  TlLoc l = tl_parser_loc(p);
+  TlOperandRef a, b;
+  TlType *t;
+  TlValue *va, *vb;
+  if (TL_FAILED(tl_parse_identifier(p, &pred)))
+    return TL_FAILURE;
+  bool known = false;
+  for (const char *const *c = cmp_preds; *c; c++)
+    known |= strcmp(*c, pred) == 0;
+  if (!known) {
+    tl_parser_error(p, l, "unknown comparison '%s' (eq ne lt le gt ge)", pred);
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(tl_parse_punct(p, ",")) || TL_FAILED(tl_parse_operand(p, &a)) ||
+      TL_FAILED(tl_parse_punct(p, ",")) || TL_FAILED(tl_parse_operand(p, &b)) ||
+      TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &t)) ||
+      TL_FAILED(tl_parser_resolve(p, &a, t, &va)) ||
+      TL_FAILED(tl_parser_resolve(p, &b, t, &vb)))
+    return TL_FAILURE;
+  if (!is_reg(t)) {
+    tl_parser_error(p, l, "tl.cmp compares !tl.reg tiles");
+    return TL_FAILURE;
+  }
+  tl_op_state_add_operand(st, va);
+  tl_op_state_add_operand(st, vb);
+  tl_op_state_set_attr(st, "predicate",
+                       tl_attr_string(st->ctx, pred, strlen(pred)));
+  int64_t dims[TL_LAYOUT_MAX_RANK];
+  for (unsigned i = 0; i < tl_tensor_rank(t); i++)
+    dims[i] = tl_tensor_dim(t, i);
+  tl_op_state_add_result(st, tl_reg_type_get(st->ctx, tl_tensor_rank(t), dims,
+                                             tl_type_bool(st->ctx),
+                                             tl_reg_layout(t)));
+  return TL_SUCCESS;
+}
+
+static void cmp_print(TlPrinter *p, TlOp *op) {
+  static const char *const elided[] = {"predicate", NULL};
+  tl_printf(p, " %s, ",
+            tl_attr_string_value(tl_op_attr(op, "predicate"), NULL));
+  tl_print_operand(p, tl_op_operand(op, 0));
+  tl_print_str(p, ", ");
+  tl_print_operand(p, tl_op_operand(op, 1));
+  tl_print_attr_dict(p, op, elided);
+  tl_print_str(p, " : ");
+  tl_print_type(p, otype(op, 0));
+}
+
+static TlResult cmp_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 2, 1)))
+    return TL_FAILURE;
+  TlAttr *pa = tl_op_attr(op, "predicate");
+  bool known = false;
+  for (const char *const *c = cmp_preds;
+       pa && tl_attr_kind(pa) == TL_ATTR_STRING && *c; c++)
+    known |= strcmp(*c, tl_attr_string_value(pa, NULL)) == 0;
+  if (!known) {
+    tl_op_emit_error(op, "requires a 'predicate' among eq ne lt le gt ge");
+    return TL_FAILURE;
+  }
+  TlType *t = otype(op, 0), *r = rtype(op, 0);
+  if (!is_reg(t))
+    return bad_type(op, "the operands", "!tl.reg tiles", t);
+  if (otype(op, 1) != t) {
+    tl_op_emit_error(op, "both operands must have the same type");
+    return TL_FAILURE;
+  }
+  if (!is_reg(r) || !tl_type_is_bool(tl_tensor_elem(r)))
+    return bad_type(op, "the result", "a !tl.reg of i1", r);
+  if (TL_FAILED(same_shape(op, "the result", r, "each operand", t)) ||
+      TL_FAILED(same_layout(op, "the result", r, "each operand", t)))
+    return TL_FAILURE;
+  return TL_SUCCESS;
+}
+
+/* `tl.where %c, %a, %b : R` */
+static TlResult where_parse(TlParser *p, TlOpState *st) {
+  TlOperandRef c, a, b;
+  TlValue *vc, *va, *vb;
+  TlType *t;
+  if (TL_FAILED(tl_parse_operand(p, &c)) || TL_FAILED(tl_parse_punct(p, ",")) ||
+      TL_FAILED(tl_parse_operand(p, &a)) || TL_FAILED(tl_parse_punct(p, ",")) ||
+      TL_FAILED(tl_parse_operand(p, &b)) ||
+      TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &t)) ||
+      TL_FAILED(resolve_any(p, &c, &vc)) ||
+      TL_FAILED(tl_parser_resolve(p, &a, t, &va)) ||
+      TL_FAILED(tl_parser_resolve(p, &b, t, &vb)))
+    return TL_FAILURE;
+  tl_op_state_add_operand(st, vc);
+  tl_op_state_add_operand(st, va);
+  tl_op_state_add_operand(st, vb);
+  tl_op_state_add_result(st, t);
+  return TL_SUCCESS;
+}
+
+static TlResult where_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 3, 1)))
+    return TL_FAILURE;
+  TlType *c = otype(op, 0), *t = rtype(op, 0);
+  if (!is_reg(t))
+    return bad_type(op, "the result", "a !tl.reg", t);
+  if (otype(op, 1) != t || otype(op, 2) != t) {
+    tl_op_emit_error(op, "both choices and the result must have the same type");
+    return TL_FAILURE;
+  }
+  if (!is_reg(c) || !tl_type_is_bool(tl_tensor_elem(c)))
+    return bad_type(op, "the condition", "a !tl.reg of i1", c);
+  if (TL_FAILED(same_shape(op, "the condition", c, "the result", t)) ||
+      TL_FAILED(same_layout(op, "the condition", c, "the result", t)))
+    return TL_FAILURE;
+  return TL_SUCCESS;
+}
+
+/*===--- Conversions: broadcast, cast, view, reshape ---------------------===*/
+
+/* `%src : From -> To` */
+static TlResult convert_parse(TlParser *p, TlOpState *st) {
+  TlOperandRef a;
+  TlValue *v;
+  TlType *from, *to;
+  if (TL_FAILED(tl_parse_operand(p, &a)) ||
+      TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &from)) ||
+      TL_FAILED(tl_parse_punct(p, "->")) || TL_FAILED(tl_parse_type(p, &to)) ||
+      TL_FAILED(tl_parser_resolve(p, &a, from, &v)))
+    return TL_FAILURE;
+  tl_op_state_add_operand(st, v);
+  tl_op_state_add_result(st, to);
+  return TL_SUCCESS;
+}
+
+static void convert_print(TlPrinter *p, TlOp *op) {
+  tl_print_str(p, " ");
+  tl_print_operand(p, tl_op_operand(op, 0));
+  tl_print_attr_dict(p, op, NULL);
+  tl_print_str(p, " : ");
+  tl_print_type(p, otype(op, 0));
+  tl_print_str(p, " -> ");
+  tl_print_type(p, rtype(op, 0));
+}
+
+static TlResult broadcast_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 1, 1)))
+    return TL_FAILURE;
+  TlType *s = otype(op, 0), *t = rtype(op, 0);
+  if (!is_reg(t))
+    return bad_type(op, "the result", "a !tl.reg", t);
+  if (tl_type_is_scalar(s)) {
+    if (s != tl_tensor_elem(t)) {
+      tl_op_emit_error(op, "the scalar must have the element type of the "
+                           "result");
+      return TL_FAILURE;
+    }
+    return TL_SUCCESS;
+  }
+  if (!is_reg(s))
+    return bad_type(op, "the operand", "a scalar or a !tl.reg", s);
+  if (tl_tensor_elem(s) != tl_tensor_elem(t) ||
+      tl_tensor_rank(s) != tl_tensor_rank(t)) {
+    tl_op_emit_error(op, "operand and result need the same element type and "
+                         "rank");
+    return TL_FAILURE;
+  }
+  for (unsigned i = 0; i < tl_tensor_rank(s); i++)
+    if (tl_tensor_dim(s, i) != 1 &&
+        tl_tensor_dim(s, i) != tl_tensor_dim(t, i)) {
+      tl_op_emit_error(op,
+                       "dimension %u of size %lld cannot broadcast to "
+                       "%lld (only size 1 broadcasts)",
+                       i, (long long)tl_tensor_dim(s, i),
+                       (long long)tl_tensor_dim(t, i));
+      return TL_FAILURE;
+    }
+  return TL_SUCCESS;
+}
+
+static TlResult cast_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 1, 1)))
+    return TL_FAILURE;
+  TlType *a = otype(op, 0), *r = rtype(op, 0);
+  if (!is_reg(a))
+    return bad_type(op, "the operand", "a !tl.reg", a);
+  if (!is_reg(r))
+    return bad_type(op, "the result", "a !tl.reg", r);
+  if (TL_FAILED(same_shape(op, "the operand", a, "the result", r)) ||
+      TL_FAILED(same_layout(op, "the operand", a, "the result", r)))
+    return TL_FAILURE;
+  return TL_SUCCESS;
+}
+
+static TlResult view_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 1, 1)))
+    return TL_FAILURE;
+  TlType *a = otype(op, 0), *r = rtype(op, 0);
+  if (!is_reg(a))
+    return bad_type(op, "the operand", "a !tl.reg", a);
+  if (!is_reg(r))
+    return bad_type(op, "the result", "a !tl.reg", r);
+  const TlLayout *la = tl_reg_layout(a), *lr = tl_reg_layout(r);
+  int64_t ta = tl_layout_num_threads(la), tr = tl_layout_num_threads(lr);
+  if (ta != tr) {
+    tl_op_emit_error(op,
+                     "the operand is spread over %lld threads but the "
+                     "result over %lld",
+                     (long long)ta, (long long)tr);
+    return TL_FAILURE;
+  }
+  int64_t ba = tl_layout_local_size(la) * tl_type_bitwidth(tl_tensor_elem(a));
+  int64_t br = tl_layout_local_size(lr) * tl_type_bitwidth(tl_tensor_elem(r));
+  if (ba != br) {
+    tl_op_emit_error(op,
+                     "each thread holds %lld bits of the operand (%lld x "
+                     "%u) but %lld bits of the result (%lld x %u)",
+                     (long long)ba, (long long)tl_layout_local_size(la),
+                     tl_type_bitwidth(tl_tensor_elem(a)), (long long)br,
+                     (long long)tl_layout_local_size(lr),
+                     tl_type_bitwidth(tl_tensor_elem(r)));
+    return TL_FAILURE;
+  }
+  if (tl_layout_replication(la) != 1 || tl_layout_replication(lr) != 1) {
+    tl_op_emit_error(op, "views of replicated layouts are not supported");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+static TlResult reshape_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 1, 1)))
+    return TL_FAILURE;
+  TlType *a = otype(op, 0), *r = rtype(op, 0);
+  if (!is_reg(a) || !is_reg(r) || tl_tensor_elem(a) != tl_tensor_elem(r)) {
+    tl_op_emit_error(op, "operand and result must be !tl.reg tiles of one "
+                         "element type");
+    return TL_FAILURE;
+  }
+  int64_t dims[TL_LAYOUT_MAX_RANK];
+  for (unsigned i = 0; i < tl_tensor_rank(r); i++)
+    dims[i] = tl_tensor_dim(r, i);
+  TlLayout want;
+  TlErr err;
+  if (!tl_layout_reshape(&want, tl_reg_layout(a), (int)tl_tensor_rank(r), dims,
+                         &err)) {
+    tl_op_emit_error(op, "invalid reshape: %s", err.msg);
+    return TL_FAILURE;
+  }
+  if (!tl_layout_equal(&want, tl_reg_layout(r))) {
+    TlStr s = {0};
+    tl_layout_print(&want, &s);
+    tl_op_emit_error(op, "the reshaped layout is %s", tl_str_cstr(&s));
+    tl_str_free(&s);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+/*===--- dot -------------------------------------------------------------===*/
+
+/* `%a, %b, %c : A, B -> C` */
+static TlResult dot_parse(TlParser *p, TlOpState *st) {
+  TlOperandRef a, b, c;
+  TlValue *va, *vb, *vc;
+  TlType *ta, *tb, *tc;
+  if (TL_FAILED(tl_parse_operand(p, &a)) || TL_FAILED(tl_parse_punct(p, ",")) ||
+      TL_FAILED(tl_parse_operand(p, &b)) || TL_FAILED(tl_parse_punct(p, ",")) ||
+      TL_FAILED(tl_parse_operand(p, &c)) ||
+      TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &ta)) ||
+      TL_FAILED(tl_parse_punct(p, ",")) || TL_FAILED(tl_parse_type(p, &tb)) ||
+      TL_FAILED(tl_parse_punct(p, "->")) || TL_FAILED(tl_parse_type(p, &tc)) ||
+      TL_FAILED(tl_parser_resolve(p, &a, ta, &va)) ||
+      TL_FAILED(tl_parser_resolve(p, &b, tb, &vb)) ||
+      TL_FAILED(tl_parser_resolve(p, &c, tc, &vc)))
+    return TL_FAILURE;
+  tl_op_state_add_operand(st, va);
+  tl_op_state_add_operand(st, vb);
+  tl_op_state_add_operand(st, vc);
+  tl_op_state_add_result(st, tc);
+  return TL_SUCCESS;
+}
+
+static void dot_print(TlPrinter *p, TlOp *op) {
+  tl_print_str(p, " ");
+  for (unsigned i = 0; i < 3; i++) {
+    if (i)
+      tl_print_str(p, ", ");
+    tl_print_operand(p, tl_op_operand(op, i));
+  }
+  tl_print_attr_dict(p, op, NULL);
+  tl_print_str(p, " : ");
+  tl_print_type(p, otype(op, 0));
+  tl_print_str(p, ", ");
+  tl_print_type(p, otype(op, 1));
+  tl_print_str(p, " -> ");
+  tl_print_type(p, rtype(op, 0));
+}
+
+static TlResult dot_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 3, 1)))
+    return TL_FAILURE;
+  TlType *a = otype(op, 0), *b = otype(op, 1), *c = otype(op, 2),
+         *d = rtype(op, 0);
+  const char *names[4] = {"a", "b", "the accumulator", "the result"};
+  TlType *ts[4] = {a, b, c, d};
+  for (int i = 0; i < 4; i++) {
+    if (!is_reg(ts[i]))
+      return bad_type(op, names[i], "a !tl.reg", ts[i]);
+    if (tl_tensor_rank(ts[i]) != 2) {
+      tl_op_emit_error(op, "%s must be 2-D, but has %u dimensions", names[i],
+                       tl_tensor_rank(ts[i]));
+      return TL_FAILURE;
+    }
+  }
+  if (c != d) {
+    char *x = type_text(c), *y = type_text(d);
+    tl_op_emit_error(op,
+                     "the accumulator type %s differs from the result "
+                     "type %s",
+                     x, y);
+    tl_free(x);
+    tl_free(y);
+    return TL_FAILURE;
+  }
+  int64_t m = tl_tensor_dim(a, 0), k = tl_tensor_dim(a, 1);
+  int64_t kb = tl_tensor_dim(b, 0), n = tl_tensor_dim(b, 1);
+  if (k != kb) {
+    tl_op_emit_error(op,
+                     "a is %lldx%lld and b is %lldx%lld: the inner "
+                     "dimensions differ",
+                     (long long)m, (long long)k, (long long)kb, (long long)n);
+    return TL_FAILURE;
+  }
+  if (tl_tensor_dim(c, 0) != m || tl_tensor_dim(c, 1) != n) {
+    tl_op_emit_error(op, "the accumulator is %lldx%lld but a x b is %lldx%lld",
+                     (long long)tl_tensor_dim(c, 0),
+                     (long long)tl_tensor_dim(c, 1), (long long)m,
+                     (long long)n);
+    return TL_FAILURE;
+  }
+  TlType *ea = tl_tensor_elem(a), *eb = tl_tensor_elem(b),
+         *ec = tl_tensor_elem(c);
+  if (tl_type_is_float(ea) != tl_type_is_float(eb) ||
+      tl_type_is_float(ea) != tl_type_is_float(ec)) {
+    tl_op_emit_error(op, "a, b and the accumulator must be all floats or all "
+                         "integers");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+/*===--- reduce ----------------------------------------------------------===*/
+
+static const char *const reduce_kinds[] = {"sum", "max", "min", NULL};
+
+/* `tl.reduce sum %a, 1 : A -> R` */
+static TlResult reduce_parse(TlParser *p, TlOpState *st) {
+  const char *kind;
+  TlLoc l = tl_parser_loc(p);
+  TlOperandRef a;
+  TlValue *v;
+  int64_t dim;
+  TlType *from, *to;
+  if (TL_FAILED(tl_parse_identifier(p, &kind)))
+    return TL_FAILURE;
+  bool known = false;
+  for (const char *const *k = reduce_kinds; *k; k++)
+    known |= strcmp(*k, kind) == 0;
+  if (!known) {
+    tl_parser_error(p, l, "unknown reduction '%s' (sum max min)", kind);
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(tl_parse_operand(p, &a)) || TL_FAILED(tl_parse_punct(p, ",")) ||
+      TL_FAILED(tl_parse_int(p, &dim)) ||
+      TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &from)) ||
+      TL_FAILED(tl_parse_punct(p, "->")) || TL_FAILED(tl_parse_type(p, &to)) ||
+      TL_FAILED(tl_parser_resolve(p, &a, from, &v)))
+    return TL_FAILURE;
+  tl_op_state_add_operand(st, v);
+  tl_op_state_set_attr(st, "kind", tl_attr_string(st->ctx, kind, strlen(kind)));
+  tl_op_state_set_attr(
+      st, "dim", tl_attr_int(st->ctx, tl_type_int(st->ctx, 64, true), dim));
+  tl_op_state_add_result(st, to);
+  return TL_SUCCESS;
+}
+
+static void reduce_print(TlPrinter *p, TlOp *op) {
+  static const char *const elided[] = {"kind", "dim", NULL};
+  tl_printf(p, " %s ", tl_attr_string_value(tl_op_attr(op, "kind"), NULL));
+  tl_print_operand(p, tl_op_operand(op, 0));
+  tl_printf(p, ", %lld", (long long)tl_attr_int_value(tl_op_attr(op, "dim")));
+  tl_print_attr_dict(p, op, elided);
+  tl_print_str(p, " : ");
+  tl_print_type(p, otype(op, 0));
+  tl_print_str(p, " -> ");
+  tl_print_type(p, rtype(op, 0));
+}
+
+static TlResult reduce_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 1, 1)))
+    return TL_FAILURE;
+  TlAttr *k = tl_op_attr(op, "kind"), *d = tl_op_attr(op, "dim");
+  bool known = false;
+  for (const char *const *x = reduce_kinds;
+       k && tl_attr_kind(k) == TL_ATTR_STRING && *x; x++)
+    known |= strcmp(*x, tl_attr_string_value(k, NULL)) == 0;
+  if (!known || !d || tl_attr_kind(d) != TL_ATTR_INT) {
+    tl_op_emit_error(op, "requires 'kind' (sum, max or min) and 'dim'");
+    return TL_FAILURE;
+  }
+  TlType *a = otype(op, 0), *r = rtype(op, 0);
+  if (!is_reg(a) || !is_reg(r) || tl_tensor_elem(a) != tl_tensor_elem(r)) {
+    tl_op_emit_error(op, "operand and result must be !tl.reg tiles of one "
+                         "element type");
+    return TL_FAILURE;
+  }
+  int64_t dim = tl_attr_int_value(d);
+  if (dim < 0 || dim >= (int64_t)tl_tensor_rank(a)) {
+    tl_op_emit_error(op, "dimension %lld is out of range for a %u-D tile",
+                     (long long)dim, tl_tensor_rank(a));
+    return TL_FAILURE;
+  }
+  TlLayout want;
+  TlErr err;
+  if (!tl_layout_reduce(&want, tl_reg_layout(a), (int)dim, &err)) {
+    tl_op_emit_error(op, "cannot reduce the layout: %s", err.msg);
+    return TL_FAILURE;
+  }
+  if (!tl_layout_equal(&want, tl_reg_layout(r))) {
+    TlStr s = {0}, g = {0};
+    tl_layout_print(&want, &s);
+    tl_layout_print(tl_reg_layout(r), &g);
+    tl_op_emit_error(op,
+                     "the result layout must be %s (the operand's with "
+                     "dimension %lld reduced), not %s",
+                     tl_str_cstr(&s), (long long)dim, tl_str_cstr(&g));
+    tl_str_free(&s);
+    tl_str_free(&g);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+/*===--- Definitions -----------------------------------------------------===*/
+
+#define OP(var, opname, summ, tr, v, pa, pr)                                   \
+  static const TlOpDef var = {.name = opname,                                  \
+                              .summary = summ,                                 \
+                              .traits = tr,                                    \
+                              .verify = v,                                     \
+                              .parse = pa,                                     \
+                              .print = pr};
+
+OP(block_indices_def, "tl.block_indices",
+   "the block's index in the grid (x, y, z)", TL_TRAIT_PURE,
+   block_indices_verify, block_indices_parse, block_indices_print)
+OP(view_global_def, "tl.view_global",
+   "a tensor view of global memory at a pointer, with sizes (and strides)",
+   TL_TRAIT_PURE, view_global_verify, view_global_parse, view_global_print)
+OP(alloc_register_def, "tl.alloc_register",
+   "a register tile, optionally filled with a constant", TL_TRAIT_PURE,
+   alloc_register_verify, alloc_register_parse, alloc_register_print)
+OP(load_global_def, "tl.load_global",
+   "loads a register tile from global memory at offsets (masked: zero "
+   "outside)",
+   0, load_global_verify, load_parse, load_print)
+OP(store_global_def, "tl.store_global",
+   "stores a register tile to global memory at offsets (masked: skip "
+   "outside)",
+   0, store_global_verify, store_parse, store_print)
+OP(alloc_shared_def, "tl.alloc_shared", "allocates a shared-memory tile", 0,
+   alloc_shared_verify, result_only_parse, result_only_print)
+OP(free_shared_def, "tl.free_shared", "frees a shared-memory tile", 0,
+   free_shared_verify, operands_parse, operands_print)
+OP(load_shared_def, "tl.load_shared",
+   "loads a register tile from shared memory at offsets", 0, load_shared_verify,
+   load_parse, load_print)
+OP(store_shared_def, "tl.store_shared",
+   "stores a register tile to shared memory at offsets", 0, store_shared_verify,
+   store_parse, store_print)
+OP(copy_async_def, "tl.copy_async",
+   "starts copying a shared tile's worth of global memory into it", 0,
+   copy_async_verify, copy_async_parse, copy_async_print)
+OP(commit_def, "tl.copy_async_commit",
+   "closes the group of copies started since the last commit", 0,
+   no_operands_verify, operands_parse, operands_print)
+OP(wait_def, "tl.copy_async_wait",
+   "waits until at most N committed copy groups are pending", 0, wait_verify,
+   wait_parse, wait_print)
+OP(sync_def, "tl.synchronize",
+   "waits for every thread of the block (and its memory accesses)", 0,
+   no_operands_verify, operands_parse, operands_print)
+OP(exit_def, "tl.exit", "ends the block's program", 0, no_operands_verify,
+   operands_parse, operands_print)
+OP(print_def, "tl.print", "prints a scalar or a register tile (debugging)", 0,
+   print_verify, operands_parse, operands_print)
+OP(cmp_def, "tl.cmp", "elementwise comparison giving an i1 tile", TL_TRAIT_PURE,
+   cmp_verify, cmp_parse, cmp_print)
+OP(where_def, "tl.where", "elementwise choice by an i1 tile", TL_TRAIT_PURE,
+   where_verify, where_parse, same_type_print)
+OP(broadcast_def, "tl.broadcast",
+   "a tile from a scalar, or size-1 dimensions repeated", TL_TRAIT_PURE,
+   broadcast_verify, convert_parse, convert_print)
+OP(cast_def, "tl.cast",
+   "converts every element to another type, keeping shape and layout",
+   TL_TRAIT_PURE, cast_verify, convert_parse, convert_print)
+OP(view_def, "tl.view",
+   "reinterprets each thread's bits as another type and layout (no data "
+   "movement)",
+   TL_TRAIT_PURE, view_verify, convert_parse, convert_print)
+OP(reshape_def, "tl.reshape", "re-indexes a tile row-major to another shape",
+   TL_TRAIT_PURE, reshape_verify, convert_parse, convert_print)
+OP(dot_def, "tl.dot", "d = a x b + c on register tiles", TL_TRAIT_PURE,
+   dot_verify, dot_parse, dot_print)
+OP(reduce_def, "tl.reduce", "sum, max or min over one dimension (kept, size 1)",
+   TL_TRAIT_PURE, reduce_verify, reduce_parse, reduce_print)
+
+#define EW(var, opname, summ)                                                  \
+  OP(var, opname, summ, TL_TRAIT_PURE, ew_verify, same_type_parse,             \
+     same_type_print)
+EW(add_def, "tl.add", "elementwise addition")
+EW(sub_def, "tl.sub", "elementwise subtraction")
+EW(mul_def, "tl.mul", "elementwise multiplication")
+EW(div_def, "tl.div", "elementwise division")
+EW(mod_def, "tl.mod", "elementwise remainder")
+EW(max_def, "tl.max", "elementwise maximum")
+EW(min_def, "tl.min", "elementwise minimum")
+EW(and_def, "tl.and", "elementwise bitwise and")
+EW(or_def, "tl.or", "elementwise bitwise or")
+EW(xor_def, "tl.xor", "elementwise bitwise xor")
+EW(shl_def, "tl.shl", "elementwise shift left")
+EW(shr_def, "tl.shr", "elementwise shift right (arithmetic for iN)")
+EW(neg_def, "tl.neg", "elementwise negation")
+EW(abs_def, "tl.abs", "elementwise absolute value")
+EW(not_def, "tl.not", "elementwise bitwise not")
+EW(exp_def, "tl.exp", "elementwise e^x")
+EW(exp2_def, "tl.exp2", "elementwise 2^x")
+EW(log2_def, "tl.log2", "elementwise log2")
+EW(sqrt_def, "tl.sqrt", "elementwise square root")
+EW(rsqrt_def, "tl.rsqrt", "elementwise 1 / sqrt(x)")
+
+extern const TlOpDef tl_kernel_def, tl_template_def;
+
+const TlOpDef *const tl_tl_ops[] = {&tl_kernel_def,
+                                    &tl_template_def,
+                                    &block_indices_def,
+                                    &view_global_def,
+                                    &alloc_register_def,
+                                    &load_global_def,
+                                    &store_global_def,
+                                    &alloc_shared_def,
+                                    &free_shared_def,
+                                    &load_shared_def,
+                                    &store_shared_def,
+                                    &copy_async_def,
+                                    &commit_def,
+                                    &wait_def,
+                                    &sync_def,
+                                    &exit_def,
+                                    &print_def,
+                                    &cmp_def,
+                                    &where_def,
+                                    &broadcast_def,
+                                    &cast_def,
+                                    &view_def,
+                                    &reshape_def,
+                                    &dot_def,
+                                    &reduce_def,
+                                    &add_def,
+                                    &sub_def,
+                                    &mul_def,
+                                    &div_def,
+                                    &mod_def,
+                                    &max_def,
+                                    &min_def,
+                                    &and_def,
+                                    &or_def,
+                                    &xor_def,
+                                    &shl_def,
+                                    &shr_def,
+                                    &neg_def,
+                                    &abs_def,
+                                    &not_def,
+                                    &exp_def,
+                                    &exp2_def,
+                                    &log2_def,
+                                    &sqrt_def,
+                                    &rsqrt_def,
+                                    NULL};
+
+static const TlTypeDef *const tl_types[] = {
+    &tl_ptr_type_def, &tl_global_type_def, &tl_shared_type_def,
+    &tl_reg_type_def, NULL};
+static const TlAttrDef *const tl_attrs[] = {&tl_layout_attr_def, NULL};
+
+/* Folded template values become arith constants. */
+static TlOp *materialize(TlBuilder *b, TlAttr *value, TlType *type, TlLoc loc) {
+  if (tl_attr_kind(value) != TL_ATTR_INT || tl_attr_get_type(value) != type)
+    return NULL;
+  return tl_value_def(tl_arith_constant(b, value, loc));
+}
+
+static const TlDialectDef tl_dialect = {
+    .name = "tl",
+    .ops = tl_tl_ops,
+    .types = tl_types,
+    .attrs = tl_attrs,
+    .materialize_constant = materialize,
+};
+
+void tl_tl_register(TlContext *ctx) {
+  tl_context_register_dialect(ctx, &tl_dialect);
+}

@@ -1,0 +1,478 @@
+/* The tl dialect's types and the #tl.layout attribute.
+ *
+ * Every tensor type keeps its parameters as uniqued attributes, so types
+ * compare with ==:
+ *   param 0: the dimensions, an array of i64 (-1 = dynamic)
+ *   param 1: the element type (a type attribute)
+ *   param 2: global: strided (bool); shared: column_major (bool);
+ *            reg: the layout (#tl.layout)
+ *   param 3: shared only: the swizzle, an array [B, M, S] (empty if none)
+ * The layout attribute stores the canonical TlLayout struct as its payload
+ * (canonical layouts are zero-padded, so bytewise uniquing is structural
+ * equality). */
+#include "tl/tl.h"
+#include "tl_internal.h"
+
+#include <string.h>
+
+/*===--- #tl.layout ------------------------------------------------------===*/
+
+/* Maps a byte offset inside an attribute body back to a source location. */
+TlLoc tl_text_loc(TlLoc start, const char *text, size_t off) {
+  TlLoc l = start;
+  for (size_t i = 0; i < off; i++) {
+    if (text[i] == '\n') {
+      l.line++;
+      l.col = 1;
+    } else {
+      l.col++;
+    }
+  }
+  return l;
+}
+
+static TlAttr *layout_parse(TlParser *p, const TlAttrDef *def) {
+  const char *text;
+  size_t len;
+  TlLoc loc;
+  if (TL_FAILED(tl_parse_raw_body(p, &text, &len, &loc)))
+    return NULL;
+  TlLayout l;
+  TlErr err;
+  size_t off = 0;
+  if (!tl_layout_parse(&l, text, len, &err, &off)) {
+    tl_parser_error(p, tl_text_loc(loc, text, off), "invalid layout: %s",
+                    err.msg);
+    return NULL;
+  }
+  return tl_layout_attr_get(tl_parser_context(p), &l);
+}
+
+static void layout_print(const TlAttr *a, TlStr *out) {
+  tl_str_putc(out, '<');
+  tl_layout_print(tl_layout_attr_value(a), out);
+  tl_str_putc(out, '>');
+}
+
+const TlAttrDef tl_layout_attr_def = {
+    .name = "tl.layout",
+    .parse = layout_parse,
+    .print = layout_print,
+};
+
+TlAttr *tl_layout_attr_get(TlContext *ctx, const TlLayout *layout) {
+  /* Uniquing is bytewise, so only the canonical form may be stored. */
+  TlLayout l;
+  if (!layout)
+    return NULL;
+  l = *layout;
+  if (!tl_layout_canonicalize(&l, NULL))
+    return NULL;
+  return tl_attr_dialect(ctx, &tl_layout_attr_def, 0, NULL, &l, sizeof l);
+}
+
+const TlLayout *tl_layout_attr_value(const TlAttr *a) {
+  if (!a || tl_attr_kind(a) != TL_ATTR_DIALECT ||
+      tl_attr_def(a) != &tl_layout_attr_def)
+    return NULL;
+  return tl_attr_blob(a, NULL);
+}
+
+/*===--- Type helpers ----------------------------------------------------===*/
+
+extern const TlTypeDef tl_ptr_type_def, tl_global_type_def, tl_shared_type_def,
+    tl_reg_type_def;
+
+static TlAttr *dims_attr(TlContext *ctx, unsigned rank, const int64_t *dims) {
+  TlAttr *elems[TL_LAYOUT_MAX_RANK];
+  TlType *i64 = tl_type_int(ctx, 64, true);
+  for (unsigned i = 0; i < rank; i++)
+    elems[i] = tl_attr_int(ctx, i64, dims[i]);
+  return tl_attr_array(ctx, rank, elems);
+}
+
+static bool dims_ok(unsigned rank, const int64_t *dims, bool dynamic_ok) {
+  if (!dims || rank < 1 || rank > TL_LAYOUT_MAX_RANK)
+    return false;
+  for (unsigned i = 0; i < rank; i++)
+    if (!(dims[i] >= 1 && dims[i] <= TL_LAYOUT_MAX_SIZE) &&
+        !(dynamic_ok && dims[i] == -1))
+      return false;
+  return true;
+}
+
+/* The element layout of a shared tile; fails with the layout library's
+ * reason (a size too large, a bad swizzle). */
+static bool shared_layout(TlSharedLayout *out, unsigned rank,
+                          const int64_t *dims, bool column_major, int b, int m,
+                          int s, TlErr *err) {
+  bool ok = column_major
+                ? tl_shared_layout_column_major(out, (int)rank, dims, err)
+                : tl_shared_layout_row_major(out, (int)rank, dims, err);
+  return ok && (b == 0 || tl_shared_layout_swizzle(out, out, b, m, s, err));
+}
+
+/* The swizzle parameters the type syntax allows (B == 0: none, and then M
+ * and S are 0 too), and a valid layout. */
+static bool shared_params_ok(unsigned rank, const int64_t *dims,
+                             bool column_major, int b, int m, int s,
+                             TlErr *err) {
+  if (b == 0 ? (m != 0 || s != 0)
+             : (b < 1 || b > 8 || m < 0 || m > 16 || s < b || s > 16))
+    return tl_err(err,
+                  "invalid swizzle<%d, %d, %d>: need 1 <= B <= 8, "
+                  "0 <= M <= 16 and B <= S <= 16",
+                  b, m, s);
+  TlSharedLayout l;
+  return shared_layout(&l, rank, dims, column_major, b, m, s, err);
+}
+
+TlType *tl_ptr_type_get(TlContext *ctx, TlType *elem) {
+  if (!tl_type_is_scalar(elem))
+    return NULL;
+  TlAttr *p = tl_attr_type(ctx, elem);
+  return tl_type_dialect(ctx, &tl_ptr_type_def, 1, &p);
+}
+
+TlType *tl_global_type_get(TlContext *ctx, unsigned rank, const int64_t *dims,
+                           TlType *elem, bool strided) {
+  if (!tl_type_is_scalar(elem) || !dims_ok(rank, dims, true))
+    return NULL;
+  TlAttr *p[3] = {dims_attr(ctx, rank, dims), tl_attr_type(ctx, elem),
+                  tl_attr_bool(ctx, strided)};
+  return tl_type_dialect(ctx, &tl_global_type_def, 3, p);
+}
+
+TlType *tl_shared_type_get(TlContext *ctx, unsigned rank, const int64_t *dims,
+                           TlType *elem, bool column_major, int b, int m,
+                           int s) {
+  if (!tl_type_is_scalar(elem) || !dims_ok(rank, dims, false) ||
+      !shared_params_ok(rank, dims, column_major, b, m, s, NULL))
+    return NULL;
+  TlType *i64 = tl_type_int(ctx, 64, true);
+  TlAttr *sw[3] = {tl_attr_int(ctx, i64, b), tl_attr_int(ctx, i64, m),
+                   tl_attr_int(ctx, i64, s)};
+  TlAttr *p[4] = {dims_attr(ctx, rank, dims), tl_attr_type(ctx, elem),
+                  tl_attr_bool(ctx, column_major),
+                  tl_attr_array(ctx, b ? 3 : 0, sw)};
+  return tl_type_dialect(ctx, &tl_shared_type_def, 4, p);
+}
+
+TlType *tl_reg_type_get(TlContext *ctx, unsigned rank, const int64_t *dims,
+                        TlType *elem, const TlLayout *layout) {
+  if (!tl_type_is_scalar(elem) || !dims_ok(rank, dims, false) || !layout ||
+      (unsigned)layout->rank != rank)
+    return NULL;
+  for (unsigned i = 0; i < rank; i++)
+    if (layout->shape[i] != dims[i])
+      return NULL;
+  TlAttr *la = tl_layout_attr_get(ctx, layout);
+  if (!la)
+    return NULL;
+  TlAttr *p[3] = {dims_attr(ctx, rank, dims), tl_attr_type(ctx, elem), la};
+  return tl_type_dialect(ctx, &tl_reg_type_def, 3, p);
+}
+
+bool tl_type_is_ptr(const TlType *t) {
+  return t && tl_type_kind(t) == TL_TYPE_DIALECT &&
+         tl_type_def(t) == &tl_ptr_type_def;
+}
+
+TlTensorKind tl_tensor_kind(const TlType *t) {
+  if (!t || tl_type_kind(t) != TL_TYPE_DIALECT)
+    return TL_TENSOR_NONE;
+  const TlTypeDef *d = tl_type_def(t);
+  return d == &tl_global_type_def   ? TL_TENSOR_GLOBAL
+         : d == &tl_shared_type_def ? TL_TENSOR_SHARED
+         : d == &tl_reg_type_def    ? TL_TENSOR_REG
+                                    : TL_TENSOR_NONE;
+}
+
+TlType *tl_tensor_elem(const TlType *t) {
+  if (tl_type_is_ptr(t))
+    return tl_attr_type_value(tl_type_param(t, 0));
+  if (tl_tensor_kind(t) == TL_TENSOR_NONE)
+    return NULL;
+  return tl_attr_type_value(tl_type_param(t, 1));
+}
+
+unsigned tl_tensor_rank(const TlType *t) {
+  if (tl_tensor_kind(t) == TL_TENSOR_NONE)
+    return 0;
+  return tl_attr_array_size(tl_type_param(t, 0));
+}
+
+int64_t tl_tensor_dim(const TlType *t, unsigned i) {
+  if (i >= tl_tensor_rank(t))
+    return 0;
+  return tl_attr_int_value(tl_attr_array_elem(tl_type_param(t, 0), i));
+}
+
+int64_t tl_tensor_num_elements(const TlType *t) {
+  unsigned rank = tl_tensor_rank(t);
+  int64_t n = rank ? 1 : 0;
+  for (unsigned i = 0; i < rank; i++) {
+    int64_t d = tl_tensor_dim(t, i);
+    if (d < 0 || __builtin_mul_overflow(n, d, &n))
+      return -1;
+  }
+  return n;
+}
+
+bool tl_global_type_strided(const TlType *t) {
+  return tl_tensor_kind(t) == TL_TENSOR_GLOBAL &&
+         tl_attr_int_value(tl_type_param(t, 2)) != 0;
+}
+
+const TlLayout *tl_reg_layout(const TlType *t) {
+  if (tl_tensor_kind(t) != TL_TENSOR_REG)
+    return NULL;
+  return tl_layout_attr_value(tl_type_param(t, 2));
+}
+
+bool tl_shared_type_column_major(const TlType *t) {
+  return tl_tensor_kind(t) == TL_TENSOR_SHARED &&
+         tl_attr_int_value(tl_type_param(t, 2)) != 0;
+}
+
+void tl_shared_type_swizzle(const TlType *t, int *b, int *m, int *s) {
+  TlAttr *sw =
+      tl_tensor_kind(t) == TL_TENSOR_SHARED ? tl_type_param(t, 3) : NULL;
+  bool has = sw && tl_attr_array_size(sw) == 3;
+  *b = has ? (int)tl_attr_int_value(tl_attr_array_elem(sw, 0)) : 0;
+  *m = has ? (int)tl_attr_int_value(tl_attr_array_elem(sw, 1)) : 0;
+  *s = has ? (int)tl_attr_int_value(tl_attr_array_elem(sw, 2)) : 0;
+}
+
+bool tl_shared_type_layout(const TlType *t, TlSharedLayout *out, TlErr *err) {
+  if (tl_tensor_kind(t) != TL_TENSOR_SHARED)
+    return tl_err(err, "not a !tl.shared type");
+  int64_t dims[TL_LAYOUT_MAX_RANK];
+  unsigned rank = tl_tensor_rank(t);
+  for (unsigned i = 0; i < rank; i++)
+    dims[i] = tl_tensor_dim(t, i);
+  int b, m, s;
+  tl_shared_type_swizzle(t, &b, &m, &s);
+  return shared_layout(out, rank, dims, tl_shared_type_column_major(t), b, m, s,
+                       err);
+}
+
+/*===--- Parsing and printing --------------------------------------------===*/
+
+/* `<DxDxT` (the opening bracket included); dynamic dims only if allowed. */
+static TlResult parse_shape(TlParser *p, bool dynamic_ok, TlDimVec *dims,
+                            TlType **elem, TlLoc *loc) {
+  if (TL_FAILED(tl_parse_punct(p, "<")))
+    return TL_FAILURE;
+  *loc = tl_parser_loc(p);
+  if (TL_FAILED(tl_parse_shape_and_type(p, dims, elem)))
+    return TL_FAILURE;
+  if (dims->len == 0 || dims->len > TL_LAYOUT_MAX_RANK) {
+    tl_parser_error(p, *loc, "a tensor has 1 to %d dimensions, not %zu",
+                    TL_LAYOUT_MAX_RANK, dims->len);
+    return TL_FAILURE;
+  }
+  for (size_t i = 0; i < dims->len; i++) {
+    if (dims->data[i] == -1 && !dynamic_ok) {
+      tl_parser_error(p, *loc,
+                      "dynamic dimensions are allowed only in "
+                      "!tl.global");
+      return TL_FAILURE;
+    }
+    if (dims->data[i] == 0 || dims->data[i] > TL_LAYOUT_MAX_SIZE) {
+      tl_parser_error(p, *loc, "dimension %zu must be between 1 and %d", i,
+                      TL_LAYOUT_MAX_SIZE);
+      return TL_FAILURE;
+    }
+  }
+  if (!tl_type_is_scalar(*elem)) {
+    tl_parser_error(p, *loc, "the element type must be a scalar type");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+static void print_shape(const TlType *t, TlStr *out) {
+  tl_str_putc(out, '<');
+  for (unsigned i = 0; i < tl_tensor_rank(t); i++) {
+    int64_t d = tl_tensor_dim(t, i);
+    if (d < 0)
+      tl_str_puts(out, "?x");
+    else
+      tl_str_printf(out, "%lldx", (long long)d);
+  }
+  tl_type_print(tl_tensor_elem(t), out);
+}
+
+static TlType *ptr_parse(TlParser *p, const TlTypeDef *def) {
+  TlType *elem;
+  TlLoc loc = tl_parser_loc(p);
+  if (TL_FAILED(tl_parse_punct(p, "<")) || TL_FAILED(tl_parse_type(p, &elem)) ||
+      TL_FAILED(tl_parse_punct(p, ">")))
+    return NULL;
+  TlType *t = tl_ptr_type_get(tl_parser_context(p), elem);
+  if (!t)
+    tl_parser_error(p, loc, "!tl.ptr needs a scalar element type");
+  return t;
+}
+
+static void ptr_print(const TlType *t, TlStr *out) {
+  tl_str_putc(out, '<');
+  tl_type_print(tl_tensor_elem(t), out);
+  tl_str_putc(out, '>');
+}
+
+static TlType *global_parse(TlParser *p, const TlTypeDef *def) {
+  TlDimVec dims = {0};
+  TlType *elem, *t = NULL;
+  TlLoc loc;
+  bool strided = false;
+  if (TL_FAILED(parse_shape(p, true, &dims, &elem, &loc)))
+    goto out;
+  if (tl_parse_optional_punct(p, ",")) {
+    if (TL_FAILED(tl_parse_keyword(p, "strided")))
+      goto out;
+    strided = true;
+  }
+  if (TL_FAILED(tl_parse_punct(p, ">")))
+    goto out;
+  t = tl_global_type_get(tl_parser_context(p), (unsigned)dims.len, dims.data,
+                         elem, strided);
+out:
+  tl_vec_free(&dims);
+  return t;
+}
+
+static void global_print(const TlType *t, TlStr *out) {
+  print_shape(t, out);
+  if (tl_global_type_strided(t))
+    tl_str_puts(out, ", strided");
+  tl_str_putc(out, '>');
+}
+
+static TlType *shared_parse(TlParser *p, const TlTypeDef *def) {
+  TlDimVec dims = {0};
+  TlType *elem, *t = NULL;
+  TlLoc loc;
+  bool column = false, order = false;
+  int64_t sw[3] = {0, 0, 0};
+  TlLoc swloc = {0};
+  if (TL_FAILED(parse_shape(p, false, &dims, &elem, &loc)))
+    goto out;
+  while (tl_parse_optional_punct(p, ",")) {
+    TlLoc kl = tl_parser_loc(p);
+    bool col = tl_parse_optional_keyword(p, "column_major");
+    if (col || tl_parse_optional_keyword(p, "row_major")) {
+      if (order) {
+        tl_parser_error(p, kl, "the element order is given twice");
+        goto out;
+      }
+      order = true;
+      column = col;
+    } else if (tl_parse_optional_keyword(p, "swizzle")) {
+      if (sw[0]) {
+        tl_parser_error(p, kl, "the swizzle is given twice");
+        goto out;
+      }
+      swloc = kl;
+      if (TL_FAILED(tl_parse_punct(p, "<")) ||
+          TL_FAILED(tl_parse_int(p, &sw[0])) ||
+          TL_FAILED(tl_parse_punct(p, ",")) ||
+          TL_FAILED(tl_parse_int(p, &sw[1])) ||
+          TL_FAILED(tl_parse_punct(p, ",")) ||
+          TL_FAILED(tl_parse_int(p, &sw[2])) ||
+          TL_FAILED(tl_parse_punct(p, ">")))
+        goto out;
+      /* B == 0 would read as "no swizzle" and print as nothing. */
+      if (sw[0] < 1 || sw[0] > 8 || sw[1] < 0 || sw[1] > 16 || sw[2] < sw[0] ||
+          sw[2] > 16) {
+        tl_parser_error(p, kl,
+                        "invalid swizzle<%lld, %lld, %lld>: need 1 <= "
+                        "B <= 8, 0 <= M <= 16 and B <= S <= 16",
+                        (long long)sw[0], (long long)sw[1], (long long)sw[2]);
+        goto out;
+      }
+    } else {
+      tl_parser_error(p, kl,
+                      "expected 'row_major', 'column_major' or "
+                      "'swizzle<B, M, S>'");
+      goto out;
+    }
+  }
+  if (TL_FAILED(tl_parse_punct(p, ">")))
+    goto out;
+  TlErr err;
+  if (!shared_params_ok((unsigned)dims.len, dims.data, column, (int)sw[0],
+                        (int)sw[1], (int)sw[2], &err)) {
+    tl_parser_error(p, sw[0] ? swloc : loc, "invalid shared-memory tile: %s",
+                    err.msg);
+    goto out;
+  }
+  t = tl_shared_type_get(tl_parser_context(p), (unsigned)dims.len, dims.data,
+                         elem, column, (int)sw[0], (int)sw[1], (int)sw[2]);
+out:
+  tl_vec_free(&dims);
+  return t;
+}
+
+static void shared_print(const TlType *t, TlStr *out) {
+  print_shape(t, out);
+  if (tl_shared_type_column_major(t))
+    tl_str_puts(out, ", column_major");
+  int b, m, s;
+  tl_shared_type_swizzle(t, &b, &m, &s);
+  if (b)
+    tl_str_printf(out, ", swizzle<%d, %d, %d>", b, m, s);
+  tl_str_putc(out, '>');
+}
+
+static TlType *reg_parse(TlParser *p, const TlTypeDef *def) {
+  TlDimVec dims = {0};
+  TlType *elem, *t = NULL;
+  TlLoc loc;
+  TlAttr *a;
+  if (TL_FAILED(parse_shape(p, false, &dims, &elem, &loc)) ||
+      TL_FAILED(tl_parse_punct(p, ",")))
+    goto out;
+  TlLoc al = tl_parser_loc(p);
+  if (TL_FAILED(tl_parse_attr(p, &a)) || TL_FAILED(tl_parse_punct(p, ">")))
+    goto out;
+  const TlLayout *l = tl_layout_attr_value(a);
+  if (!l) {
+    tl_parser_error(p, al, "expected a #tl.layout attribute");
+    goto out;
+  }
+  t = tl_reg_type_get(tl_parser_context(p), (unsigned)dims.len, dims.data, elem,
+                      l);
+  if (!t) {
+    TlStr want = {0};
+    tl_layout_print(l, &want);
+    TlStr shape = {0};
+    for (size_t i = 0; i < dims.len; i++)
+      tl_str_printf(&shape, "%s%lld", i ? ", " : "", (long long)dims.data[i]);
+    TlStr lshape = {0};
+    for (int i = 0; i < l->rank; i++)
+      tl_str_printf(&lshape, "%s%d", i ? ", " : "", l->shape[i]);
+    tl_parser_error(p, al, "layout %s has shape [%s], but the tile is [%s]",
+                    tl_str_cstr(&want), tl_str_cstr(&lshape),
+                    tl_str_cstr(&shape));
+    tl_str_free(&want);
+    tl_str_free(&shape);
+    tl_str_free(&lshape);
+  }
+out:
+  tl_vec_free(&dims);
+  return t;
+}
+
+static void reg_print(const TlType *t, TlStr *out) {
+  print_shape(t, out);
+  tl_str_puts(out, ", ");
+  tl_attr_print(tl_type_param(t, 2), out);
+  tl_str_putc(out, '>');
+}
+
+const TlTypeDef tl_ptr_type_def = {"tl.ptr", ptr_parse, ptr_print};
+const TlTypeDef tl_global_type_def = {"tl.global", global_parse, global_print};
+const TlTypeDef tl_shared_type_def = {"tl.shared", shared_parse, shared_print};
+const TlTypeDef tl_reg_type_def = {"tl.reg", reg_parse, reg_print};

@@ -1,0 +1,43 @@
+/* The simt dialect: one thread's program (registers, vector memory access,
+ * cp.async, ldmatrix, mma, shuffles, prmt, lop3, packed half arithmetic,
+ * conversions). docs/simt.md is its reference. Types:
+ *   !simt.vec<NxT>        N (1..16) scalars of type T in registers; element
+ *                         0 holds the lowest bits when the vector is
+ *                         reinterpreted (bitcast) or stored (lowest address)
+ *   !simt.ptr<global>     a byte address in global memory (64-bit)
+ *   !simt.ptr<shared>     a byte address in shared memory */
+#ifndef TL_SIMT_H
+#define TL_SIMT_H
+
+#include "tl/ir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Address spaces, numbered as LLVM's NVPTX target numbers them. */
+typedef enum TlSimtSpace { TL_SIMT_GLOBAL = 1, TL_SIMT_SHARED = 3 } TlSimtSpace;
+
+/* Registers the simt ops and types with ctx. Idempotent. */
+void tl_simt_register(TlContext *ctx);
+
+/* Uniqued in ctx (compare with ==, never free). NULL when n is outside
+ * 1..16 or elem is not a scalar. */
+TlType *tl_simt_vec_type(TlContext *ctx, unsigned n, TlType *elem);
+/* Uniqued in ctx; never NULL. */
+TlType *tl_simt_ptr_type(TlContext *ctx, TlSimtSpace space);
+/* False for NULL. The accessors below require a type of their kind. */
+bool tl_simt_is_vec(const TlType *t);
+unsigned tl_simt_vec_size(const TlType *t);
+TlType *tl_simt_vec_elem(const TlType *t);
+bool tl_simt_is_ptr(const TlType *t);
+TlSimtSpace tl_simt_ptr_space(const TlType *t);
+/* Bits of a scalar or vector register value, 0 for other types. */
+unsigned tl_simt_value_bits(const TlType *t);
+/* The mma forms simt.mma accepts, as one line of text (static storage). */
+const char *tl_simt_mma_forms_text(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,137 @@
+/* The tl dialect: thread-block level tiles with layouts (Tilus §6).
+ *
+ * Types (every T is a scalar type: iN, uN, i1, f16, bf16, f32, f64, fNeXmY):
+ *   !tl.ptr<T>                          a pointer to global memory
+ *   !tl.global<DxDxT>                   a row-major view of global memory;
+ *   !tl.global<DxDxT, strided>          or one with explicit strides
+ *                                       (D is a size or `?` for dynamic)
+ *   !tl.shared<DxDxT>                   a shared-memory tile, row-major;
+ *   !tl.shared<DxDxT, column_major>     column-major; either may end with
+ *   !tl.shared<DxDxT, swizzle<B, M, S>> an XOR swizzle (CuTe's)
+ *   !tl.reg<DxDxT, #tl.layout<...>>     a register tile distributed over the
+ *                                       block's threads by a layout
+ * Attributes:
+ *   #tl.layout<local(2, 1).spatial(8, 4)>   a register layout (layout.h)
+ */
+#ifndef TL_TL_H
+#define TL_TL_H
+
+#include "tl/ir.h"
+#include "tl/layout.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Registers the tl dialect (tl_register_all_dialects does it too). */
+void tl_tl_register(TlContext *ctx);
+
+/* #tl.layout: uniqued in the context (compare with ==). The stored value
+ * is the canonical form of *layout, so equal layouts give one attribute.
+ * NULL (no diagnostic) when layout is NULL or not a valid layout. */
+TlAttr *tl_layout_attr_get(TlContext *ctx, const TlLayout *layout);
+/* The layout of a #tl.layout attribute, or NULL for any other attribute. */
+const TlLayout *tl_layout_attr_value(const TlAttr *a);
+
+typedef enum TlTensorKind {
+  TL_TENSOR_NONE, /* not a tl tensor type */
+  TL_TENSOR_GLOBAL,
+  TL_TENSOR_SHARED,
+  TL_TENSOR_REG,
+} TlTensorKind;
+
+/* Type constructors, uniqued in the context (compare with ==). NULL (no
+ * diagnostic) when elem is not a scalar (or NULL), dims is NULL, the rank
+ * is outside 1..8, a dimension is outside 1..2^31-1 (or -1 where dynamic
+ * is allowed: !tl.global only), the layout is NULL, invalid or of another
+ * shape, or the shared tile has no valid element layout: more than
+ * 2^31-1 elements, or a swizzle other than none (B = M = S = 0) or
+ * 1 <= B <= 8, 0 <= M <= 16, B <= S <= 16. */
+TlType *tl_ptr_type_get(TlContext *ctx, TlType *elem);
+TlType *tl_global_type_get(TlContext *ctx, unsigned rank, const int64_t *dims,
+                           TlType *elem, bool strided);
+TlType *tl_shared_type_get(TlContext *ctx, unsigned rank, const int64_t *dims,
+                           TlType *elem, bool column_major, int swizzle_bits,
+                           int swizzle_base, int swizzle_shift);
+TlType *tl_reg_type_get(TlContext *ctx, unsigned rank, const int64_t *dims,
+                        TlType *elem, const TlLayout *layout);
+
+/* Accessors. Each accepts any type (or NULL) and answers neutrally for a
+ * type of another kind: false, NULL, 0 or TL_TENSOR_NONE. */
+bool tl_type_is_ptr(const TlType *t);
+TlTensorKind tl_tensor_kind(const TlType *t);
+/* Element type of a tensor or pointer type. */
+TlType *tl_tensor_elem(const TlType *t);
+unsigned tl_tensor_rank(const TlType *t);
+/* Size of dimension i; -1 when dynamic (global tensors only); 0 when i is
+ * not below the rank. */
+int64_t tl_tensor_dim(const TlType *t, unsigned i);
+/* Product of the dimensions; -1 if one is dynamic or the product does not
+ * fit in int64 (a global view may be that large). */
+int64_t tl_tensor_num_elements(const TlType *t);
+bool tl_global_type_strided(const TlType *t);
+/* The register layout of a !tl.reg type (owned by the context). */
+const TlLayout *tl_reg_layout(const TlType *t);
+/* The concrete element layout of a !tl.shared type; fails (with a message
+ * in err, which may be NULL) for any other type. */
+bool tl_shared_type_layout(const TlType *t, TlSharedLayout *out, TlErr *err);
+bool tl_shared_type_column_major(const TlType *t);
+/* Swizzle<B, M, S> of a shared type; all 0 when unswizzled. */
+void tl_shared_type_swizzle(const TlType *t, int *b, int *m, int *s);
+
+/* Grid expressions (tl.kernel's grid and threads): integer arithmetic over
+ * the kernel's integer parameters and template constants, by name:
+ *   expr   ::= term (('+' | '-') term)*
+ *   term   ::= factor (('*' | '/' | '%') factor)*
+ *   factor ::= int | name | '(' expr ')' | ('ceildiv' | 'min' | 'max')
+ *              '(' expr ',' expr ')'
+ * int is a decimal literal (no sign: there is no unary minus); name is
+ * [A-Za-z_][A-Za-z0-9_]*. Values are int64; overflow is an error. '/' and
+ * '%' are floor division and its remainder (x % y has y's sign), ceildiv
+ * rounds up; each needs a positive divisor. */
+typedef bool (*TlExprLookup)(void *user, const char *name, size_t len,
+                             int64_t *value);
+/* Evaluates text, looking names up through `lookup` (may be NULL: no
+ * names). Fails with a message (division by a non-positive value, unknown
+ * name, overflow, syntax) in err (may be NULL) and the 0-based byte offset
+ * of the offending text in *err_offset (may be NULL). */
+bool tl_expr_eval(const char *text, size_t len, TlExprLookup lookup, void *user,
+                  int64_t *value, TlErr *err, size_t *err_offset);
+
+/* What a name is while checking an expression. */
+typedef enum TlExprName {
+  TL_EXPR_NAME_UNKNOWN, /* not a name the expression may use */
+  TL_EXPR_NAME_RUNTIME, /* known at launch only: stands for any value */
+  TL_EXPR_NAME_CONST,   /* a constant, whose value the callback stores */
+} TlExprName;
+typedef TlExprName (*TlExprClassify)(void *user, const char *name, size_t len,
+                                     int64_t *value);
+/* Checks text before any runtime value is known: the syntax, that every
+ * name is known, and that no arithmetic error can happen among its
+ * constant parts (a constant divisor that is not positive; an overflow of
+ * constant operands). Appends the canonical text (single spaces around
+ * binary operators, `f(a, b)` for calls, parentheses as written) to out
+ * (may be NULL). *is_const (may be NULL) says whether the value depends on
+ * no runtime name; then *value (may be NULL) is that value. Fails as
+ * tl_expr_eval does. */
+bool tl_expr_check(const char *text, size_t len, TlExprClassify classify,
+                   void *user, TlStr *out, bool *is_const, int64_t *value,
+                   TlErr *err, size_t *err_offset);
+
+/* The tl.kernel op enclosing op, or NULL. */
+TlOp *tl_enclosing_kernel(TlOp *op);
+/* Evaluates a kernel's grid (grid[1] and grid[2] are 1 when not given) and
+ * threads per block for the given parameter values: int_args[i] is the
+ * value of parameter i, read only for integer parameters (entries of the
+ * others are ignored); int_args may be NULL when no expression uses a
+ * parameter. Fails with a message in err (may be NULL) for an arithmetic
+ * error or a result outside CUDA's limits (grid x 1..2^31-1, y and z
+ * 1..65535, threads 1..1024), and for an op that is not a valid tl.kernel
+ * (whose verifier errors go to the context's diagnostics). */
+bool tl_kernel_launch_dims(TlOp *kernel, const int64_t *int_args,
+                           int64_t grid[3], int64_t *threads, TlErr *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
