@@ -1,0 +1,66 @@
+/* The CUDA runtime of TL: the CUDA Driver API, loaded at run time with
+ * dlopen("libcuda.so.1"), so that TL builds and runs its CPU tests on
+ * machines without CUDA and says plainly when there is no driver or GPU.
+ *
+ * Errors are reported through the diagnostic engine given at creation
+ * ("no CUDA driver (libcuda.so.1 not found)", the driver's error name and
+ * string, or the PTX JIT's error log) and the functions fail. */
+#ifndef TL_RUNTIME_H
+#define TL_RUNTIME_H
+
+#include "tl/diag.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct TlRuntime TlRuntime;
+typedef uint64_t TlDevPtr; /* a device address; 0 is never valid */
+
+/* Opens the driver and device `ordinal` (its primary context). NULL with a
+ * diagnostic when there is no driver or device. Caller owns the runtime. */
+TlRuntime *tl_runtime_create(TlDiagEngine *diag, int ordinal);
+void tl_runtime_destroy(TlRuntime *rt);
+/* The device's name ("NVIDIA H100 80GB HBM3"), SM number (90) and number of
+ * multiprocessors. */
+const char *tl_runtime_device_name(const TlRuntime *rt);
+unsigned tl_runtime_sm(const TlRuntime *rt);
+unsigned tl_runtime_num_sms(const TlRuntime *rt);
+
+/* Loads PTX (JIT-compiled by the driver) and returns a kernel handle; the
+ * module is cached by the PTX text, so loading the same PTX again is
+ * free. NULL with the JIT log on failure. The handle lives as long as the
+ * runtime. */
+void *tl_runtime_kernel(TlRuntime *rt, const char *ptx, size_t len,
+                        const char *name);
+
+TlDevPtr tl_runtime_alloc(TlRuntime *rt, size_t bytes);
+void tl_runtime_free(TlRuntime *rt, TlDevPtr p);
+TlResult tl_runtime_upload(TlRuntime *rt, TlDevPtr dst, const void *src,
+                           size_t bytes);
+TlResult tl_runtime_download(TlRuntime *rt, void *dst, TlDevPtr src,
+                             size_t bytes);
+TlResult tl_runtime_memset(TlRuntime *rt, TlDevPtr dst, uint8_t value,
+                           size_t bytes);
+
+typedef struct TlLaunch {
+  unsigned grid[3], block[3];
+  unsigned smem_bytes; /* dynamic shared memory; above 48 KB the kernel's
+                          limit is raised first */
+} TlLaunch;
+
+/* Launches a kernel with args[i] pointing at the i-th parameter's value and
+ * waits for it. */
+TlResult tl_runtime_launch(TlRuntime *rt, void *kernel, const TlLaunch *l,
+                           void **args);
+/* Times a kernel: `warmup` launches, then `iters` launches each preceded by
+ * a write of a buffer larger than the L2 cache (so every run starts cold)
+ * and measured with events; *median_ms gets the median. */
+TlResult tl_runtime_time(TlRuntime *rt, void *kernel, const TlLaunch *l,
+                         void **args, unsigned warmup, unsigned iters,
+                         double *median_ms);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,51 @@
+/* The NVPTX back end: simt + arith + scf (in kernels written as builtin
+ * funcs) to LLVM IR through the LLVM C API, LLVM's O-level pipeline, and
+ * PTX from the NVPTX backend. This header is free of LLVM types; only
+ * lib/target includes llvm-c.
+ *
+ * A func is compiled as a GPU kernel when it has the unit attribute
+ * `kernel`; an integer attribute `threads` sets its exact block size
+ * (nvvm.reqntid), `max_threads` an upper bound (nvvm.maxntid). */
+#ifndef TL_TARGET_H
+#define TL_TARGET_H
+
+#include "tl/ir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct TlTargetOptions {
+  const char *cpu;    /* sm_80, sm_86, sm_89, sm_90, sm_90a; NULL: sm_80 */
+  unsigned ptx;       /* PTX ISA version x 10 (80 = 8.0); 0: the default */
+  unsigned opt_level; /* 0..3 */
+} TlTargetOptions;
+
+typedef struct TlTarget TlTarget;
+
+/* The supported -mcpu values, NULL-terminated. */
+const char *const *tl_target_cpus(void);
+
+/* Creates a target machine; NULL with a diagnostic (through ctx) for an
+ * unknown cpu or a PTX version it cannot use. Caller owns it. */
+TlTarget *tl_target_create(TlContext *ctx, const TlTargetOptions *opts);
+void tl_target_destroy(TlTarget *t);
+/* The SM number (80, 86, 89, 90) of the target. */
+unsigned tl_target_sm(const TlTarget *t);
+
+typedef struct TlCompileTimes {
+  double translate_ms, optimize_ms, codegen_ms;
+} TlCompileTimes;
+
+/* Translates the module's kernels and emits PTX into *ptx. When llvm_ir is
+ * non-NULL it receives the optimized LLVM IR text instead and no PTX is
+ * emitted. Fails with located diagnostics on ops the target cannot run
+ * (checked before LLVM is asked: LLVM aborts on what it cannot select).
+ * times may be NULL. */
+TlResult tl_target_compile(TlTarget *t, TlModule *m, TlStr *ptx,
+                           TlStr *llvm_ir, TlCompileTimes *times);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,320 @@
+/* The CUDA Driver API through dlopen: the entry points TL needs are looked
+ * up once by name from libcuda.so.1, with the driver types declared here
+ * (TL does not need the CUDA headers to build). Modules are cached by the
+ * hash and text of their PTX. */
+#define _POSIX_C_SOURCE 200809L
+#include "tl/runtime.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Driver types and constants (values from the CUDA Driver API). */
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext, *CUmodule, *CUfunction, *CUevent, *CUstream;
+typedef unsigned long long CUdeviceptr;
+enum {
+  CUDA_SUCCESS = 0,
+  ATTR_CC_MAJOR = 75,
+  ATTR_CC_MINOR = 76,
+  ATTR_SM_COUNT = 16,
+  ATTR_L2_SIZE = 38,
+  ATTR_SMEM_OPTIN = 97,
+  FUNC_ATTR_MAX_DYNAMIC_SMEM = 8,
+  JIT_INFO_LOG = 3,
+  JIT_INFO_LOG_SIZE = 4,
+  JIT_ERROR_LOG = 5,
+  JIT_ERROR_LOG_SIZE = 6,
+};
+
+/* The driver's entry points: X(name in libcuda, return, parameters). */
+#define CU_FUNCS(X)                                                            \
+  X(cuInit, (unsigned))                                                        \
+  X(cuDeviceGet, (CUdevice *, int))                                            \
+  X(cuDeviceGetCount, (int *))                                                 \
+  X(cuDeviceGetName, (char *, int, CUdevice))                                  \
+  X(cuDeviceGetAttribute, (int *, int, CUdevice))                              \
+  X(cuDevicePrimaryCtxRetain, (CUcontext *, CUdevice))                         \
+  X(cuDevicePrimaryCtxRelease_v2, (CUdevice))                                  \
+  X(cuCtxSetCurrent, (CUcontext))                                              \
+  X(cuCtxSynchronize, (void))                                                  \
+  X(cuModuleLoadDataEx, (CUmodule *, const void *, unsigned, int *, void **))  \
+  X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *))               \
+  X(cuModuleUnload, (CUmodule))                                                \
+  X(cuFuncSetAttribute, (CUfunction, int, int))                                \
+  X(cuMemAlloc_v2, (CUdeviceptr *, size_t))                                    \
+  X(cuMemFree_v2, (CUdeviceptr))                                               \
+  X(cuMemcpyHtoD_v2, (CUdeviceptr, const void *, size_t))                      \
+  X(cuMemcpyDtoH_v2, (void *, CUdeviceptr, size_t))                            \
+  X(cuMemsetD8_v2, (CUdeviceptr, unsigned char, size_t))                       \
+  X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))           \
+  X(cuLaunchKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned,       \
+                     unsigned, unsigned, unsigned, CUstream, void **, void **)) \
+  X(cuEventCreate, (CUevent *, unsigned))                                      \
+  X(cuEventRecord, (CUevent, CUstream))                                        \
+  X(cuEventSynchronize, (CUevent))                                             \
+  X(cuEventElapsedTime, (float *, CUevent, CUevent))                           \
+  X(cuEventDestroy_v2, (CUevent))                                              \
+  X(cuGetErrorName, (CUresult, const char **))                                 \
+  X(cuGetErrorString, (CUresult, const char **))
+
+typedef struct CachedModule {
+  uint64_t hash;
+  char *ptx;
+  CUmodule mod;
+} CachedModule;
+
+struct TlRuntime {
+  TlDiagEngine *diag;
+  void *lib;
+#define DECL(name, params) CUresult (*name) params;
+  CU_FUNCS(DECL)
+#undef DECL
+  CUdevice dev;
+  CUcontext ctx;
+  char name[256];
+  unsigned sm, num_sms;
+  int l2_bytes, smem_optin;
+  TlDevPtr flush; /* a buffer larger than L2, written between timed runs */
+  size_t flush_bytes;
+  TL_VEC(CachedModule) modules;
+};
+
+static TlResult check(TlRuntime *rt, CUresult r, const char *what) {
+  if (r == CUDA_SUCCESS)
+    return TL_SUCCESS;
+  const char *name = "?", *text = "?";
+  if (rt->cuGetErrorName)
+    rt->cuGetErrorName(r, &name);
+  if (rt->cuGetErrorString)
+    rt->cuGetErrorString(r, &text);
+  tl_diag_emit(rt->diag, TL_DIAG_ERROR, tl_loc_unknown(), "CUDA %s failed: %s (%s)",
+               what, name ? name : "?", text ? text : "?");
+  return TL_FAILURE;
+}
+
+TlRuntime *tl_runtime_create(TlDiagEngine *diag, int ordinal) {
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    tl_diag_emit(diag, TL_DIAG_ERROR, tl_loc_unknown(),
+                 "no CUDA driver (libcuda.so.1 could not be loaded)");
+    return NULL;
+  }
+  TlRuntime *rt = tl_xcalloc(1, sizeof *rt);
+  rt->diag = diag;
+  rt->lib = lib;
+#define LOAD(name, params)                                                     \
+  *(void **)&rt->name = dlsym(lib, #name);                                     \
+  if (!rt->name) {                                                             \
+    tl_diag_emit(diag, TL_DIAG_ERROR, tl_loc_unknown(),                        \
+                 "the CUDA driver has no entry point %s (driver too old)",     \
+                 #name);                                                       \
+    goto fail;                                                                 \
+  }
+  CU_FUNCS(LOAD)
+#undef LOAD
+  if (TL_FAILED(check(rt, rt->cuInit(0), "initialization")))
+    goto fail;
+  int count = 0;
+  if (TL_FAILED(check(rt, rt->cuDeviceGetCount(&count), "device count")))
+    goto fail;
+  if (ordinal < 0 || ordinal >= count) {
+    tl_diag_emit(diag, TL_DIAG_ERROR, tl_loc_unknown(),
+                 "no CUDA device %d (the driver sees %d)", ordinal, count);
+    goto fail;
+  }
+  int major = 0, minor = 0, sms = 0;
+  if (TL_FAILED(check(rt, rt->cuDeviceGet(&rt->dev, ordinal), "device lookup")) ||
+      TL_FAILED(check(rt, rt->cuDeviceGetName(rt->name, sizeof rt->name, rt->dev),
+                      "device name")) ||
+      TL_FAILED(check(rt, rt->cuDeviceGetAttribute(&major, ATTR_CC_MAJOR, rt->dev),
+                      "device attribute")) ||
+      TL_FAILED(check(rt, rt->cuDeviceGetAttribute(&minor, ATTR_CC_MINOR, rt->dev),
+                      "device attribute")) ||
+      TL_FAILED(check(rt, rt->cuDeviceGetAttribute(&sms, ATTR_SM_COUNT, rt->dev),
+                      "device attribute")) ||
+      TL_FAILED(check(rt, rt->cuDeviceGetAttribute(&rt->l2_bytes, ATTR_L2_SIZE, rt->dev),
+                      "device attribute")) ||
+      TL_FAILED(check(rt, rt->cuDeviceGetAttribute(&rt->smem_optin, ATTR_SMEM_OPTIN, rt->dev),
+                      "device attribute")) ||
+      TL_FAILED(check(rt, rt->cuDevicePrimaryCtxRetain(&rt->ctx, rt->dev), "context")) ||
+      TL_FAILED(check(rt, rt->cuCtxSetCurrent(rt->ctx), "context")))
+    goto fail;
+  rt->sm = (unsigned)(major * 10 + minor);
+  rt->num_sms = (unsigned)sms;
+  return rt;
+fail:
+  if (rt->ctx)
+    rt->cuDevicePrimaryCtxRelease_v2(rt->dev);
+  dlclose(lib);
+  tl_free(rt);
+  return NULL;
+}
+
+void tl_runtime_destroy(TlRuntime *rt) {
+  if (!rt)
+    return;
+  for (size_t i = 0; i < rt->modules.len; i++) {
+    rt->cuModuleUnload(rt->modules.data[i].mod);
+    tl_free(rt->modules.data[i].ptx);
+  }
+  tl_vec_free(&rt->modules);
+  if (rt->flush)
+    rt->cuMemFree_v2(rt->flush);
+  rt->cuDevicePrimaryCtxRelease_v2(rt->dev);
+  dlclose(rt->lib);
+  tl_free(rt);
+}
+
+const char *tl_runtime_device_name(const TlRuntime *rt) { return rt->name; }
+unsigned tl_runtime_sm(const TlRuntime *rt) { return rt->sm; }
+unsigned tl_runtime_num_sms(const TlRuntime *rt) { return rt->num_sms; }
+
+void *tl_runtime_kernel(TlRuntime *rt, const char *ptx, size_t len,
+                        const char *name) {
+  uint64_t h = tl_hash_bytes(ptx, len, 0);
+  CUmodule mod = NULL;
+  for (size_t i = 0; i < rt->modules.len; i++)
+    if (rt->modules.data[i].hash == h && strlen(rt->modules.data[i].ptx) == len &&
+        !memcmp(rt->modules.data[i].ptx, ptx, len))
+      mod = rt->modules.data[i].mod;
+  if (!mod) {
+    /* The driver wants a NUL-terminated image. */
+    char *img = tl_xmalloc(len + 1);
+    memcpy(img, ptx, len);
+    img[len] = 0;
+    static char errlog[16384], infolog[4096];
+    errlog[0] = infolog[0] = 0;
+    int opts[4] = {JIT_ERROR_LOG, JIT_ERROR_LOG_SIZE, JIT_INFO_LOG, JIT_INFO_LOG_SIZE};
+    void *vals[4] = {errlog, (void *)(uintptr_t)sizeof errlog, infolog,
+                     (void *)(uintptr_t)sizeof infolog};
+    CUresult r = rt->cuModuleLoadDataEx(&mod, img, 4, opts, vals);
+    if (r != CUDA_SUCCESS) {
+      check(rt, r, "PTX load");
+      if (errlog[0])
+        tl_diag_emit(rt->diag, TL_DIAG_NOTE, tl_loc_unknown(), "PTX JIT log:\n%s", errlog);
+      tl_free(img);
+      return NULL;
+    }
+    CachedModule cm = {h, img, mod};
+    tl_vec_push(&rt->modules, cm);
+  }
+  CUfunction f = NULL;
+  CUresult r = rt->cuModuleGetFunction(&f, mod, name);
+  if (r != CUDA_SUCCESS) {
+    tl_diag_emit(rt->diag, TL_DIAG_ERROR, tl_loc_unknown(),
+                 "the PTX has no kernel named '%s'", name);
+    return NULL;
+  }
+  return f;
+}
+
+TlDevPtr tl_runtime_alloc(TlRuntime *rt, size_t bytes) {
+  CUdeviceptr p = 0;
+  if (TL_FAILED(check(rt, rt->cuMemAlloc_v2(&p, bytes ? bytes : 1), "allocation")))
+    return 0;
+  return p;
+}
+
+void tl_runtime_free(TlRuntime *rt, TlDevPtr p) {
+  if (p)
+    rt->cuMemFree_v2(p);
+}
+
+TlResult tl_runtime_upload(TlRuntime *rt, TlDevPtr dst, const void *src,
+                           size_t bytes) {
+  return bytes ? check(rt, rt->cuMemcpyHtoD_v2(dst, src, bytes), "copy to device")
+               : TL_SUCCESS;
+}
+
+TlResult tl_runtime_download(TlRuntime *rt, void *dst, TlDevPtr src,
+                             size_t bytes) {
+  return bytes ? check(rt, rt->cuMemcpyDtoH_v2(dst, src, bytes), "copy to host")
+               : TL_SUCCESS;
+}
+
+TlResult tl_runtime_memset(TlRuntime *rt, TlDevPtr dst, uint8_t value,
+                           size_t bytes) {
+  return check(rt, rt->cuMemsetD8_v2(dst, value, bytes), "memset");
+}
+
+static TlResult prepare(TlRuntime *rt, void *kernel, const TlLaunch *l) {
+  if (l->smem_bytes > 48 * 1024) {
+    if ((int)l->smem_bytes > rt->smem_optin) {
+      tl_diag_emit(rt->diag, TL_DIAG_ERROR, tl_loc_unknown(),
+                   "the kernel needs %u bytes of shared memory; the device "
+                   "allows %d per block",
+                   l->smem_bytes, rt->smem_optin);
+      return TL_FAILURE;
+    }
+    return check(rt, rt->cuFuncSetAttribute(kernel, FUNC_ATTR_MAX_DYNAMIC_SMEM,
+                                            (int)l->smem_bytes),
+                 "shared-memory limit");
+  }
+  return TL_SUCCESS;
+}
+
+static CUresult launch(TlRuntime *rt, void *kernel, const TlLaunch *l,
+                       void **args) {
+  return rt->cuLaunchKernel(kernel, l->grid[0], l->grid[1], l->grid[2],
+                            l->block[0], l->block[1], l->block[2], l->smem_bytes,
+                            NULL, args, NULL);
+}
+
+TlResult tl_runtime_launch(TlRuntime *rt, void *kernel, const TlLaunch *l,
+                           void **args) {
+  if (TL_FAILED(prepare(rt, kernel, l)) ||
+      TL_FAILED(check(rt, launch(rt, kernel, l, args), "launch")))
+    return TL_FAILURE;
+  return check(rt, rt->cuCtxSynchronize(), "kernel execution");
+}
+
+static int cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+TlResult tl_runtime_time(TlRuntime *rt, void *kernel, const TlLaunch *l,
+                         void **args, unsigned warmup, unsigned iters,
+                         double *median_ms) {
+  if (!iters)
+    iters = 1;
+  if (TL_FAILED(prepare(rt, kernel, l)))
+    return TL_FAILURE;
+  if (!rt->flush) {
+    rt->flush_bytes = (size_t)(rt->l2_bytes > 0 ? rt->l2_bytes : 64 << 20) * 2;
+    if (!(rt->flush = tl_runtime_alloc(rt, rt->flush_bytes)))
+      return TL_FAILURE;
+  }
+  for (unsigned i = 0; i < warmup; i++)
+    if (TL_FAILED(check(rt, launch(rt, kernel, l, args), "launch")))
+      return TL_FAILURE;
+  CUevent start, stop;
+  if (TL_FAILED(check(rt, rt->cuEventCreate(&start, 0), "event")) ||
+      TL_FAILED(check(rt, rt->cuEventCreate(&stop, 0), "event")))
+    return TL_FAILURE;
+  float *ms = tl_xmalloc(sizeof *ms * iters);
+  TlResult res = TL_SUCCESS;
+  for (unsigned i = 0; i < iters && !TL_FAILED(res); i++) {
+    /* A cold L2 for every run: overwrite a buffer twice its size. */
+    if (TL_FAILED(res = check(rt, rt->cuMemsetD8Async(rt->flush, (unsigned char)i,
+                                                      rt->flush_bytes, NULL),
+                              "L2 flush")))
+      break;
+    if (TL_FAILED(res = check(rt, rt->cuEventRecord(start, NULL), "event")) ||
+        TL_FAILED(res = check(rt, launch(rt, kernel, l, args), "launch")) ||
+        TL_FAILED(res = check(rt, rt->cuEventRecord(stop, NULL), "event")) ||
+        TL_FAILED(res = check(rt, rt->cuEventSynchronize(stop), "kernel execution")) ||
+        TL_FAILED(res = check(rt, rt->cuEventElapsedTime(&ms[i], start, stop), "timing")))
+      break;
+  }
+  if (!TL_FAILED(res)) {
+    qsort(ms, iters, sizeof *ms, cmp_float);
+    *median_ms = iters % 2 ? ms[iters / 2] : 0.5 * (ms[iters / 2 - 1] + ms[iters / 2]);
+  }
+  tl_free(ms);
+  rt->cuEventDestroy_v2(start);
+  rt->cuEventDestroy_v2(stop);
+  return res;
+}

@@ -1,0 +1,17 @@
+/* Shared by the files of lib/target: the only place llvm-c types meet the
+ * IR. */
+#ifndef TL_TARGET_INTERNAL_H
+#define TL_TARGET_INTERNAL_H
+
+#include "tl/target.h"
+
+#include <llvm-c/Core.h>
+
+/* Builds the LLVM module for the kernels of m (see translate.c). On failure
+ * the diagnostics are reported and *out may hold a partial module (the
+ * caller disposes it either way). */
+TlResult tl_target_translate(TlContext *ctx, unsigned sm, unsigned ptx,
+                             TlModule *m, LLVMContextRef lc,
+                             LLVMModuleRef *out);
+
+#endif

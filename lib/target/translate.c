@@ -1,0 +1,937 @@
+/* Translation of simt + arith + scf to LLVM IR, one function per op.
+ *
+ * Kernels are builtin funcs with the `kernel` attribute. Structured control
+ * flow becomes basic blocks: scf.for a header with phis for the induction
+ * variable and the carried values, scf.if a diamond with phis for its
+ * results, scf.while a header computing the condition. NVVM intrinsics are
+ * resolved by name through one table and LLVMLookupIntrinsicID, so an
+ * intrinsic LLVM does not have is a diagnostic here rather than an
+ * `.extern .func` that only ptxas would reject. Inline PTX is used only
+ * where LLVM has no intrinsic: lop3 and cache-hinted loads and stores
+ * (docs/target.md lists every site). */
+#include "target_internal.h"
+#include "tl/simt.h"
+
+#include <llvm-c/Core.h>
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct Map {
+  const TlValue **keys;
+  LLVMValueRef *vals;
+  size_t cap, count;
+} Map;
+
+typedef struct Tr {
+  TlContext *ctx;
+  unsigned sm, ptx;
+  LLVMContextRef lc;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  LLVMValueRef fn;
+  LLVMValueRef smem; /* the dynamic shared memory symbol, created on use */
+  Map map;
+  bool failed;
+} Tr;
+
+/*===--- Value map -------------------------------------------------------===*/
+
+static size_t hash_ptr(const void *p, size_t cap) {
+  uintptr_t x = (uintptr_t)p;
+  x ^= x >> 17;
+  x *= 0x9E3779B97F4A7C15ull;
+  return (size_t)(x >> 11) & (cap - 1);
+}
+
+static void map_put(Map *m, const TlValue *k, LLVMValueRef v) {
+  if (2 * (m->count + 1) > m->cap) {
+    size_t ncap = m->cap ? m->cap * 2 : 256;
+    const TlValue **nk = tl_xcalloc(ncap, sizeof *nk);
+    LLVMValueRef *nv = tl_xcalloc(ncap, sizeof *nv);
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->keys[i]) {
+        size_t j = hash_ptr(m->keys[i], ncap);
+        while (nk[j])
+          j = (j + 1) & (ncap - 1);
+        nk[j] = m->keys[i];
+        nv[j] = m->vals[i];
+      }
+    tl_free(m->keys);
+    tl_free(m->vals);
+    m->keys = nk;
+    m->vals = nv;
+    m->cap = ncap;
+  }
+  size_t j = hash_ptr(k, m->cap);
+  while (m->keys[j] && m->keys[j] != k)
+    j = (j + 1) & (m->cap - 1);
+  if (!m->keys[j])
+    m->count++;
+  m->keys[j] = k;
+  m->vals[j] = v;
+}
+
+static LLVMValueRef map_get(const Map *m, const TlValue *k) {
+  if (!m->cap)
+    return NULL;
+  for (size_t j = hash_ptr(k, m->cap); m->keys[j]; j = (j + 1) & (m->cap - 1))
+    if (m->keys[j] == k)
+      return m->vals[j];
+  return NULL;
+}
+
+/*===--- Errors and types ------------------------------------------------===*/
+
+static LLVMValueRef fail_op(Tr *t, TlOp *op, const char *fmt, const char *arg) {
+  if (!t->failed) {
+    TlStr s = {0};
+    tl_str_printf(&s, fmt, arg);
+    tl_op_emit_error(op, "%s", tl_str_cstr(&s));
+    tl_str_free(&s);
+  }
+  t->failed = true;
+  return NULL;
+}
+
+/* The LLVM type of a TL type; NULL for types the back end cannot hold in a
+ * register (small floats, tl tiles). */
+static LLVMTypeRef ltype(Tr *t, const TlType *ty) {
+  if (tl_type_is_int(ty))
+    return LLVMIntTypeInContext(t->lc, tl_type_int_width(ty));
+  if (tl_type_is_float(ty)) {
+    unsigned e = tl_type_float_exp(ty), m = tl_type_float_man(ty);
+    if (e == 5 && m == 10)
+      return LLVMHalfTypeInContext(t->lc);
+    if (e == 8 && m == 7)
+      return LLVMBFloatTypeInContext(t->lc);
+    if (e == 8 && m == 23)
+      return LLVMFloatTypeInContext(t->lc);
+    if (e == 11 && m == 52)
+      return LLVMDoubleTypeInContext(t->lc);
+    return NULL;
+  }
+  if (tl_simt_is_vec(ty)) {
+    LLVMTypeRef e = ltype(t, tl_simt_vec_elem(ty));
+    return e ? LLVMVectorType(e, tl_simt_vec_size(ty)) : NULL;
+  }
+  if (tl_simt_is_ptr(ty))
+    return LLVMPointerTypeInContext(t->lc, (unsigned)tl_simt_ptr_space(ty));
+  return NULL;
+}
+
+static LLVMTypeRef i32t(Tr *t) { return LLVMInt32TypeInContext(t->lc); }
+
+static LLVMValueRef val(Tr *t, TlValue *v) {
+  LLVMValueRef r = map_get(&t->map, v);
+  tl_assert(r);
+  return r;
+}
+
+static LLVMValueRef operand(Tr *t, TlOp *op, unsigned i) {
+  return val(t, tl_op_operand(op, i));
+}
+
+/*===--- Intrinsics ------------------------------------------------------===*/
+
+/* Declares an intrinsic by name (with overload types); NULL and a
+ * diagnostic when LLVM does not know it. */
+static LLVMValueRef intrinsic(Tr *t, TlOp *op, const char *name,
+                              LLVMTypeRef *overloads, unsigned n,
+                              LLVMTypeRef *fnty) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  if (!id)
+    return fail_op(t, op, "this LLVM has no intrinsic %s", name);
+  *fnty = LLVMIntrinsicGetType(t->lc, id, overloads, n);
+  return LLVMGetIntrinsicDeclaration(t->mod, id, overloads, n);
+}
+
+static LLVMValueRef call(Tr *t, TlOp *op, const char *name,
+                         LLVMTypeRef *overloads, unsigned n, LLVMValueRef *args,
+                         unsigned nargs) {
+  LLVMTypeRef fty;
+  LLVMValueRef f = intrinsic(t, op, name, overloads, n, &fty);
+  if (!f)
+    return NULL;
+  return LLVMBuildCall2(t->b, fty, f, args, nargs, "");
+}
+
+/* Reinterprets v as type ty (same size in bits). */
+static LLVMValueRef coerce(Tr *t, LLVMValueRef v, LLVMTypeRef ty) {
+  return LLVMTypeOf(v) == ty ? v : LLVMBuildBitCast(t->b, v, ty, "");
+}
+
+/*===--- arith -----------------------------------------------------------===*/
+
+static bool is_signed(const TlType *ty) {
+  return tl_type_is_int(ty) && tl_type_int_signed(ty);
+}
+
+static LLVMValueRef arith_constant(Tr *t, TlOp *op) {
+  TlAttr *a = tl_op_attr(op, "value");
+  LLVMTypeRef ty = ltype(t, tl_attr_get_type(a));
+  if (!ty)
+    return fail_op(t, op, "the type of this constant has no register form%s", "");
+  if (tl_attr_kind(a) == TL_ATTR_INT)
+    return LLVMConstInt(ty, (unsigned long long)tl_attr_int_value(a), 1);
+  return LLVMConstReal(ty, tl_attr_float_value(a));
+}
+
+static const char *cmpi_pred(const char *p, bool sgn, LLVMIntPredicate *out) {
+  static const struct {
+    const char *name;
+    LLVMIntPredicate s, u;
+  } tab[] = {{"eq", LLVMIntEQ, LLVMIntEQ},   {"ne", LLVMIntNE, LLVMIntNE},
+             {"lt", LLVMIntSLT, LLVMIntULT}, {"le", LLVMIntSLE, LLVMIntULE},
+             {"gt", LLVMIntSGT, LLVMIntUGT}, {"ge", LLVMIntSGE, LLVMIntUGE}};
+  for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+    if (!strcmp(tab[i].name, p)) {
+      *out = sgn ? tab[i].s : tab[i].u;
+      return p;
+    }
+  return NULL;
+}
+
+static const char *cmpf_pred(const char *p, LLVMRealPredicate *out) {
+  static const struct {
+    const char *name;
+    LLVMRealPredicate pred;
+  } tab[] = {{"oeq", LLVMRealOEQ}, {"ogt", LLVMRealOGT}, {"oge", LLVMRealOGE},
+             {"olt", LLVMRealOLT}, {"ole", LLVMRealOLE}, {"one", LLVMRealONE},
+             {"ord", LLVMRealORD}, {"ueq", LLVMRealUEQ}, {"ugt", LLVMRealUGT},
+             {"uge", LLVMRealUGE}, {"ult", LLVMRealULT}, {"ule", LLVMRealULE},
+             {"une", LLVMRealUNE}, {"uno", LLVMRealUNO}};
+  for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+    if (!strcmp(tab[i].name, p)) {
+      *out = tab[i].pred;
+      return p;
+    }
+  return NULL;
+}
+
+static LLVMValueRef arith_op(Tr *t, TlOp *op) {
+  const char *n = tl_op_name(op) + 6; /* after "arith." */
+  LLVMBuilderRef b = t->b;
+  TlType *rty = tl_op_num_results(op) ? tl_value_type(tl_op_result(op, 0)) : NULL;
+  TlType *aty = tl_op_num_operands(op) ? tl_value_type(tl_op_operand(op, 0)) : NULL;
+  LLVMTypeRef lr = rty ? ltype(t, rty) : NULL;
+  if (rty && !lr)
+    return fail_op(t, op, "this type has no register form on the GPU%s", "");
+  if (aty && !ltype(t, aty))
+    return fail_op(t, op, "the operand type has no register form on the GPU%s", "");
+  LLVMValueRef x = tl_op_num_operands(op) > 0 ? operand(t, op, 0) : NULL;
+  LLVMValueRef y = tl_op_num_operands(op) > 1 ? operand(t, op, 1) : NULL;
+  bool sgn = aty && is_signed(aty);
+  if (!strcmp(n, "constant"))
+    return arith_constant(t, op);
+  if (!strcmp(n, "addi")) return LLVMBuildAdd(b, x, y, "");
+  if (!strcmp(n, "subi")) return LLVMBuildSub(b, x, y, "");
+  if (!strcmp(n, "muli")) return LLVMBuildMul(b, x, y, "");
+  if (!strcmp(n, "divi")) return sgn ? LLVMBuildSDiv(b, x, y, "") : LLVMBuildUDiv(b, x, y, "");
+  if (!strcmp(n, "remi")) return sgn ? LLVMBuildSRem(b, x, y, "") : LLVMBuildURem(b, x, y, "");
+  if (!strcmp(n, "ceildivi")) {
+    /* q = x / y; q + (r != 0 && (r > 0) == (y > 0)) for signed; q + (r != 0)
+     * for unsigned. */
+    LLVMValueRef q = sgn ? LLVMBuildSDiv(b, x, y, "") : LLVMBuildUDiv(b, x, y, "");
+    LLVMValueRef r = sgn ? LLVMBuildSRem(b, x, y, "") : LLVMBuildURem(b, x, y, "");
+    LLVMValueRef zero = LLVMConstInt(lr, 0, 0);
+    LLVMValueRef nz = LLVMBuildICmp(b, LLVMIntNE, r, zero, "");
+    if (sgn) {
+      LLVMValueRef rp = LLVMBuildICmp(b, LLVMIntSGT, r, zero, "");
+      LLVMValueRef yp = LLVMBuildICmp(b, LLVMIntSGT, y, zero, "");
+      nz = LLVMBuildAnd(b, nz, LLVMBuildICmp(b, LLVMIntEQ, rp, yp, ""), "");
+    }
+    return LLVMBuildAdd(b, q, LLVMBuildZExt(b, nz, lr, ""), "");
+  }
+  if (!strcmp(n, "andi")) return LLVMBuildAnd(b, x, y, "");
+  if (!strcmp(n, "ori")) return LLVMBuildOr(b, x, y, "");
+  if (!strcmp(n, "xori")) return LLVMBuildXor(b, x, y, "");
+  if (!strcmp(n, "shli")) return LLVMBuildShl(b, x, y, "");
+  if (!strcmp(n, "shri")) return sgn ? LLVMBuildAShr(b, x, y, "") : LLVMBuildLShr(b, x, y, "");
+  if (!strcmp(n, "mini") || !strcmp(n, "maxi")) {
+    LLVMTypeRef ov[1] = {lr};
+    LLVMValueRef args[2] = {x, y};
+    const char *name = n[1] == 'i' ? (sgn ? "llvm.smin" : "llvm.umin")
+                                   : (sgn ? "llvm.smax" : "llvm.umax");
+    return call(t, op, name, ov, 1, args, 2);
+  }
+  if (!strcmp(n, "addf")) return LLVMBuildFAdd(b, x, y, "");
+  if (!strcmp(n, "subf")) return LLVMBuildFSub(b, x, y, "");
+  if (!strcmp(n, "mulf")) return LLVMBuildFMul(b, x, y, "");
+  if (!strcmp(n, "divf")) return LLVMBuildFDiv(b, x, y, "");
+  if (!strcmp(n, "minf") || !strcmp(n, "maxf")) {
+    LLVMTypeRef ov[1] = {lr};
+    LLVMValueRef args[2] = {x, y};
+    return call(t, op, n[1] == 'i' ? "llvm.minimum" : "llvm.maximum", ov, 1, args, 2);
+  }
+  if (!strcmp(n, "negf")) return LLVMBuildFNeg(b, x, "");
+  if (!strcmp(n, "absf")) {
+    LLVMTypeRef ov[1] = {lr};
+    return call(t, op, "llvm.fabs", ov, 1, &x, 1);
+  }
+  if (!strcmp(n, "cmpi")) {
+    LLVMIntPredicate p;
+    if (!cmpi_pred(tl_attr_string_value(tl_op_attr(op, "predicate"), NULL), sgn, &p))
+      return fail_op(t, op, "unknown predicate%s", "");
+    return LLVMBuildICmp(b, p, x, y, "");
+  }
+  if (!strcmp(n, "cmpf")) {
+    LLVMRealPredicate p;
+    if (!cmpf_pred(tl_attr_string_value(tl_op_attr(op, "predicate"), NULL), &p))
+      return fail_op(t, op, "unknown predicate%s", "");
+    return LLVMBuildFCmp(b, p, x, y, "");
+  }
+  if (!strcmp(n, "select"))
+    return LLVMBuildSelect(b, x, y, operand(t, op, 2), "");
+  if (!strcmp(n, "exti"))
+    return sgn ? LLVMBuildSExt(b, x, lr, "") : LLVMBuildZExt(b, x, lr, "");
+  if (!strcmp(n, "trunci")) return LLVMBuildTrunc(b, x, lr, "");
+  if (!strcmp(n, "itofp"))
+    return sgn ? LLVMBuildSIToFP(b, x, lr, "") : LLVMBuildUIToFP(b, x, lr, "");
+  if (!strcmp(n, "fptoi")) {
+    /* Saturating, NaN -> 0: exactly the .sat intrinsics' semantics. */
+    LLVMTypeRef ov[2] = {lr, LLVMTypeOf(x)};
+    return call(t, op, is_signed(rty) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ov, 2,
+                &x, 1);
+  }
+  if (!strcmp(n, "extf")) return LLVMBuildFPExt(b, x, lr, "");
+  if (!strcmp(n, "truncf")) return LLVMBuildFPTrunc(b, x, lr, "");
+  if (!strcmp(n, "bitcast")) return LLVMBuildBitCast(b, x, lr, "");
+  return fail_op(t, op, "no translation for %s", tl_op_name(op));
+}
+
+/*===--- simt ------------------------------------------------------------===*/
+
+static const char *str_attr(const TlOp *op, const char *name) {
+  TlAttr *a = tl_op_attr(op, name);
+  return a ? tl_attr_string_value(a, NULL) : NULL;
+}
+
+static int64_t int_attr(const TlOp *op, const char *name, int64_t dflt) {
+  TlAttr *a = tl_op_attr(op, name);
+  return a && tl_attr_kind(a) == TL_ATTR_INT ? tl_attr_int_value(a) : dflt;
+}
+
+static LLVMValueRef sreg(Tr *t, TlOp *op, const char *reg, const char *dim) {
+  char name[64];
+  snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s%s%s", reg, dim ? "." : "",
+           dim ? dim : "");
+  return call(t, op, name, NULL, 0, NULL, 0);
+}
+
+static LLVMValueRef smem_base(Tr *t) {
+  if (!t->smem) {
+    /* `.extern .shared .align 16 .b8 tl_smem[]` */
+    LLVMTypeRef ty = LLVMArrayType2(LLVMInt8TypeInContext(t->lc), 0);
+    t->smem = LLVMAddGlobalInAddressSpace(t->mod, ty, "tl_smem", 3);
+    LLVMSetLinkage(t->smem, LLVMExternalLinkage);
+    LLVMSetAlignment(t->smem, 16);
+  }
+  return t->smem;
+}
+
+static unsigned type_bits(Tr *t, const TlType *ty) { return tl_simt_value_bits(ty); }
+
+static LLVMValueRef access(Tr *t, TlOp *op, bool load) {
+  TlType *vty = load ? tl_value_type(tl_op_result(op, 0)) : tl_value_type(tl_op_operand(op, 0));
+  LLVMValueRef ptr = operand(t, op, load ? 0 : 1);
+  LLVMTypeRef lty = ltype(t, vty);
+  unsigned bits = type_bits(t, vty);
+  unsigned align = (unsigned)int_attr(op, "align", bits / 8);
+  const char *cache = str_attr(op, "cache");
+  if (!lty)
+    return fail_op(t, op, "the accessed type has no register form%s", "");
+  if (!cache) {
+    if (load) {
+      LLVMValueRef v = LLVMBuildLoad2(t->b, lty, ptr, "");
+      LLVMSetAlignment(v, align);
+      return v;
+    }
+    LLVMValueRef s = LLVMBuildStore(t->b, operand(t, op, 0), ptr);
+    LLVMSetAlignment(s, align);
+    return s;
+  }
+  /* Cache hints have no LLVM form: inline PTX over 16- or 32-bit regs. */
+  unsigned nregs = bits <= 32 ? 1 : bits / 32;
+  unsigned rbits = bits < 32 ? 16 : 32;
+  const char *suffix = bits == 8 ? "u8" : bits == 16 ? "u16" : "u32";
+  char asmtext[160], cons[64];
+  const char *vec = nregs == 2 ? ".v2" : nregs == 4 ? ".v4" : "";
+  LLVMTypeRef rt = LLVMIntTypeInContext(t->lc, rbits);
+  char rc = rbits == 16 ? 'h' : 'r';
+  if (load) {
+    if (nregs == 1)
+      snprintf(asmtext, sizeof asmtext, "ld.global.%s.%s $0, [$1];", cache, suffix);
+    else if (nregs == 2)
+      snprintf(asmtext, sizeof asmtext, "ld.global.%s%s.%s {$0, $1}, [$2];", cache, vec, suffix);
+    else
+      snprintf(asmtext, sizeof asmtext, "ld.global.%s%s.%s {$0, $1, $2, $3}, [$4];", cache,
+               vec, suffix);
+    size_t k = 0;
+    for (unsigned i = 0; i < nregs; i++)
+      k += (size_t)snprintf(cons + k, sizeof cons - k, "=%c,", rc);
+    snprintf(cons + k, sizeof cons - k, "l");
+    LLVMTypeRef elems[4] = {rt, rt, rt, rt};
+    LLVMTypeRef retty = nregs == 1 ? rt : LLVMStructTypeInContext(t->lc, elems, nregs, 0);
+    LLVMTypeRef pty = LLVMTypeOf(ptr);
+    LLVMTypeRef fty = LLVMFunctionType(retty, &pty, 1, 0);
+    LLVMValueRef ia = LLVMGetInlineAsm(fty, asmtext, strlen(asmtext), cons, strlen(cons), 1, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef r = LLVMBuildCall2(t->b, fty, ia, &ptr, 1, "");
+    LLVMValueRef whole;
+    if (nregs == 1) {
+      whole = bits < 16 ? LLVMBuildTrunc(t->b, r, LLVMIntTypeInContext(t->lc, bits), "") : r;
+    } else {
+      LLVMTypeRef vt = LLVMVectorType(rt, nregs);
+      whole = LLVMGetUndef(vt);
+      for (unsigned i = 0; i < nregs; i++)
+        whole = LLVMBuildInsertElement(t->b, whole, LLVMBuildExtractValue(t->b, r, i, ""),
+                                       LLVMConstInt(i32t(t), i, 0), "");
+    }
+    return coerce(t, whole, lty);
+  }
+  LLVMValueRef v = operand(t, op, 0);
+  LLVMValueRef args[5];
+  LLVMTypeRef tys[5];
+  args[0] = ptr;
+  tys[0] = LLVMTypeOf(ptr);
+  if (nregs == 1) {
+    LLVMValueRef iv = coerce(t, v, LLVMIntTypeInContext(t->lc, bits));
+    args[1] = bits < 16 ? LLVMBuildZExt(t->b, iv, rt, "") : iv;
+    tys[1] = rt;
+    snprintf(asmtext, sizeof asmtext, "st.global.%s.%s [$0], $1;", cache, suffix);
+    snprintf(cons, sizeof cons, "l,%c", rc);
+  } else {
+    LLVMValueRef vv = coerce(t, v, LLVMVectorType(rt, nregs));
+    for (unsigned i = 0; i < nregs; i++) {
+      args[1 + i] = LLVMBuildExtractElement(t->b, vv, LLVMConstInt(i32t(t), i, 0), "");
+      tys[1 + i] = rt;
+    }
+    if (nregs == 2)
+      snprintf(asmtext, sizeof asmtext, "st.global.%s.v2.u32 [$0], {$1, $2};", cache);
+    else
+      snprintf(asmtext, sizeof asmtext, "st.global.%s.v4.u32 [$0], {$1, $2, $3, $4};", cache);
+    snprintf(cons, sizeof cons, nregs == 2 ? "l,r,r" : "l,r,r,r,r");
+  }
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(t->lc), tys, 1 + nregs, 0);
+  LLVMValueRef ia = LLVMGetInlineAsm(fty, asmtext, strlen(asmtext), cons, strlen(cons), 1, 0,
+                                     LLVMInlineAsmDialectATT, 0);
+  return LLVMBuildCall2(t->b, fty, ia, args, 1 + nregs, "");
+}
+
+/* The mma intrinsic name for a verified simt.mma: f16 names its D and C
+ * types, bf16 and b1 only the inputs, the integer forms their A and B
+ * types (one name when equal) after an optional .satfinite. */
+static void mma_name(const TlOp *op, char *buf, size_t n) {
+  const char *shape = str_attr(op, "shape"), *a = str_attr(op, "a_type"),
+             *b = str_attr(op, "b_type"), *acc = str_attr(op, "acc_type");
+  if (!strcmp(a, "b1"))
+    snprintf(buf, n, "llvm.nvvm.mma.and.popc.%s.row.col.b1", shape);
+  else if (!strcmp(a, "bf16"))
+    snprintf(buf, n, "llvm.nvvm.mma.%s.row.col.bf16", shape);
+  else if (!strcmp(a, "f16"))
+    snprintf(buf, n, "llvm.nvvm.mma.%s.row.col.%s.%s", shape, acc, acc);
+  else
+    snprintf(buf, n, "llvm.nvvm.mma.%s.row.col%s.%s%s%s", shape,
+             tl_op_attr(op, "satfinite") ? ".satfinite" : "", a,
+             strcmp(a, b) ? "." : "", strcmp(a, b) ? b : "");
+}
+
+/* Calls an intrinsic whose parameters are the scalar elements of our
+ * vector operands (in order) and whose result is a struct of scalars that
+ * becomes our vector result; each element is reinterpreted to the type the
+ * intrinsic wants. */
+static LLVMValueRef call_unpacked(Tr *t, TlOp *op, const char *name,
+                                  LLVMTypeRef *ov, unsigned nov) {
+  LLVMTypeRef fty;
+  LLVMValueRef f = intrinsic(t, op, name, ov, nov, &fty);
+  if (!f)
+    return NULL;
+  unsigned np = LLVMCountParamTypes(fty);
+  LLVMTypeRef *pt = tl_xmalloc(sizeof *pt * (np ? np : 1));
+  LLVMGetParamTypes(fty, pt);
+  LLVMValueRef *args = tl_xmalloc(sizeof *args * (np ? np : 1));
+  unsigned k = 0;
+  for (unsigned i = 0; i < tl_op_num_operands(op); i++) {
+    LLVMValueRef v = operand(t, op, i);
+    TlType *ty = tl_value_type(tl_op_operand(op, i));
+    unsigned ne = tl_simt_is_vec(ty) ? tl_simt_vec_size(ty) : 1;
+    for (unsigned e = 0; e < ne && k < np; e++, k++) {
+      LLVMValueRef x = tl_simt_is_vec(ty)
+                           ? LLVMBuildExtractElement(t->b, v, LLVMConstInt(i32t(t), e, 0), "")
+                           : v;
+      args[k] = coerce(t, x, pt[k]);
+    }
+  }
+  LLVMValueRef r = NULL;
+  if (k != np) {
+    fail_op(t, op, "internal error: operand count does not match %s", name);
+  } else {
+    LLVMValueRef s = LLVMBuildCall2(t->b, fty, f, args, np, "");
+    TlType *rty = tl_value_type(tl_op_result(op, 0));
+    LLVMTypeRef lr = ltype(t, rty);
+    LLVMTypeRef le = LLVMGetElementType(lr);
+    unsigned n = tl_simt_vec_size(rty);
+    r = LLVMGetUndef(lr);
+    for (unsigned i = 0; i < n; i++) {
+      LLVMValueRef x = LLVMGetTypeKind(LLVMTypeOf(s)) == LLVMStructTypeKind
+                           ? LLVMBuildExtractValue(t->b, s, i, "")
+                           : s;
+      r = LLVMBuildInsertElement(t->b, r, coerce(t, x, le), LLVMConstInt(i32t(t), i, 0), "");
+    }
+  }
+  tl_free(pt);
+  tl_free(args);
+  return r;
+}
+
+static LLVMValueRef inline_lop3(Tr *t, TlOp *op) {
+  char text[64];
+  snprintf(text, sizeof text, "lop3.b32 $0, $1, $2, $3, %lld;",
+           (long long)int_attr(op, "lut", 0));
+  LLVMTypeRef i32 = i32t(t);
+  LLVMTypeRef ps[3] = {i32, i32, i32};
+  LLVMTypeRef fty = LLVMFunctionType(i32, ps, 3, 0);
+  LLVMValueRef ia = LLVMGetInlineAsm(fty, text, strlen(text), "=r,r,r,r", 8, 0, 0,
+                                     LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef args[3] = {operand(t, op, 0), operand(t, op, 1), operand(t, op, 2)};
+  return LLVMBuildCall2(t->b, fty, ia, args, 3, "");
+}
+
+/* PTX's name of a hardware scalar type (f16, bf16, f32, f64, sN, uN). */
+static void ptx_type(const TlType *ty, char *buf, size_t n) {
+  if (tl_type_is_float(ty)) {
+    unsigned e = tl_type_float_exp(ty), m = tl_type_float_man(ty);
+    snprintf(buf, n, "%s", e == 8 && m == 7 ? "bf16" : e == 5 ? "f16" : e == 8 ? "f32" : "f64");
+  } else {
+    snprintf(buf, n, "%c%u", tl_type_int_signed(ty) ? 's' : 'u', tl_type_int_width(ty));
+  }
+}
+
+/* The inline-asm register class and LLVM type carrying a PTX scalar: 8- and
+ * 16-bit values (and f16/bf16 bits) travel in 16-bit registers. */
+static char asm_reg(Tr *t, const TlType *ty, LLVMTypeRef *carrier) {
+  unsigned w = tl_type_bitwidth(ty);
+  if (tl_type_is_float(ty) && w >= 32) {
+    *carrier = w == 32 ? LLVMFloatTypeInContext(t->lc) : LLVMDoubleTypeInContext(t->lc);
+    return w == 32 ? 'f' : 'd';
+  }
+  *carrier = LLVMIntTypeInContext(t->lc, w <= 16 ? 16 : w);
+  return w <= 16 ? 'h' : w == 32 ? 'r' : 'l';
+}
+
+/* simt.cvt: LLVM's own conversions where their semantics are exactly
+ * PTX's (exact widening, round-to-nearest narrowing and int-to-float,
+ * truncating saturating float-to-int, plain int resizing); inline
+ * `cvt.R[.sat].T.A` for every other rounding and for .sat. */
+static LLVMValueRef cvt(Tr *t, TlOp *op) {
+  TlType *aty = tl_value_type(tl_op_operand(op, 0)), *rty = tl_value_type(tl_op_result(op, 0));
+  LLVMValueRef x = operand(t, op, 0);
+  LLVMTypeRef lr = ltype(t, rty);
+  LLVMBuilderRef b = t->b;
+  const char *rnd = str_attr(op, "rounding");
+  bool sat = tl_op_attr(op, "sat") != NULL;
+  bool af = tl_type_is_float(aty), rf = tl_type_is_float(rty);
+  if (!sat) {
+    if (af && rf && !rnd && tl_type_bitwidth(rty) > tl_type_bitwidth(aty))
+      return LLVMBuildFPExt(b, x, lr, "");
+    if (af && rf && rnd && !strcmp(rnd, "rn") && tl_type_bitwidth(rty) < tl_type_bitwidth(aty))
+      return LLVMBuildFPTrunc(b, x, lr, "");
+    if (!af && rf && rnd && !strcmp(rnd, "rn"))
+      return is_signed(aty) ? LLVMBuildSIToFP(b, x, lr, "") : LLVMBuildUIToFP(b, x, lr, "");
+    if (af && !rf && rnd && !strcmp(rnd, "rzi")) {
+      LLVMTypeRef ov[2] = {lr, LLVMTypeOf(x)};
+      return call(t, op, is_signed(rty) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ov, 2, &x, 1);
+    }
+    if (!af && !rf && !rnd) {
+      unsigned wa = tl_type_int_width(aty), wr = tl_type_int_width(rty);
+      if (wr < wa)
+        return LLVMBuildTrunc(b, x, lr, "");
+      if (wr > wa)
+        return is_signed(aty) ? LLVMBuildSExt(b, x, lr, "") : LLVMBuildZExt(b, x, lr, "");
+      return x;
+    }
+  }
+  char text[96], ta[8], tr[8], cons[8];
+  ptx_type(aty, ta, sizeof ta);
+  ptx_type(rty, tr, sizeof tr);
+  snprintf(text, sizeof text, "cvt%s%s%s.%s.%s $0, $1;", rnd ? "." : "", rnd ? rnd : "",
+           sat ? ".sat" : "", tr, ta);
+  LLVMTypeRef ca, cr;
+  char ra = asm_reg(t, aty, &ca), rr = asm_reg(t, rty, &cr);
+  snprintf(cons, sizeof cons, "=%c,%c", rr, ra);
+  /* Into the carrier: bits of f16/bf16, small ints extended by signedness. */
+  LLVMValueRef in = x;
+  if (af && tl_type_bitwidth(aty) == 16)
+    in = LLVMBuildBitCast(b, x, ca, "");
+  else if (!af && tl_type_int_width(aty) == 8)
+    in = is_signed(aty) ? LLVMBuildSExt(b, x, ca, "") : LLVMBuildZExt(b, x, ca, "");
+  LLVMTypeRef fty = LLVMFunctionType(cr, &ca, 1, 0);
+  LLVMValueRef ia = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 0, 0,
+                                     LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef out = LLVMBuildCall2(b, fty, ia, &in, 1, "");
+  if (rf && tl_type_bitwidth(rty) == 16)
+    return LLVMBuildBitCast(b, out, lr, "");
+  if (!rf && tl_type_int_width(rty) == 8)
+    return LLVMBuildTrunc(b, out, lr, "");
+  return out;
+}
+
+static LLVMValueRef simt_op(Tr *t, TlOp *op) {
+  const char *n = tl_op_name(op) + 5; /* after "simt." */
+  LLVMBuilderRef b = t->b;
+  TlType *rty = tl_op_num_results(op) ? tl_value_type(tl_op_result(op, 0)) : NULL;
+  LLVMTypeRef lr = rty ? ltype(t, rty) : NULL;
+  if (!strcmp(n, "thread_id"))
+    return sreg(t, op, "tid", str_attr(op, "dim"));
+  if (!strcmp(n, "block_id"))
+    return sreg(t, op, "ctaid", str_attr(op, "dim"));
+  if (!strcmp(n, "block_dim"))
+    return sreg(t, op, "ntid", str_attr(op, "dim"));
+  if (!strcmp(n, "grid_dim"))
+    return sreg(t, op, "nctaid", str_attr(op, "dim"));
+  if (!strcmp(n, "lane_id"))
+    return sreg(t, op, "laneid", NULL);
+  if (!strcmp(n, "warp_id")) {
+    /* The logical warp of a 1-D block (%warpid is the physical slot). */
+    LLVMValueRef tid = sreg(t, op, "tid", "x");
+    return tid ? LLVMBuildLShr(b, tid, LLVMConstInt(i32t(t), 5, 0), "") : NULL;
+  }
+  if (!strcmp(n, "ptr_add")) {
+    LLVMValueRef off = operand(t, op, 1);
+    return LLVMBuildGEP2(b, LLVMInt8TypeInContext(t->lc), operand(t, op, 0), &off, 1, "");
+  }
+  if (!strcmp(n, "smem_base"))
+    return smem_base(t);
+  if (!strcmp(n, "load"))
+    return access(t, op, true);
+  if (!strcmp(n, "store"))
+    return access(t, op, false);
+  if (!strcmp(n, "cp_async")) {
+    char name[80];
+    bool zfill = tl_op_num_operands(op) == 3;
+    snprintf(name, sizeof name, "llvm.nvvm.cp.async.%s.shared.global.%lld%s",
+             str_attr(op, "cache"), (long long)int_attr(op, "size", 16), zfill ? ".s" : "");
+    LLVMValueRef args[3] = {operand(t, op, 0), operand(t, op, 1),
+                            zfill ? operand(t, op, 2) : NULL};
+    return call(t, op, name, NULL, 0, args, zfill ? 3 : 2);
+  }
+  if (!strcmp(n, "cp_async_commit"))
+    return call(t, op, "llvm.nvvm.cp.async.commit.group", NULL, 0, NULL, 0);
+  if (!strcmp(n, "cp_async_wait")) {
+    LLVMValueRef k = LLVMConstInt(i32t(t), (unsigned long long)int_attr(op, "pending", 0), 0);
+    return call(t, op, "llvm.nvvm.cp.async.wait.group", NULL, 0, &k, 1);
+  }
+  if (!strcmp(n, "barrier")) {
+    LLVMValueRef args[2] = {
+        LLVMConstInt(i32t(t), (unsigned long long)int_attr(op, "id", 0), 0),
+        LLVMConstInt(i32t(t), (unsigned long long)int_attr(op, "threads", 0), 0)};
+    if (tl_op_attr(op, "threads"))
+      return call(t, op, "llvm.nvvm.barrier.cta.sync.aligned.count", NULL, 0, args, 2);
+    return call(t, op, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, args, 1);
+  }
+  if (!strcmp(n, "ldmatrix")) {
+    char name[96];
+    snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%lld%s.b16",
+             (long long)int_attr(op, "num", 1), tl_op_attr(op, "trans") ? ".trans" : "");
+    LLVMTypeRef ov[1] = {LLVMTypeOf(operand(t, op, 0))};
+    return call_unpacked(t, op, name, ov, 1);
+  }
+  if (!strcmp(n, "mma")) {
+    char name[96];
+    mma_name(op, name, sizeof name);
+    return call_unpacked(t, op, name, NULL, 0);
+  }
+  if (!strcmp(n, "shfl")) {
+    const char *m = str_attr(op, "mode");
+    char name[64];
+    snprintf(name, sizeof name, "llvm.nvvm.shfl.sync.%s.i32", m);
+    /* clamp: 0x1f for idx/xor/down (segment = whole warp), 0 for up. */
+    unsigned clamp = !strcmp(m, "up") ? 0 : 0x1f;
+    LLVMValueRef args[4] = {LLVMConstInt(i32t(t), 0xffffffffu, 0),
+                            coerce(t, operand(t, op, 0), i32t(t)), operand(t, op, 1),
+                            LLVMConstInt(i32t(t), clamp, 0)};
+    LLVMValueRef r = call(t, op, name, NULL, 0, args, 4);
+    return r ? coerce(t, r, lr) : NULL;
+  }
+  if (!strcmp(n, "prmt")) {
+    const char *m = str_attr(op, "mode");
+    char name[32];
+    snprintf(name, sizeof name, "llvm.nvvm.prmt%s%s", m ? "." : "", m ? m : "");
+    LLVMValueRef args[3] = {operand(t, op, 0), operand(t, op, 1), operand(t, op, 2)};
+    return call(t, op, name, NULL, 0, args, 3);
+  }
+  if (!strcmp(n, "lop3"))
+    return inline_lop3(t, op);
+  if (!strcmp(n, "add2")) return LLVMBuildFAdd(b, operand(t, op, 0), operand(t, op, 1), "");
+  if (!strcmp(n, "sub2")) return LLVMBuildFSub(b, operand(t, op, 0), operand(t, op, 1), "");
+  if (!strcmp(n, "mul2")) return LLVMBuildFMul(b, operand(t, op, 0), operand(t, op, 1), "");
+  if (!strcmp(n, "fma2")) {
+    LLVMTypeRef ov[1] = {lr};
+    LLVMValueRef args[3] = {operand(t, op, 0), operand(t, op, 1), operand(t, op, 2)};
+    return call(t, op, "llvm.fma", ov, 1, args, 3);
+  }
+  if (!strcmp(n, "cvt"))
+    return cvt(t, op);
+  if (!strcmp(n, "cvt_pack")) {
+    const char *rnd = str_attr(op, "rounding");
+    if (rnd && !strcmp(rnd, "rz")) {
+      /* llvm.nvvm.ff2{f16,bf16}x2.rz(a, b) puts a in the upper half. */
+      bool bf = tl_simt_vec_elem(rty) != tl_type_f16(t->ctx);
+      LLVMValueRef args[2] = {operand(t, op, 1), operand(t, op, 0)};
+      LLVMValueRef r = call(t, op, bf ? "llvm.nvvm.ff2bf16x2.rz" : "llvm.nvvm.ff2f16x2.rz",
+                            NULL, 0, args, 2);
+      return r ? coerce(t, r, lr) : NULL;
+    }
+    /* fptrunc <2 x float> gives one cvt.rn.f16x2.f32 (bf16x2 likewise). */
+    LLVMTypeRef v2f = LLVMVectorType(LLVMFloatTypeInContext(t->lc), 2);
+    LLVMValueRef v = LLVMGetUndef(v2f);
+    v = LLVMBuildInsertElement(b, v, operand(t, op, 1), LLVMConstInt(i32t(t), 1, 0), "");
+    v = LLVMBuildInsertElement(b, v, operand(t, op, 0), LLVMConstInt(i32t(t), 0, 0), "");
+    return LLVMBuildFPTrunc(b, v, lr, "");
+  }
+  if (!strcmp(n, "bitcast"))
+    return LLVMBuildBitCast(b, operand(t, op, 0), lr, "");
+  if (!strcmp(n, "extract"))
+    return LLVMBuildExtractElement(
+        b, operand(t, op, 0), LLVMConstInt(i32t(t), (unsigned long long)int_attr(op, "index", 0), 0),
+        "");
+  if (!strcmp(n, "build")) {
+    LLVMValueRef v = LLVMGetUndef(lr);
+    for (unsigned i = 0; i < tl_op_num_operands(op); i++)
+      v = LLVMBuildInsertElement(b, v, operand(t, op, i), LLVMConstInt(i32t(t), i, 0), "");
+    return v;
+  }
+  return fail_op(t, op, "no translation for %s", tl_op_name(op));
+}
+
+/*===--- Structured control flow -----------------------------------------===*/
+
+static TlOp *translate_block(Tr *t, TlBlock *b);
+
+static LLVMBasicBlockRef new_block(Tr *t, const char *name) {
+  return LLVMAppendBasicBlockInContext(t->lc, t->fn, name);
+}
+
+static void scf_for(Tr *t, TlOp *op) {
+  unsigned n = tl_op_num_results(op);
+  LLVMValueRef lb = operand(t, op, 0), ub = operand(t, op, 1), step = operand(t, op, 2);
+  bool sgn = is_signed(tl_value_type(tl_op_operand(op, 0)));
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(t->b);
+  LLVMBasicBlockRef header = new_block(t, "for.header");
+  LLVMBasicBlockRef body = new_block(t, "for.body");
+  LLVMBasicBlockRef exit = new_block(t, "for.exit");
+  LLVMBuildBr(t->b, header);
+  LLVMPositionBuilderAtEnd(t->b, header);
+  TlBlock *blk = tl_region_first_block(tl_op_region(op, 0));
+  LLVMValueRef iv = LLVMBuildPhi(t->b, LLVMTypeOf(lb), "iv");
+  LLVMValueRef *phis = tl_xmalloc(sizeof *phis * (n + 1));
+  LLVMAddIncoming(iv, &lb, &pre, 1);
+  map_put(&t->map, tl_block_arg(blk, 0), iv);
+  for (unsigned i = 0; i < n; i++) {
+    LLVMValueRef init = operand(t, op, 3 + i);
+    phis[i] = LLVMBuildPhi(t->b, LLVMTypeOf(init), "");
+    LLVMAddIncoming(phis[i], &init, &pre, 1);
+    map_put(&t->map, tl_block_arg(blk, 1 + i), phis[i]);
+  }
+  LLVMValueRef cond = LLVMBuildICmp(t->b, sgn ? LLVMIntSLT : LLVMIntULT, iv, ub, "");
+  LLVMBuildCondBr(t->b, cond, body, exit);
+  LLVMPositionBuilderAtEnd(t->b, body);
+  TlOp *y = translate_block(t, blk);
+  if (!t->failed) {
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(t->b);
+    LLVMValueRef next = LLVMBuildAdd(t->b, iv, step, "");
+    LLVMAddIncoming(iv, &next, &latch, 1);
+    for (unsigned i = 0; i < n; i++) {
+      LLVMValueRef v = operand(t, y, i);
+      LLVMAddIncoming(phis[i], &v, &latch, 1);
+    }
+    LLVMBuildBr(t->b, header);
+  }
+  LLVMPositionBuilderAtEnd(t->b, exit);
+  for (unsigned i = 0; i < n; i++)
+    map_put(&t->map, tl_op_result(op, i), phis[i]);
+  tl_free(phis);
+}
+
+static void scf_if(Tr *t, TlOp *op) {
+  unsigned n = tl_op_num_results(op);
+  LLVMBasicBlockRef then_bb = new_block(t, "if.then");
+  LLVMBasicBlockRef else_bb = new_block(t, "if.else");
+  LLVMBasicBlockRef merge = new_block(t, "if.end");
+  LLVMBuildCondBr(t->b, operand(t, op, 0), then_bb, else_bb);
+  LLVMValueRef *vals[2] = {tl_xcalloc(n + 1, sizeof(LLVMValueRef)),
+                           tl_xcalloc(n + 1, sizeof(LLVMValueRef))};
+  LLVMBasicBlockRef ends[2];
+  for (unsigned r = 0; r < 2; r++) {
+    LLVMPositionBuilderAtEnd(t->b, r ? else_bb : then_bb);
+    TlRegion *reg = tl_op_region(op, r);
+    if (!tl_region_empty(reg)) {
+      TlOp *y = translate_block(t, tl_region_first_block(reg));
+      for (unsigned i = 0; i < n && !t->failed; i++)
+        vals[r][i] = operand(t, y, i);
+    }
+    ends[r] = LLVMGetInsertBlock(t->b);
+    LLVMBuildBr(t->b, merge);
+  }
+  LLVMPositionBuilderAtEnd(t->b, merge);
+  for (unsigned i = 0; i < n && !t->failed; i++) {
+    LLVMValueRef phi = LLVMBuildPhi(t->b, LLVMTypeOf(vals[0][i]), "");
+    LLVMValueRef in[2] = {vals[0][i], vals[1][i]};
+    LLVMAddIncoming(phi, in, ends, 2);
+    map_put(&t->map, tl_op_result(op, i), phi);
+  }
+  tl_free(vals[0]);
+  tl_free(vals[1]);
+}
+
+static void scf_while(Tr *t, TlOp *op) {
+  unsigned n = tl_op_num_operands(op), m = tl_op_num_results(op);
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(t->b);
+  LLVMBasicBlockRef header = new_block(t, "while.cond");
+  LLVMBasicBlockRef body = new_block(t, "while.body");
+  LLVMBasicBlockRef exit = new_block(t, "while.exit");
+  LLVMBuildBr(t->b, header);
+  LLVMPositionBuilderAtEnd(t->b, header);
+  TlBlock *before = tl_region_first_block(tl_op_region(op, 0));
+  TlBlock *after = tl_region_first_block(tl_op_region(op, 1));
+  LLVMValueRef *phis = tl_xmalloc(sizeof *phis * (n + 1));
+  for (unsigned i = 0; i < n; i++) {
+    LLVMValueRef init = operand(t, op, i);
+    phis[i] = LLVMBuildPhi(t->b, LLVMTypeOf(init), "");
+    LLVMAddIncoming(phis[i], &init, &pre, 1);
+    map_put(&t->map, tl_block_arg(before, i), phis[i]);
+  }
+  TlOp *c = translate_block(t, before);
+  if (!t->failed) {
+    LLVMBuildCondBr(t->b, operand(t, c, 0), body, exit);
+    for (unsigned i = 0; i < m; i++) {
+      map_put(&t->map, tl_block_arg(after, i), operand(t, c, 1 + i));
+      map_put(&t->map, tl_op_result(op, i), operand(t, c, 1 + i));
+    }
+    LLVMPositionBuilderAtEnd(t->b, body);
+    TlOp *y = translate_block(t, after);
+    if (!t->failed) {
+      LLVMBasicBlockRef latch = LLVMGetInsertBlock(t->b);
+      for (unsigned i = 0; i < n; i++) {
+        LLVMValueRef v = operand(t, y, i);
+        LLVMAddIncoming(phis[i], &v, &latch, 1);
+      }
+      LLVMBuildBr(t->b, header);
+    }
+  }
+  LLVMPositionBuilderAtEnd(t->b, exit);
+  tl_free(phis);
+}
+
+/* Translates the ops of a block; returns its terminator (untranslated). */
+static TlOp *translate_block(Tr *t, TlBlock *b) {
+  for (TlOp *op = tl_block_first_op(b); op && !t->failed; op = tl_op_next(op)) {
+    const char *name = tl_op_name(op);
+    if (tl_op_has_trait(op, TL_TRAIT_TERMINATOR))
+      return op;
+    LLVMValueRef r = NULL;
+    if (!strcmp(name, "scf.for")) {
+      scf_for(t, op);
+      continue;
+    }
+    if (!strcmp(name, "scf.if")) {
+      scf_if(t, op);
+      continue;
+    }
+    if (!strcmp(name, "scf.while")) {
+      scf_while(t, op);
+      continue;
+    }
+    if (!strncmp(name, "arith.", 6))
+      r = arith_op(t, op);
+    else if (!strncmp(name, "simt.", 5))
+      r = simt_op(t, op);
+    else
+      r = fail_op(t, op, "cannot run on the GPU directly: lower it to the "
+                         "simt dialect first%s",
+                  "");
+    if (t->failed)
+      return NULL;
+    if (tl_op_num_results(op) == 1)
+      map_put(&t->map, tl_op_result(op, 0), r);
+  }
+  return NULL;
+}
+
+/*===--- Kernels ---------------------------------------------------------===*/
+
+static void translate_func(Tr *t, TlOp *fn) {
+  TlType *ft = tl_attr_type_value(tl_op_attr(fn, "function_type"));
+  unsigned n = tl_type_function_num_inputs(ft);
+  if (tl_type_function_num_results(ft)) {
+    fail_op(t, fn, "a kernel returns no values%s", "");
+    return;
+  }
+  LLVMTypeRef *ps = tl_xmalloc(sizeof *ps * (n ? n : 1));
+  for (unsigned i = 0; i < n && !t->failed; i++)
+    if (!(ps[i] = ltype(t, tl_type_function_input(ft, i))))
+      fail_op(t, fn, "parameter type has no register form on the GPU%s", "");
+  if (t->failed) {
+    tl_free(ps);
+    return;
+  }
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(t->lc), ps, n, 0);
+  t->fn = LLVMAddFunction(t->mod, tl_symbol_name(fn), fty);
+  tl_free(ps);
+  LLVMSetFunctionCallConv(t->fn, LLVMPTXKernelCallConv);
+  int64_t threads = int_attr(fn, "threads", 0), maxt = int_attr(fn, "max_threads", 0);
+  char buf[32];
+  if (threads > 0) {
+    snprintf(buf, sizeof buf, "%lld,1,1", (long long)threads);
+    LLVMAddAttributeAtIndex(t->fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(t->lc, "nvvm.reqntid", 12, buf,
+                                                      (unsigned)strlen(buf)));
+  }
+  /* ptxas rejects .maxntid together with .reqntid. */
+  if (maxt > 0 && threads <= 0) {
+    snprintf(buf, sizeof buf, "%lld", (long long)maxt);
+    LLVMAddAttributeAtIndex(t->fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(t->lc, "nvvm.maxntid", 12, buf,
+                                                      (unsigned)strlen(buf)));
+  }
+  TlBlock *entry = tl_region_first_block(tl_op_region(fn, 0));
+  for (unsigned i = 0; i < n; i++)
+    map_put(&t->map, tl_block_arg(entry, i), LLVMGetParam(t->fn, i));
+  LLVMPositionBuilderAtEnd(t->b, new_block(t, "entry"));
+  translate_block(t, entry);
+  if (!t->failed)
+    LLVMBuildRetVoid(t->b);
+}
+
+TlResult tl_target_translate(TlContext *ctx, unsigned sm, unsigned ptx,
+                             TlModule *m, LLVMContextRef lc,
+                             LLVMModuleRef *out) {
+  Tr t;
+  memset(&t, 0, sizeof t);
+  t.ctx = ctx;
+  t.sm = sm;
+  t.ptx = ptx;
+  t.lc = lc;
+  t.mod = LLVMModuleCreateWithNameInContext("tl", lc);
+  t.b = LLVMCreateBuilderInContext(lc);
+  unsigned kernels = 0;
+  for (TlOp *op = tl_block_first_op(tl_module_body(m)); op && !t.failed;
+       op = tl_op_next(op)) {
+    if (strcmp(tl_op_name(op), "builtin.func") || !tl_op_attr(op, "kernel"))
+      continue;
+    translate_func(&t, op);
+    kernels++;
+  }
+  if (!t.failed && !kernels) {
+    tl_emit_error(ctx, tl_op_loc(tl_module_op(m)),
+                  "the module has no kernel (a func with the 'kernel' "
+                  "attribute) to compile");
+    t.failed = true;
+  }
+  LLVMDisposeBuilder(t.b);
+  tl_free(t.map.keys);
+  tl_free(t.map.vals);
+  *out = t.mod;
+  return t.failed ? TL_FAILURE : TL_SUCCESS;
+}

@@ -1,0 +1,706 @@
+/* Memory ops of the VM: global views over bound host buffers, loads and
+ * stores with bounds checks and masks, shared tiles with their checks
+ * (bounds, use after free, leaks, uninitialised reads, reads of pending
+ * copy_async data, data races between threads without tl.synchronize),
+ * copy_async groups and tl.synchronize. docs/vm.md states the rules. */
+#include "vm_internal.h"
+
+#include <stdio.h>
+
+/*===--- Block lifetime ---------------------------------------------------===*/
+
+void vm_block_begin(TlVm *vm) {
+  vm->epoch = 1; /* SElem.epoch 0 never matches: fresh elements are stale */
+  vm->open_group = 1;
+  vm->done_group = 0;
+  vm->shared = NULL;
+}
+
+static void shared_destroy(Shared *s) {
+  tl_free(s->v);
+  tl_free(s->st);
+  tl_free(s);
+}
+
+bool vm_block_end(TlVm *vm, bool check) {
+  bool ok = true;
+  for (Shared *s = vm->shared; s && check && ok; s = s->next) {
+    if (s->free_op || !s->npending)
+      continue;
+    for (int64_t e = 0; e < s->n; e++)
+      if (s->st[e].pending) {
+        ok = vm_error(vm, s->st[e].wop,
+                      "the copy is still pending when the "
+                      "block ends (no tl.copy_async_wait "
+                      "completes its group)");
+        break;
+      }
+  }
+  for (Shared *s = vm->shared; s && check && ok; s = s->next)
+    if (!s->free_op)
+      ok = vm_error(vm, s->alloc_op,
+                    "the shared tile is never freed (leaked "
+                    "at the end of the block)");
+  while (vm->shared) {
+    Shared *n = vm->shared->next;
+    shared_destroy(vm->shared);
+    vm->shared = n;
+  }
+  tl_arena_reset(&vm->block_arena);
+  return ok;
+}
+
+/*===--- Helpers ----------------------------------------------------------===*/
+
+static void unravel(int64_t flat, int rank, const int64_t *shape,
+                    int64_t *idx) {
+  for (int d = rank - 1; d >= 0; d--) {
+    idx[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+}
+
+/* a + b, saturating at the int64 range (an index that far out is outside
+ * every view anyway). */
+static int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    return a > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
+/* sum(idx[d] * strides[d]); false when it overflows int64. */
+static bool dot_strides(int rank, const int64_t *idx, const int64_t *strides,
+                        int64_t *out) {
+  int64_t o = 0, t;
+  for (int d = 0; d < rank; d++)
+    if (__builtin_mul_overflow(idx[d], strides[d], &t) ||
+        __builtin_add_overflow(o, t, &o))
+      return false;
+  *out = o;
+  return true;
+}
+
+static void tile_shape(TlType *t, int *rank, int64_t *shape) {
+  *rank = (int)tl_tensor_rank(t);
+  for (int d = 0; d < *rank; d++)
+    shape[d] = tl_tensor_dim(t, (unsigned)d);
+}
+
+/* Offsets operands from..from+rank. */
+static void read_offsets(TlVm *vm, Inst *in, unsigned from, int rank,
+                         int64_t *off) {
+  for (int d = 0; d < rank; d++)
+    off[d] = vm_int_operand(vm, in, from + (unsigned)d);
+}
+
+static uint64_t buf_load(const TlVmArg *a, int64_t i) {
+  switch (a->dtype.bits) {
+  case 8:
+    return ((const uint8_t *)a->data)[i];
+  case 16: {
+    uint16_t v;
+    memcpy(&v, (const uint8_t *)a->data + 2 * i, 2);
+    return v;
+  }
+  case 32: {
+    uint32_t v;
+    memcpy(&v, (const uint8_t *)a->data + 4 * i, 4);
+    return v;
+  }
+  case 64: {
+    uint64_t v;
+    memcpy(&v, (const uint8_t *)a->data + 8 * i, 8);
+    return v;
+  }
+  default:
+    return tl_dtype_load(a->dtype, a->data, (size_t)i);
+  }
+}
+
+static void buf_store(const TlVmArg *a, int64_t i, uint64_t c) {
+  switch (a->dtype.bits) {
+  case 8:
+    ((uint8_t *)a->data)[i] = (uint8_t)c;
+    return;
+  case 16: {
+    uint16_t v = (uint16_t)c;
+    memcpy((uint8_t *)a->data + 2 * i, &v, 2);
+    return;
+  }
+  case 32: {
+    uint32_t v = (uint32_t)c;
+    memcpy((uint8_t *)a->data + 4 * i, &v, 4);
+    return;
+  }
+  case 64:
+    memcpy((uint8_t *)a->data + 8 * i, &c, 8);
+    return;
+  default:
+    tl_dtype_store(a->dtype, a->data, (size_t)i, c);
+  }
+}
+
+/* Checks global index g against the view and the buffer. Returns 1 with the
+ * element offset in *off, 0 when outside the view and masked, -1 after an
+ * error. verb: "reads", "writes", "copies". */
+static int global_at(TlVm *vm, Inst *in, const GView *g, const int64_t *idx,
+                     bool masked, const char *verb, int64_t thread,
+                     int64_t *off) {
+  char ib[256], sb[256];
+  for (int d = 0; d < g->rank; d++)
+    if (idx[d] < 0 || idx[d] >= g->sizes[d]) {
+      if (masked)
+        return 0;
+      vm_fmt_index(ib, sizeof ib, g->rank, idx);
+      vm_fmt_index(sb, sizeof sb, g->rank, g->sizes);
+      char who[48] = "";
+      if (thread >= 0)
+        snprintf(who, sizeof who, " (thread %lld)", (long long)thread);
+      vm_error(vm, in->op,
+               "%s element %s outside the global view of sizes %s%s", verb, ib,
+               sb, who);
+      vm_note(vm, g->def, "the view is defined here");
+      return -1;
+    }
+  int64_t o = INT64_MAX;
+  const TlVmArg *a = &vm->args[g->param];
+  int64_t cap = (int64_t)((a->size * 8) / a->dtype.bits);
+  if (!dot_strides(g->rank, idx, g->strides, &o) || o < 0 || o >= cap) {
+    vm_fmt_index(ib, sizeof ib, g->rank, idx);
+    vm_error(vm, in->op,
+             "%s element %s of the view at offset %lld, outside "
+             "the buffer of '%s' (%lld elements)",
+             verb, ib, (long long)o,
+             tl_vm_param_name(vm->kernel, (unsigned)g->param), (long long)cap);
+    vm_note(vm, g->def, "the view is defined here");
+    return -1;
+  }
+  *off = o;
+  return 1;
+}
+
+/* Whether the box [off, off + shape) lies inside the view and its elements
+ * inside the buffer, so that no element needs a check. */
+static bool box_inside(const TlVm *vm, const GView *g, const int64_t *off,
+                       const int64_t *shape) {
+  int64_t lo, hi, last[TL_LAYOUT_MAX_RANK];
+  for (int d = 0; d < g->rank; d++) {
+    if (shape[d] <= 0)
+      return false;
+    if (off[d] < 0 || off[d] > g->sizes[d] - shape[d])
+      return false;
+    last[d] = off[d] + shape[d] - 1;
+  }
+  if (!dot_strides(g->rank, off, g->strides, &lo) ||
+      !dot_strides(g->rank, last, g->strides, &hi))
+    return false;
+  const TlVmArg *a = &vm->args[g->param];
+  return lo >= 0 && hi < (int64_t)((a->size * 8) / a->dtype.bits);
+}
+
+/* Element offset of off + j in the view. */
+static inline int64_t view_offset(const GView *g, const int64_t *off,
+                                  const int64_t *j) {
+  int64_t o = 0;
+  for (int d = 0; d < g->rank; d++)
+    o += (off[d] + j[d]) * g->strides[d];
+  return o;
+}
+
+/*===--- Global memory ----------------------------------------------------===*/
+
+static bool exec_view_global(TlVm *vm, Inst *in) {
+  TlOp *op = in->op;
+  TlType *gt = tl_value_type(tl_op_result(op, 0));
+  GView *g = TL_ARENA_NEW(&vm->block_arena, GView);
+  g->param = (int)vm_in(vm, in, 0)->bits;
+  g->rank = (int)tl_tensor_rank(gt);
+  g->def = op;
+  TlAttr *dims = tl_op_attr(op, "static_dims");
+  TlAttr *strides = tl_op_attr(op, "static_strides");
+  unsigned next = 1;
+  for (int d = 0; d < g->rank; d++) {
+    int64_t s = tl_attr_int_value(tl_attr_array_elem(dims, (unsigned)d));
+    if (s < 0)
+      s = vm_int_operand(vm, in, next++);
+    if (s < 0)
+      return vm_error(vm, op, "size %d is negative (%lld)", d, (long long)s);
+    g->sizes[d] = s;
+  }
+  int64_t run = 1;
+  for (int d = g->rank - 1; d >= 0; d--) {
+    g->strides[d] = run;
+    run *= g->sizes[d] ? g->sizes[d] : 1;
+  }
+  if (strides)
+    for (int d = 0; d < g->rank; d++) {
+      int64_t s = tl_attr_int_value(tl_attr_array_elem(strides, (unsigned)d));
+      if (s < 0)
+        s = vm_int_operand(vm, in, next++);
+      if (s < 0)
+        return vm_error(vm, op, "stride %d is negative (%lld)", d,
+                        (long long)s);
+      g->strides[d] = s;
+    }
+  Val *out = &vm->slots[in->out[0]];
+  val_clear(out);
+  out->kind = V_GLOBAL;
+  out->obj = g;
+  return true;
+}
+
+static bool exec_load_global(TlVm *vm, Inst *in) {
+  TlType *rt = tl_value_type(tl_op_result(in->op, 0));
+  const GView *g = vm_in(vm, in, 0)->obj;
+  const TlVmArg *a = &vm->args[g->param];
+  bool masked = tl_op_attr(in->op, "masked") != NULL;
+  int rank;
+  int64_t shape[TL_LAYOUT_MAX_RANK], off[TL_LAYOUT_MAX_RANK];
+  int64_t j[TL_LAYOUT_MAX_RANK], idx[TL_LAYOUT_MAX_RANK];
+  tile_shape(rt, &rank, shape);
+  read_offsets(vm, in, 1, rank, off);
+  const LTab *lt = vm_ltab(vm, tl_reg_layout(rt));
+  Tile *t = tile_new(vm, rt, false);
+  memset(j, 0, sizeof j);
+  if (box_inside(vm, g, off, shape)) {
+    /* Row by row along the last dimension. */
+    int64_t inner = shape[rank - 1], st = g->strides[rank - 1];
+    for (int64_t e = 0; e < t->n; e += inner) {
+      int64_t o = view_offset(g, off, j);
+      for (int64_t k = 0; k < inner; k++)
+        t->v[e + k] = buf_load(a, o + k * st);
+      for (int d = rank - 2; d >= 0 && ++j[d] == shape[d]; d--)
+        j[d] = 0;
+    }
+    vm_put_tile(vm, in, 0, t);
+    return true;
+  }
+  for (int64_t e = 0; e < t->n; e++) {
+    for (int d = 0; d < rank; d++)
+      idx[d] = sat_add(off[d], j[d]);
+    int64_t o;
+    int r = global_at(vm, in, g, idx, masked, "reads", lt->owner[e], &o);
+    if (r < 0) {
+      tile_release(t);
+      return false;
+    }
+    t->v[e] = r ? buf_load(a, o) : 0;
+    for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
+      j[d] = 0;
+  }
+  vm_put_tile(vm, in, 0, t);
+  return true;
+}
+
+/* The first undefined element of a tile being stored: an error. */
+static bool check_defined(TlVm *vm, Inst *in, const Tile *t) {
+  if (!t->undef)
+    return true;
+  for (int64_t e = 0; e < t->n; e++)
+    if (t->undef[e]) {
+      int rank;
+      int64_t shape[TL_LAYOUT_MAX_RANK], idx[TL_LAYOUT_MAX_RANK];
+      char ib[256];
+      tile_shape(t->type, &rank, shape);
+      unravel(e, rank, shape, idx);
+      vm_fmt_index(ib, sizeof ib, rank, idx);
+      const LTab *lt = vm_ltab(vm, tl_reg_layout(t->type));
+      return vm_error(vm, in->op,
+                      "stores undefined element %s of the register "
+                      "tile (thread %d)",
+                      ib, lt->owner[e]);
+    }
+  return true;
+}
+
+static bool exec_store_global(TlVm *vm, Inst *in) {
+  const Tile *t = vm_in(vm, in, 0)->obj;
+  const GView *g = vm_in(vm, in, 1)->obj;
+  const TlVmArg *a = &vm->args[g->param];
+  bool masked = tl_op_attr(in->op, "masked") != NULL;
+  if (!check_defined(vm, in, t))
+    return false;
+  int rank;
+  int64_t shape[TL_LAYOUT_MAX_RANK], off[TL_LAYOUT_MAX_RANK];
+  int64_t j[TL_LAYOUT_MAX_RANK], idx[TL_LAYOUT_MAX_RANK];
+  tile_shape(t->type, &rank, shape);
+  read_offsets(vm, in, 2, rank, off);
+  const LTab *lt = vm_ltab(vm, tl_reg_layout(t->type));
+  memset(j, 0, sizeof j);
+  if (box_inside(vm, g, off, shape)) {
+    for (int64_t e = 0; e < t->n; e++) {
+      buf_store(a, view_offset(g, off, j), t->v[e]);
+      for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
+        j[d] = 0;
+    }
+    return true;
+  }
+  for (int64_t e = 0; e < t->n; e++) {
+    for (int d = 0; d < rank; d++)
+      idx[d] = sat_add(off[d], j[d]);
+    int64_t o;
+    int r = global_at(vm, in, g, idx, masked, "writes", lt->owner[e], &o);
+    if (r < 0)
+      return false;
+    if (r)
+      buf_store(a, o, t->v[e]);
+    for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
+      j[d] = 0;
+  }
+  return true;
+}
+
+/*===--- Shared memory ----------------------------------------------------===*/
+
+static Shared *live_shared(TlVm *vm, Inst *in, unsigned i) {
+  Shared *s = vm_in(vm, in, i)->obj;
+  if (s->free_op) {
+    vm_error(vm, in->op, "uses a shared tile after it was freed");
+    vm_note(vm, s->free_op, "freed here");
+    return NULL;
+  }
+  return s;
+}
+
+static bool exec_alloc_shared(TlVm *vm, Inst *in) {
+  TlType *st = tl_value_type(tl_op_result(in->op, 0));
+  Shared *s = tl_xcalloc(1, sizeof *s);
+  s->type = st;
+  tile_shape(st, &s->rank, s->shape);
+  s->n = tl_tensor_num_elements(st);
+  s->v = tl_xcalloc((size_t)s->n, sizeof *s->v);
+  s->st = tl_xcalloc((size_t)s->n, sizeof *s->st);
+  s->alloc_op = in->op;
+  s->next = vm->shared;
+  vm->shared = s;
+  Val *out = &vm->slots[in->out[0]];
+  val_clear(out);
+  out->kind = V_SHARED;
+  out->obj = s;
+  return true;
+}
+
+static bool exec_free_shared(TlVm *vm, Inst *in) {
+  Shared *s = vm_in(vm, in, 0)->obj;
+  if (s->free_op) {
+    vm_error(vm, in->op, "frees a shared tile that was already freed");
+    vm_note(vm, s->free_op, "freed here");
+    return false;
+  }
+  if (s->npending)
+    for (int64_t e = 0; e < s->n; e++)
+      if (s->st[e].pending) {
+        vm_error(vm, in->op,
+                 "frees a shared tile while a tl.copy_async into "
+                 "it is pending");
+        vm_note(vm, s->st[e].wop, "the copy starts here");
+        return false;
+      }
+  s->free_op = in->op;
+  return true;
+}
+
+static const char *thread_name(int t, char *buf, size_t cap) {
+  if (t == T_MANY)
+    snprintf(buf, cap, "several threads");
+  else
+    snprintf(buf, cap, "thread %d", t);
+  return buf;
+}
+
+/* Shared index of tile element e at the offsets; false after a bounds
+ * error. */
+static bool shared_index(TlVm *vm, Inst *in, const Shared *s,
+                         const int64_t *idx, const char *verb, int64_t *flat) {
+  int64_t f = 0;
+  for (int d = 0; d < s->rank; d++) {
+    if (idx[d] < 0 || idx[d] >= s->shape[d]) {
+      char ib[256], sb[256];
+      vm_fmt_index(ib, sizeof ib, s->rank, idx);
+      vm_fmt_index(sb, sizeof sb, s->rank, s->shape);
+      return vm_error(vm, in->op,
+                      "%s element %s outside the shared tile of "
+                      "shape %s",
+                      verb, ib, sb);
+    }
+    f = f * s->shape[d] + idx[d];
+  }
+  *flat = f;
+  return true;
+}
+
+static void fresh(TlVm *vm, SElem *x) {
+  if (x->epoch != vm->epoch) {
+    x->epoch = vm->epoch;
+    x->writer = T_NONE;
+    x->reader = T_NONE;
+  }
+}
+
+static bool exec_load_shared(TlVm *vm, Inst *in) {
+  TlType *rt = tl_value_type(tl_op_result(in->op, 0));
+  Shared *s = live_shared(vm, in, 0);
+  if (!s)
+    return false;
+  int rank;
+  int64_t shape[TL_LAYOUT_MAX_RANK], off[TL_LAYOUT_MAX_RANK];
+  int64_t j[TL_LAYOUT_MAX_RANK], idx[TL_LAYOUT_MAX_RANK];
+  tile_shape(rt, &rank, shape);
+  read_offsets(vm, in, 1, rank, off);
+  const LTab *lt = vm_ltab(vm, tl_reg_layout(rt));
+  Tile *t = tile_new(vm, rt, false);
+  memset(j, 0, sizeof j);
+  char ib[256], wb[32], rb[32];
+  for (int64_t e = 0; e < t->n; e++) {
+    for (int d = 0; d < rank; d++)
+      idx[d] = sat_add(off[d], j[d]);
+    int64_t f;
+    if (!shared_index(vm, in, s, idx, "reads", &f))
+      goto fail;
+    SElem *x = &s->st[f];
+    int reader = lt->rep > 1 ? T_MANY : lt->owner[e];
+    if (x->pending) {
+      vm_fmt_index(ib, sizeof ib, rank, idx);
+      vm_error(vm, in->op,
+               "reads element %s of the shared tile while a "
+               "tl.copy_async into it is pending (no "
+               "tl.copy_async_wait has completed it)",
+               ib);
+      vm_note(vm, x->wop, "the copy starts here");
+      goto fail;
+    }
+    if (!x->init) {
+      vm_fmt_index(ib, sizeof ib, rank, idx);
+      vm_error(vm, in->op,
+               "reads element %s of the shared tile, which was "
+               "never written",
+               ib);
+      vm_note(vm, s->alloc_op, "allocated here");
+      goto fail;
+    }
+    if (x->epoch == vm->epoch && x->writer != T_NONE &&
+        (x->writer == T_BLOCK || reader != x->writer)) {
+      vm_fmt_index(ib, sizeof ib, rank, idx);
+      if (x->writer == T_BLOCK) {
+        vm_error(vm, in->op,
+                 "data race on element %s of the shared tile: "
+                 "written by tl.copy_async and read by %s with no "
+                 "tl.synchronize after the tl.copy_async_wait",
+                 ib, thread_name(reader, rb, sizeof rb));
+        vm_note(vm, x->wop, "the copy starts here");
+      } else {
+        vm_error(vm, in->op,
+                 "data race on element %s of the shared tile: "
+                 "written by %s and read by %s with no "
+                 "tl.synchronize in between",
+                 ib, thread_name(x->writer, wb, sizeof wb),
+                 thread_name(reader, rb, sizeof rb));
+        vm_note(vm, x->wop, "written here");
+      }
+      goto fail;
+    }
+    fresh(vm, x);
+    if (x->reader == T_NONE)
+      x->reader = (int16_t)reader;
+    else if (x->reader != reader)
+      x->reader = T_MANY;
+    t->v[e] = s->v[f];
+    for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
+      j[d] = 0;
+  }
+  vm_put_tile(vm, in, 0, t);
+  return true;
+fail:
+  tile_release(t);
+  return false;
+}
+
+static bool exec_store_shared(TlVm *vm, Inst *in) {
+  const Tile *t = vm_in(vm, in, 0)->obj;
+  Shared *s = live_shared(vm, in, 1);
+  if (!s || !check_defined(vm, in, t))
+    return false;
+  int rank;
+  int64_t shape[TL_LAYOUT_MAX_RANK], off[TL_LAYOUT_MAX_RANK];
+  int64_t j[TL_LAYOUT_MAX_RANK], idx[TL_LAYOUT_MAX_RANK];
+  tile_shape(t->type, &rank, shape);
+  read_offsets(vm, in, 2, rank, off);
+  const LTab *lt = vm_ltab(vm, tl_reg_layout(t->type));
+  memset(j, 0, sizeof j);
+  char ib[256], wb[32], rb[32];
+  for (int64_t e = 0; e < t->n; e++) {
+    for (int d = 0; d < rank; d++)
+      idx[d] = sat_add(off[d], j[d]);
+    int64_t f;
+    if (!shared_index(vm, in, s, idx, "writes", &f))
+      return false;
+    SElem *x = &s->st[f];
+    int w = lt->owner[e];
+    if (x->pending) {
+      vm_fmt_index(ib, sizeof ib, rank, idx);
+      vm_error(vm, in->op,
+               "writes element %s of the shared tile while a "
+               "tl.copy_async into it is pending",
+               ib);
+      vm_note(vm, x->wop, "the copy starts here");
+      return false;
+    }
+    if (x->epoch == vm->epoch && ((x->writer != T_NONE && x->writer != w) ||
+                                  (x->reader != T_NONE && x->reader != w))) {
+      vm_fmt_index(ib, sizeof ib, rank, idx);
+      if (x->writer == T_BLOCK) {
+        vm_error(vm, in->op,
+                 "data race on element %s of the shared tile: "
+                 "written by tl.copy_async and then by thread %d "
+                 "with no tl.synchronize after the "
+                 "tl.copy_async_wait",
+                 ib, w);
+        vm_note(vm, x->wop, "the copy starts here");
+      } else if (x->writer != T_NONE && x->writer != w) {
+        vm_error(vm, in->op,
+                 "data race on element %s of the shared tile: "
+                 "written by thread %d and then by thread %d with "
+                 "no tl.synchronize in between",
+                 ib, x->writer, w);
+        vm_note(vm, x->wop, "first written here");
+      } else {
+        vm_error(vm, in->op,
+                 "data race on element %s of the shared tile: "
+                 "read by %s and then written by thread %d with "
+                 "no tl.synchronize in between",
+                 ib, thread_name(x->reader, rb, sizeof rb), w);
+      }
+      (void)wb;
+      return false;
+    }
+    fresh(vm, x);
+    x->writer = (int16_t)w;
+    x->init = 1;
+    x->wop = in->op;
+    s->v[f] = t->v[e];
+    for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
+      j[d] = 0;
+  }
+  return true;
+}
+
+/*===--- copy_async -------------------------------------------------------===*/
+
+static bool exec_copy_async(TlVm *vm, Inst *in) {
+  Shared *s = live_shared(vm, in, 0);
+  if (!s)
+    return false;
+  const GView *g = vm_in(vm, in, 1)->obj;
+  const TlVmArg *a = &vm->args[g->param];
+  bool masked = tl_op_attr(in->op, "masked") != NULL;
+  int64_t off[TL_LAYOUT_MAX_RANK], j[TL_LAYOUT_MAX_RANK] = {0};
+  int64_t idx[TL_LAYOUT_MAX_RANK];
+  read_offsets(vm, in, 2, s->rank, off);
+  char ib[256], rb[32];
+  for (int64_t e = 0; e < s->n; e++) {
+    SElem *x = &s->st[e];
+    if (x->pending) {
+      vm_fmt_index(ib, sizeof ib, s->rank, j);
+      vm_error(vm, in->op,
+               "copies into element %s of the shared tile while "
+               "an earlier tl.copy_async into it is pending",
+               ib);
+      vm_note(vm, x->wop, "the earlier copy starts here");
+      return false;
+    }
+    if (x->epoch == vm->epoch && (x->writer != T_NONE || x->reader != T_NONE)) {
+      vm_fmt_index(ib, sizeof ib, s->rank, j);
+      if (x->writer == T_BLOCK)
+        vm_error(vm, in->op,
+                 "data race on element %s of the shared tile: "
+                 "copied again with no tl.synchronize after the "
+                 "tl.copy_async_wait of the earlier copy",
+                 ib);
+      else if (x->writer != T_NONE)
+        vm_error(vm, in->op,
+                 "data race on element %s of the shared tile: "
+                 "written by thread %d and then copied into with "
+                 "no tl.synchronize in between",
+                 ib, x->writer);
+      else
+        vm_error(vm, in->op,
+                 "data race on element %s of the shared tile: "
+                 "read by %s and then copied into with no "
+                 "tl.synchronize in between",
+                 ib, thread_name(x->reader, rb, sizeof rb));
+      return false;
+    }
+    for (int d = 0; d < s->rank; d++)
+      idx[d] = sat_add(off[d], j[d]);
+    int64_t o;
+    int r = global_at(vm, in, g, idx, masked, "copies", -1, &o);
+    if (r < 0)
+      return false;
+    s->v[e] = r ? buf_load(a, o) : 0;
+    x->pending = vm->open_group;
+    x->wop = in->op;
+    s->npending++;
+    for (int d = s->rank - 1; d >= 0 && ++j[d] == s->shape[d]; d--)
+      j[d] = 0;
+  }
+  return true;
+}
+
+static void complete_groups(TlVm *vm, uint32_t upto) {
+  if (upto <= vm->done_group)
+    return;
+  vm->done_group = upto;
+  for (Shared *s = vm->shared; s; s = s->next) {
+    if (!s->npending)
+      continue;
+    for (int64_t e = 0; e < s->n; e++) {
+      SElem *x = &s->st[e];
+      if (x->pending && x->pending <= upto) {
+        x->pending = 0;
+        x->init = 1;
+        x->epoch = vm->epoch;
+        x->writer = T_BLOCK;
+        x->reader = T_NONE;
+        s->npending--;
+      }
+    }
+  }
+}
+
+bool vm_exec_memory(TlVm *vm, Inst *in) {
+  switch (in->code) {
+  case OC_VIEW_GLOBAL:
+    return exec_view_global(vm, in);
+  case OC_LOAD_GLOBAL:
+    return exec_load_global(vm, in);
+  case OC_STORE_GLOBAL:
+    return exec_store_global(vm, in);
+  case OC_ALLOC_SHARED:
+    return exec_alloc_shared(vm, in);
+  case OC_FREE_SHARED:
+    return exec_free_shared(vm, in);
+  case OC_LOAD_SHARED:
+    return exec_load_shared(vm, in);
+  case OC_STORE_SHARED:
+    return exec_store_shared(vm, in);
+  case OC_COPY_ASYNC:
+    return exec_copy_async(vm, in);
+  case OC_COMMIT:
+    vm->open_group++;
+    return true;
+  case OC_WAIT: {
+    /* Committed groups are open_group - 1 down to done_group + 1; all but
+     * the newest imm of them complete. */
+    int64_t upto = (int64_t)vm->open_group - 1 - in->imm;
+    if (upto > 0)
+      complete_groups(vm, (uint32_t)upto);
+    return true;
+  }
+  case OC_SYNC:
+    vm->epoch++;
+    return true;
+  default:
+    TL_UNREACHABLE("not a memory op");
+  }
+}

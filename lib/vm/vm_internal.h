@@ -1,0 +1,345 @@
+/* Shared between the files of the VM: the compiled form of a kernel, the
+ * runtime values, element codecs, layout tables and the error helpers. */
+#ifndef TL_VM_INTERNAL_H
+#define TL_VM_INTERNAL_H
+
+#include "tl/dialects.h"
+#include "tl/tl.h"
+#include "tl/vm.h"
+
+#include <math.h>
+#include <string.h>
+
+/*===--- Element types ---------------------------------------------------===*/
+
+typedef enum EKind { EK_BOOL, EK_UINT, EK_SINT, EK_FLOAT } EKind;
+
+/* A scalar type as the VM computes with it. Every value is a code: the
+ * type's bit pattern in the low `bits` bits of a uint64_t, higher bits 0. */
+typedef struct EType {
+  TlType *type;
+  EKind kind;
+  unsigned bits;
+  uint64_t mask;
+  bool has_dt; /* dt is valid (ints of widths 1..8/16/32/64, floats) */
+  TlDType dt;
+  const double *table; /* decode table for floats of <= 16 bits, or NULL */
+  uint64_t nan_code;   /* canonical NaN code (floats with NaN) */
+  bool has_nan;
+} EType;
+
+static inline int64_t e_sval(const EType *e, uint64_t c) {
+  if (e->kind == EK_SINT && e->bits < 64 && ((c >> (e->bits - 1)) & 1))
+    return (int64_t)(c | ~e->mask);
+  return (int64_t)c;
+}
+
+double e_fdecode_slow(const EType *e, uint64_t c);
+uint64_t e_fencode(const EType *e, double x);
+
+/* The value of a float code as a double (exact). */
+static inline double e_f(const EType *e, uint64_t c) {
+  if (e->table)
+    return e->table[c];
+  if (e->bits == 32) {
+    uint32_t u = (uint32_t)c;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  if (e->bits == 64) {
+    double d;
+    memcpy(&d, &c, 8);
+    return d;
+  }
+  return e_fdecode_slow(e, c);
+}
+
+/* The value of any code as a double (integers above 2^53 round). */
+static inline double e_num(const EType *e, uint64_t c) {
+  if (e->kind == EK_FLOAT)
+    return e_f(e, c);
+  if (e->kind == EK_SINT)
+    return (double)e_sval(e, c);
+  return (double)c;
+}
+
+/* Converts code c of type s to type d by the rules of tl.cast (docs/vm.md):
+ * value-preserving, rounded to nearest even and saturated; float to int
+ * toward zero, NaN to 0; to bool: nonzero. */
+uint64_t e_convert(const EType *s, const EType *d, uint64_t c);
+/* Sum x + y of two doubles rounded to odd (the exact sum when it is a
+ * double): rounding this once more to a format of at most 51 significant
+ * bits gives the correctly rounded sum. */
+double e_add_odd(double x, double y);
+/* Integer conversions to double rounded to odd (exact below 2^53). */
+double e_i64_odd(int64_t v);
+double e_u64_odd(uint64_t v);
+
+/*===--- Runtime values --------------------------------------------------===*/
+
+/* A register tile: logical elements in row-major order, and which of them
+ * are undefined (NULL when none). Reference counted: SSA values share. */
+typedef struct Tile {
+  int refs;
+  int64_t n;
+  TlType *type;
+  uint64_t *v;
+  uint8_t *undef;
+} Tile;
+
+/* A view of global memory. */
+typedef struct GView {
+  int param; /* the pointer parameter's index */
+  int rank;
+  int64_t sizes[TL_LAYOUT_MAX_RANK];
+  int64_t strides[TL_LAYOUT_MAX_RANK];
+  TlOp *def;
+} GView;
+
+/* State of one shared element; the access fields are valid only when
+ * epoch equals the block's current epoch (the count of tl.synchronize). */
+enum { T_NONE = -1, T_BLOCK = -2, T_MANY = -3 };
+typedef struct SElem {
+  uint32_t epoch;
+  int16_t writer;   /* T_NONE, T_BLOCK (completed copy) or a thread */
+  int16_t reader;   /* T_NONE, T_MANY or a thread */
+  uint32_t pending; /* copy group id of a pending copy_async, 0 if none */
+  uint8_t init;
+  TlOp *wop; /* the op that last wrote it */
+} SElem;
+
+typedef struct Shared {
+  TlType *type;
+  int rank;
+  int64_t shape[TL_LAYOUT_MAX_RANK];
+  int64_t n;
+  uint64_t *v;
+  SElem *st;
+  TlOp *alloc_op, *free_op;
+  int64_t npending;
+  struct Shared *next;
+} Shared;
+
+typedef enum VKind {
+  V_NONE,
+  V_SCALAR,
+  V_PTR,
+  V_TILE,
+  V_GLOBAL,
+  V_SHARED
+} VKind;
+
+typedef struct Val {
+  VKind kind;
+  uint64_t bits; /* scalar code; pointer: parameter index */
+  void *obj;     /* Tile, GView or Shared */
+} Val;
+
+/*===--- Compiled kernels ------------------------------------------------===*/
+
+typedef enum OpCode {
+  OC_UNKNOWN,
+  /* arith */
+  OC_CONST,
+  OC_ADDI,
+  OC_SUBI,
+  OC_MULI,
+  OC_DIVI,
+  OC_REMI,
+  OC_CEILDIVI,
+  OC_ANDI,
+  OC_ORI,
+  OC_XORI,
+  OC_SHLI,
+  OC_SHRI,
+  OC_MINI,
+  OC_MAXI,
+  OC_ADDF,
+  OC_SUBF,
+  OC_MULF,
+  OC_DIVF,
+  OC_MINF,
+  OC_MAXF,
+  OC_NEGF,
+  OC_ABSF,
+  OC_CMPI,
+  OC_CMPF,
+  OC_SELECT,
+  OC_EXTI,
+  OC_TRUNCI,
+  OC_ITOFP,
+  OC_FPTOI,
+  OC_EXTF,
+  OC_TRUNCF,
+  OC_BITCAST,
+  /* scf */
+  OC_FOR,
+  OC_IF,
+  OC_WHILE,
+  /* tl */
+  OC_TEMPLATE,
+  OC_BLOCK_INDICES,
+  OC_VIEW_GLOBAL,
+  OC_ALLOC_REGISTER,
+  OC_LOAD_GLOBAL,
+  OC_STORE_GLOBAL,
+  OC_ALLOC_SHARED,
+  OC_FREE_SHARED,
+  OC_LOAD_SHARED,
+  OC_STORE_SHARED,
+  OC_COPY_ASYNC,
+  OC_COMMIT,
+  OC_WAIT,
+  OC_SYNC,
+  OC_EXIT,
+  OC_PRINT,
+  OC_CMP,
+  OC_WHERE,
+  OC_BROADCAST,
+  OC_CAST,
+  OC_VIEW,
+  OC_RESHAPE,
+  OC_DOT,
+  OC_REDUCE,
+  /* elementwise, in one run so that OC_EW_FIRST..OC_EW_LAST tests it */
+  OC_ADD,
+  OC_SUB,
+  OC_MUL,
+  OC_DIV,
+  OC_MOD,
+  OC_MAX,
+  OC_MIN,
+  OC_AND,
+  OC_OR,
+  OC_XOR,
+  OC_SHL,
+  OC_SHR,
+  OC_NEG,
+  OC_ABS,
+  OC_NOT,
+  OC_EXP,
+  OC_EXP2,
+  OC_LOG2,
+  OC_SQRT,
+  OC_RSQRT,
+} OpCode;
+
+typedef struct Body Body;
+
+typedef struct Inst {
+  TlOp *op;
+  OpCode code;
+  unsigned nin, nout, nregions;
+  uint32_t *in, *out;
+  Body *regions;
+  int pred;       /* comparison predicate or reduce kind */
+  int64_t imm;    /* reduce dim, wait count */
+  uint64_t konst; /* constant code / alloc_register init */
+  bool has_konst;
+  const EType *et;  /* result (or operand) element type */
+  const EType *et2; /* source element type (casts) */
+  uint64_t *ctab;   /* cast table by source code, built on first use */
+} Inst;
+
+struct Body {
+  Inst *insts;
+  unsigned n;
+  uint32_t *args;
+  unsigned nargs;
+  uint32_t *yield; /* terminator operands (scf.yield / scf.condition) */
+  unsigned nyield;
+  uint32_t nslots; /* kernel bodies: value slots the kernel uses */
+};
+
+/*===--- Layout tables ---------------------------------------------------===*/
+
+/* A register layout tabulated: idx[t * local + i] is the row-major flat
+ * index of local element i of thread t; owner[e] the lowest thread holding
+ * element e. */
+typedef struct LTab {
+  const TlLayout *layout;
+  int64_t threads, local, n, rep;
+  int32_t *idx;
+  int32_t *owner;
+} LTab;
+
+/*===--- Pointer-keyed hash map ------------------------------------------===*/
+
+typedef struct PMap {
+  const void **keys;
+  void **vals;
+  size_t cap, len;
+} PMap;
+void *pmap_get(const PMap *m, const void *k);
+void pmap_put(PMap *m, const void *k, void *v);
+void pmap_free(PMap *m);
+
+/*===--- The machine -----------------------------------------------------===*/
+
+struct TlVm {
+  TlContext *ctx;
+  FILE *print_out;
+  TlVmStats stats;
+  TlArena arena; /* compiled kernels, element types, layout tables */
+  PMap etypes;   /* TlType* -> EType* */
+  PMap ltabs;    /* TlLayout* -> LTab* */
+  PMap kernels;  /* TlOp* (tl.kernel) -> Body* */
+  PMap slots_of; /* while compiling: TlValue* -> slot + 1 */
+  uint32_t nslots;
+  double *f16_table, *bf16_table;
+
+  /* The run in progress. */
+  TlOp *kernel;
+  const TlVmArg *args;
+  unsigned nargs;
+  Val *slots;
+  uint32_t slot_cap;
+  int64_t grid[3], block[3], threads;
+  uint32_t epoch;
+  uint32_t open_group; /* id of the group copy_async adds to */
+  uint32_t done_group; /* every group with id <= this one completed */
+  Shared *shared;      /* live and freed allocations of this block */
+  TlArena block_arena; /* global views of this block */
+  bool failed;
+};
+
+/* Element type of a scalar type (cached). */
+const EType *vm_etype(TlVm *vm, TlType *t);
+/* Layout table (cached); NULL after an error at op when the layout does
+ * not fit the block. */
+const LTab *vm_ltab(TlVm *vm, const TlLayout *l);
+
+/* An error at op; sets vm->failed and returns false. The run adds a note
+ * naming the block after the error's own notes. */
+bool vm_error(TlVm *vm, TlOp *op, const char *fmt, ...) TL_PRINTF(3, 4);
+/* A note at a related op (after vm_error). */
+void vm_note(TlVm *vm, TlOp *op, const char *fmt, ...) TL_PRINTF(3, 4);
+/* "[1, 2]" */
+void vm_fmt_index(char *buf, size_t cap, int rank, const int64_t *idx);
+
+/* Tiles. */
+Tile *tile_new(TlVm *vm, TlType *type, bool undef);
+void tile_release(Tile *t);
+void val_set(Val *slot, Val v); /* takes a reference */
+void val_clear(Val *slot);
+
+static inline Val *vm_in(TlVm *vm, const Inst *in, unsigned i) {
+  return &vm->slots[in->in[i]];
+}
+/* Stores a new tile (whose reference the call takes over). */
+void vm_put_tile(TlVm *vm, const Inst *in, unsigned i, Tile *t);
+void vm_put_scalar(TlVm *vm, const Inst *in, unsigned i, uint64_t code);
+/* Integer value of scalar operand i (sign- or zero-extended). */
+int64_t vm_int_operand(TlVm *vm, const Inst *in, unsigned i);
+
+/* Executors by area (tile.c, memory.c). Each returns false after an
+ * error. */
+bool vm_exec_tile(TlVm *vm, Inst *in);
+bool vm_exec_memory(TlVm *vm, Inst *in);
+/* Block start and end in memory.c: the end checks leaks and pending
+ * copies (unless the block exited) and frees the block's shared tiles. */
+void vm_block_begin(TlVm *vm);
+bool vm_block_end(TlVm *vm, bool check);
+
+#endif

@@ -1,0 +1,542 @@
+/* GPU tests of the back end: kernels written in the simt dialect are
+ * compiled by lib/target for the device's SM, run through lib/runtime, and
+ * their results compared with independent host references:
+ *   - every mma.sync form, with operand fragments built on the host from
+ *     the layout library's PTX atoms (so the atoms are checked against the
+ *     hardware too), against a plain matmul;
+ *   - ldmatrix x1/x2/x4 (.trans), against the ldmatrix atoms;
+ *   - cp.async with zero fill, shared memory and barriers;
+ *   - shfl, prmt, lop3 and f16x2/bf16x2 fma, bit for bit against the dtype
+ *     library's register-op emulator;
+ *   - a 16-byte copy with a cache hint.
+ * Exit status 0 when every check passes, 1 otherwise; 77 (skipped) when
+ * there is no CUDA driver or device. Inputs are seeded: rerun with
+ * TL_GPU_SEED=n for other data. */
+#include "tl/dialects.h"
+#include "tl/dtype.h"
+#include "tl/layout.h"
+#include "tl/runtime.h"
+#include "tl/target.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures, checks;
+static TlContext *ctx;
+static TlRuntime *rt;
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static uint32_t rnd(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (uint32_t)(rng_state >> 16);
+}
+
+#define CHECK(c, ...)                                                          \
+  do {                                                                         \
+    checks++;                                                                  \
+    if (!(c)) {                                                                \
+      failures++;                                                              \
+      if (failures < 20) {                                                     \
+        fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                   \
+        fprintf(stderr, __VA_ARGS__);                                          \
+        fputc('\n', stderr);                                                   \
+      }                                                                        \
+    }                                                                          \
+  } while (0)
+
+/* Compiles kernel text and returns the kernel handle. */
+static void *compile(const char *text, const char *name) {
+  TlModule *m = tl_parse_module(ctx, name, text, strlen(text), 1);
+  if (!m || TL_FAILED(tl_verify(tl_module_op(m)))) {
+    tl_module_destroy(m);
+    return NULL;
+  }
+  char cpu[16];
+  unsigned sm = tl_runtime_sm(rt);
+  snprintf(cpu, sizeof cpu, sm >= 90 ? "sm_90a" : sm >= 89 ? "sm_89" : sm >= 86 ? "sm_86" : "sm_80");
+  TlTargetOptions o = {cpu, 0, 3};
+  TlTarget *t = tl_target_create(ctx, &o);
+  TlStr ptx = {0};
+  void *k = NULL;
+  if (t && !TL_FAILED(tl_target_compile(t, m, &ptx, NULL, NULL)))
+    k = tl_runtime_kernel(rt, ptx.data, ptx.len, name);
+  tl_str_free(&ptx);
+  tl_target_destroy(t);
+  tl_module_destroy(m);
+  return k;
+}
+
+static TlLaunch warp_launch(void) {
+  TlLaunch l = {{1, 1, 1}, {32, 1, 1}, 0};
+  return l;
+}
+
+/* Runs a kernel with three buffers (in a, in b, in/out c). */
+static bool run3(void *k, void *a, size_t na, void *b, size_t nb, void *c,
+                 size_t nc, const TlLaunch *l) {
+  TlDevPtr da = tl_runtime_alloc(rt, na), db = tl_runtime_alloc(rt, nb),
+           dc = tl_runtime_alloc(rt, nc);
+  bool ok = da && db && dc && !TL_FAILED(tl_runtime_upload(rt, da, a, na)) &&
+            !TL_FAILED(tl_runtime_upload(rt, db, b, nb)) &&
+            !TL_FAILED(tl_runtime_upload(rt, dc, c, nc));
+  void *args[3] = {&da, &db, &dc};
+  ok = ok && !TL_FAILED(tl_runtime_launch(rt, k, l, args)) &&
+       !TL_FAILED(tl_runtime_download(rt, c, dc, nc));
+  tl_runtime_free(rt, da);
+  tl_runtime_free(rt, db);
+  tl_runtime_free(rt, dc);
+  return ok;
+}
+
+/*===--- mma -------------------------------------------------------------===*/
+
+typedef struct MmaCase {
+  const char *shape, *ab, *acc, *atom; /* atom prefix: mma_m16n8k16_f16 */
+  unsigned m, n, k, a_regs, b_regs, c_elems;
+  unsigned bits;      /* bits per A/B element */
+  bool float_in, f16_acc;
+} MmaCase;
+
+static const MmaCase mma_cases[] = {
+    {"m16n8k16", "f16", "f32", "mma_m16n8k16_f16", 16, 8, 16, 4, 2, 4, 16, true, false},
+    {"m16n8k16", "f16", "f16", "mma_m16n8k16_f16", 16, 8, 16, 4, 2, 2, 16, true, true},
+    {"m16n8k16", "bf16", "f32", "mma_m16n8k16_bf16", 16, 8, 16, 4, 2, 4, 16, true, false},
+    {"m16n8k8", "f16", "f32", "mma_m16n8k8_f16", 16, 8, 8, 2, 1, 4, 16, true, false},
+    {"m16n8k8", "bf16", "f32", "mma_m16n8k8_f16", 16, 8, 8, 2, 1, 4, 16, true, false},
+    {"m16n8k32", "s8", "s32", "mma_m16n8k32_s8", 16, 8, 32, 4, 2, 4, 8, false, false},
+    {"m16n8k32", "u8", "s32", "mma_m16n8k32_s8", 16, 8, 32, 4, 2, 4, 8, false, false},
+    {"m16n8k256", "b1", "s32", "mma_m16n8k256_b1", 16, 8, 256, 4, 2, 4, 1, false, false},
+    {"m8n8k128", "b1", "s32", "mma_m8n8k128_b1", 8, 8, 128, 1, 1, 2, 1, false, false},
+};
+
+static void atom(const char *prefix, const char *which, TlLayout *l) {
+  char name[64];
+  snprintf(name, sizeof name, "%s_%s", prefix, which);
+  TlErr err;
+  if (!tl_layout_atom(l, name, &err)) {
+    fprintf(stderr, "no atom %s: %s\n", name, err.msg);
+    exit(1);
+  }
+}
+
+/* Value of element code c of the A/B type as a double. */
+static double in_value(const MmaCase *mc, uint32_t code) {
+  if (!strcmp(mc->ab, "f16"))
+    return tl_dtype_decode(tl_dtype_f16(), code);
+  if (!strcmp(mc->ab, "bf16"))
+    return tl_dtype_decode(tl_dtype_bf16(), code);
+  if (!strcmp(mc->ab, "s8"))
+    return (double)(int8_t)code;
+  return (double)code; /* u8, b1 */
+}
+
+static uint32_t random_code(const MmaCase *mc) {
+  if (mc->float_in) {
+    /* Values in [-2, 2) with few significant bits, so products are exact. */
+    double v = ((int)(rnd() % 64) - 32) / 16.0;
+    return (uint32_t)tl_dtype_encode(!strcmp(mc->ab, "f16") ? tl_dtype_f16() : tl_dtype_bf16(), v);
+  }
+  return rnd() & ((1u << mc->bits) - 1);
+}
+
+/* Packs element code `code` of local index i into a thread's registers. */
+static void put(uint32_t *regs, unsigned i, unsigned bits, uint32_t code) {
+  unsigned per = 32 / bits;
+  regs[i / per] |= code << (i % per * bits);
+}
+
+static void test_mma(const MmaCase *mc) {
+  char text[4096];
+  const char *cd = mc->float_in ? (mc->f16_acc ? "i32" : "f32") : "i32";
+  snprintf(text, sizeof text,
+           "func @mma(%%a: !simt.ptr<global>, %%b: !simt.ptr<global>, %%c: "
+           "!simt.ptr<global>) attributes {kernel, threads = 32} {\n"
+           "  %%lane = simt.lane_id : -> i32\n"
+           "  %%l = arith.exti %%lane : i32 to i64\n"
+           "  %%sa = arith.constant %u : i64\n"
+           "  %%sb = arith.constant %u : i64\n"
+           "  %%sc = arith.constant %u : i64\n"
+           "  %%oa = arith.muli %%l, %%sa : i64\n"
+           "  %%ob = arith.muli %%l, %%sb : i64\n"
+           "  %%oc = arith.muli %%l, %%sc : i64\n"
+           "  %%pa = simt.ptr_add %%a, %%oa : !simt.ptr<global>, i64 -> !simt.ptr<global>\n"
+           "  %%pb = simt.ptr_add %%b, %%ob : !simt.ptr<global>, i64 -> !simt.ptr<global>\n"
+           "  %%pc = simt.ptr_add %%c, %%oc : !simt.ptr<global>, i64 -> !simt.ptr<global>\n"
+           "  %%va = simt.load %%pa : !simt.ptr<global> -> !simt.vec<%uxi32>\n"
+           "  %%vb = simt.load %%pb : !simt.ptr<global> -> !simt.vec<%uxi32>\n"
+           "  %%vc = simt.load %%pc : !simt.ptr<global> -> !simt.vec<%ux%s>\n"
+           "  %%d = simt.mma %%va, %%vb, %%vc {shape = \"%s\", a_type = \"%s\", b_type = "
+           "\"%s\", acc_type = \"%s\"%s} : !simt.vec<%uxi32>, !simt.vec<%uxi32>, "
+           "!simt.vec<%ux%s> -> "
+           "!simt.vec<%ux%s>\n"
+           "  simt.store %%d, %%pc : !simt.vec<%ux%s>, !simt.ptr<global>\n"
+           "  return\n}\n",
+           mc->a_regs * 4, mc->b_regs * 4, mc->c_elems * 4, mc->a_regs, mc->b_regs,
+           mc->c_elems, cd, mc->shape, mc->ab, mc->ab, mc->acc,
+           !strcmp(mc->ab, "b1") ? ", b1_op = \"and.popc\"" : "", mc->a_regs,
+           mc->b_regs, mc->c_elems, cd, mc->c_elems, cd, mc->c_elems, cd);
+  void *k = compile(text, "mma");
+  CHECK(k, "mma.%s %s->%s does not compile or load", mc->shape, mc->ab, mc->acc);
+  if (!k)
+    return;
+  TlLayout la, lb, lc;
+  atom(mc->atom, "a", &la);
+  atom(mc->atom, "b", &lb);
+  atom(mc->atom, "c", &lc);
+  unsigned M = mc->m, N = mc->n, K = mc->k;
+  uint32_t *A = tl_xcalloc(M * K, 4), *B = tl_xcalloc(K * N, 4);
+  double *C = tl_xcalloc(M * N, sizeof(double));
+  for (unsigned i = 0; i < M * K; i++)
+    A[i] = random_code(mc);
+  for (unsigned i = 0; i < K * N; i++)
+    B[i] = random_code(mc);
+  for (unsigned i = 0; i < M * N; i++)
+    C[i] = mc->float_in ? ((int)(rnd() % 16) - 8) / 4.0 : (double)((int)(rnd() % 2001) - 1000);
+  uint32_t *fa = tl_xcalloc(32 * mc->a_regs, 4), *fb = tl_xcalloc(32 * mc->b_regs, 4),
+           *fc = tl_xcalloc(32 * mc->c_elems, 4);
+  int64_t idx[2];
+  for (unsigned t = 0; t < 32; t++) {
+    for (int64_t i = 0; i < tl_layout_local_size(&la); i++) {
+      tl_layout_map(&la, t, i, idx, NULL);
+      put(fa + t * mc->a_regs, (unsigned)i, mc->bits, A[idx[0] * K + idx[1]]);
+    }
+    for (int64_t i = 0; i < tl_layout_local_size(&lb); i++) {
+      tl_layout_map(&lb, t, i, idx, NULL);
+      put(fb + t * mc->b_regs, (unsigned)i, mc->bits, B[idx[0] * N + idx[1]]);
+    }
+    for (int64_t i = 0; i < tl_layout_local_size(&lc); i++) {
+      tl_layout_map(&lc, t, i, idx, NULL);
+      double v = C[idx[0] * N + idx[1]];
+      uint32_t bitsv;
+      if (!mc->float_in) {
+        bitsv = (uint32_t)(int32_t)v;
+        fc[t * mc->c_elems + i] = bitsv;
+      } else if (mc->f16_acc) {
+        put(fc + t * mc->c_elems, (unsigned)i, 16, (uint32_t)tl_dtype_encode(tl_dtype_f16(), v));
+      } else {
+        float f = (float)v;
+        memcpy(&fc[t * mc->c_elems + i], &f, 4);
+      }
+    }
+  }
+  TlLaunch l = warp_launch();
+  bool ran = run3(k, fa, 32 * mc->a_regs * 4u, fb, 32 * mc->b_regs * 4u, fc,
+                  32 * mc->c_elems * 4u, &l);
+  CHECK(ran, "mma.%s %s->%s failed to run", mc->shape, mc->ab, mc->acc);
+  unsigned bad = 0;
+  double worst = 0;
+  for (unsigned t = 0; ran && t < 32; t++)
+    for (int64_t i = 0; i < tl_layout_local_size(&lc); i++) {
+      tl_layout_map(&lc, t, i, idx, NULL);
+      unsigned r = (unsigned)idx[0], c = (unsigned)idx[1];
+      double ref = C[r * N + c], mag = fabs(ref);
+      for (unsigned kk = 0; kk < K; kk++) {
+        double p = in_value(mc, A[r * K + kk]) * in_value(mc, B[kk * N + c]);
+        ref += p;
+        mag += fabs(p);
+      }
+      double got;
+      if (!mc->float_in) {
+        got = (double)(int32_t)fc[t * mc->c_elems + i];
+      } else if (mc->f16_acc) {
+        uint32_t w = fc[t * mc->c_elems + i / 2];
+        got = tl_dtype_decode(tl_dtype_f16(), (w >> (i % 2 * 16)) & 0xffff);
+      } else {
+        float f;
+        memcpy(&f, &fc[t * mc->c_elems + i], 4);
+        got = f;
+      }
+      /* Integers are exact. Floats: the inputs have at most 6 significant
+       * bits, so every product is exact; the hardware's summation order
+       * and rounding may differ from this exact sum by one rounding of the
+       * accumulator per term: 2^-23 (f32) or 2^-10 (f16) relative to the
+       * sum of magnitudes, times K. */
+      double tol = !mc->float_in ? 0 : (mc->f16_acc ? 0x1p-10 : 0x1p-23) * (mag + 1) * (K + 1);
+      double err = fabs(got - ref);
+      if (err > worst)
+        worst = err;
+      if (err > tol)
+        bad++;
+    }
+  CHECK(ran && !bad, "mma.%s %s->%s: %u of %u results wrong (worst error %g)", mc->shape,
+        mc->ab, mc->acc, bad, 32u * mc->c_elems, worst);
+  printf("mma.%s.%s.%s: %s (worst error %g)\n", mc->shape, mc->ab, mc->acc,
+         ran && !bad ? "ok" : "FAILED", worst);
+  tl_free(A);
+  tl_free(B);
+  tl_free(C);
+  tl_free(fa);
+  tl_free(fb);
+  tl_free(fc);
+}
+
+/*===--- ldmatrix --------------------------------------------------------===*/
+
+static void test_ldmatrix(unsigned num, bool trans) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "func @ldm(%%src: !simt.ptr<global>, %%unused: !simt.ptr<global>, %%dst: "
+           "!simt.ptr<global>) attributes {kernel, threads = 32} {\n"
+           "  %%lane = simt.lane_id : -> i32\n"
+           "  %%l = arith.exti %%lane : i32 to i64\n"
+           "  %%c16 = arith.constant 16 : i64\n"
+           "  %%c4 = arith.constant %u : i64\n"
+           "  %%o = arith.muli %%l, %%c16 : i64\n"
+           "  %%ps = simt.ptr_add %%src, %%o : !simt.ptr<global>, i64 -> !simt.ptr<global>\n"
+           "  %%row = simt.load %%ps : !simt.ptr<global> -> !simt.vec<4xi32>\n"
+           "  %%s = simt.smem_base : -> !simt.ptr<shared>\n"
+           "  %%ss = simt.ptr_add %%s, %%o : !simt.ptr<shared>, i64 -> !simt.ptr<shared>\n"
+           "  simt.store %%row, %%ss : !simt.vec<4xi32>, !simt.ptr<shared>\n"
+           "  simt.barrier\n"
+           "  %%r = simt.ldmatrix %%ss {num = %u%s} : !simt.ptr<shared> -> !simt.vec<%uxi32>\n"
+           "  %%od = arith.muli %%l, %%c4 : i64\n"
+           "  %%pd = simt.ptr_add %%dst, %%od : !simt.ptr<global>, i64 -> !simt.ptr<global>\n"
+           "  simt.store %%r, %%pd : !simt.vec<%uxi32>, !simt.ptr<global>\n"
+           "  return\n}\n",
+           num * 4, num, trans ? ", trans" : "", num, num);
+  void *k = compile(text, "ldm");
+  CHECK(k, "ldmatrix x%u%s does not compile or load", num, trans ? ".trans" : "");
+  if (!k)
+    return;
+  /* 32 rows of 8 b16 elements (16 bytes); row r is what lane r stored and
+   * the row address lane r gives (lanes beyond 8*num are ignored). */
+  uint16_t src[32 * 8];
+  for (unsigned i = 0; i < 32 * 8; i++)
+    src[i] = (uint16_t)rnd();
+  uint32_t dst[32 * 4] = {0};
+  char name[32];
+  snprintf(name, sizeof name, "ldmatrix_x%u%s", num, trans ? "_trans" : "");
+  TlLayout lay;
+  TlErr err;
+  if (!tl_layout_atom(&lay, name, &err)) {
+    CHECK(false, "no atom %s: %s", name, err.msg);
+    return;
+  }
+  TlLaunch l = warp_launch();
+  uint32_t dummy = 0;
+  TlLaunch ls = l;
+  ls.smem_bytes = 512;
+  bool ran = run3(k, src, sizeof src, &dummy, 4, dst, 32 * num * 4, &ls);
+  unsigned bad = 0;
+  int64_t idx[2];
+  for (unsigned t = 0; ran && t < 32; t++)
+    for (int64_t i = 0; i < tl_layout_local_size(&lay); i++) {
+      tl_layout_map(&lay, t, i, idx, NULL);
+      /* The atom maps (lane, register half) to the element's (row, col) in
+       * the stored matrices, with or without .trans. */
+      unsigned r = (unsigned)idx[0], c = (unsigned)idx[1];
+      uint16_t want = src[r * 8 + c];
+      uint16_t got = (uint16_t)(dst[t * num + i / 2] >> (i % 2 * 16));
+      bad += got != want;
+    }
+  CHECK(ran && !bad, "ldmatrix x%u%s: %u elements wrong", num, trans ? ".trans" : "", bad);
+  printf("ldmatrix.x%u%s: %s\n", num, trans ? ".trans" : "", ran && !bad ? "ok" : "FAILED");
+}
+
+/*===--- cp.async --------------------------------------------------------===*/
+
+static void test_cp_async(void) {
+  const char *text =
+      "func @cpa(%src: !simt.ptr<global>, %unused: !simt.ptr<global>, %dst: "
+      "!simt.ptr<global>) attributes {kernel, threads = 32} {\n"
+      "  %lane = simt.lane_id : -> i32\n"
+      "  %l = arith.exti %lane : i32 to i64\n"
+      "  %c16 = arith.constant 16 : i64\n"
+      "  %o = arith.muli %l, %c16 : i64\n"
+      "  %ps = simt.ptr_add %src, %o : !simt.ptr<global>, i64 -> !simt.ptr<global>\n"
+      "  %s = simt.smem_base : -> !simt.ptr<shared>\n"
+      "  %ss = simt.ptr_add %s, %o : !simt.ptr<shared>, i64 -> !simt.ptr<shared>\n"
+      "  %c17 = arith.constant 17 : i32\n"
+      "  %n = arith.remi %lane, %c17 : i32\n"
+      "  simt.cp_async %ss, %ps, %n {size = 16, cache = \"cg\"} : !simt.ptr<shared>, "
+      "!simt.ptr<global>, i32\n"
+      "  simt.cp_async_commit\n"
+      "  simt.cp_async_wait {pending = 0}\n"
+      "  simt.barrier\n"
+      "  %c31 = arith.constant 31 : i32\n"
+      "  %other = arith.subi %c31, %lane : i32\n"
+      "  %ol = arith.exti %other : i32 to i64\n"
+      "  %oo = arith.muli %ol, %c16 : i64\n"
+      "  %so = simt.ptr_add %s, %oo : !simt.ptr<shared>, i64 -> !simt.ptr<shared>\n"
+      "  %v = simt.load %so : !simt.ptr<shared> -> !simt.vec<4xi32>\n"
+      "  %pd = simt.ptr_add %dst, %o : !simt.ptr<global>, i64 -> !simt.ptr<global>\n"
+      "  simt.store %v, %pd : !simt.vec<4xi32>, !simt.ptr<global>\n"
+      "  return\n}\n";
+  void *k = compile(text, "cpa");
+  CHECK(k, "cp.async kernel does not compile or load");
+  if (!k)
+    return;
+  uint8_t src[512], dst[512];
+  for (unsigned i = 0; i < 512; i++)
+    src[i] = (uint8_t)(rnd() | 1);
+  memset(dst, 0xAB, sizeof dst);
+  uint32_t dummy = 0;
+  TlLaunch l = warp_launch();
+  l.smem_bytes = 512;
+  bool ran = run3(k, src, sizeof src, &dummy, 4, dst, sizeof dst, &l);
+  unsigned bad = 0;
+  /* Lane t reads back what lane 31 - t copied: its first (31 - t) % 17
+   * bytes, then zeros (the barrier makes other lanes' copies visible). */
+  for (unsigned t = 0; ran && t < 32; t++) {
+    unsigned o = 31 - t, n = o % 17;
+    for (unsigned b = 0; b < 16; b++)
+      bad += dst[t * 16 + b] != (b < n ? src[o * 16 + b] : 0);
+  }
+  CHECK(ran && !bad, "cp.async zero fill: %u bytes wrong", bad);
+  printf("cp.async.cg 16 with zero fill: %s\n", ran && !bad ? "ok" : "FAILED");
+}
+
+/*===--- Register ops ----------------------------------------------------===*/
+
+static void test_register_ops(void) {
+  const char *text =
+      "func @regs(%src: !simt.ptr<global>, %unused: !simt.ptr<global>, %dst: "
+      "!simt.ptr<global>) attributes {kernel, threads = 32} {\n"
+      "  %lane = simt.lane_id : -> i32\n"
+      "  %l = arith.exti %lane : i32 to i64\n"
+      "  %c16 = arith.constant 16 : i64\n"
+      "  %o = arith.muli %l, %c16 : i64\n"
+      "  %ps = simt.ptr_add %src, %o : !simt.ptr<global>, i64 -> !simt.ptr<global>\n"
+      "  %in = simt.load %ps : !simt.ptr<global> -> !simt.vec<4xi32>\n"
+      "  %x = simt.extract %in {index = 0} : !simt.vec<4xi32> -> i32\n"
+      "  %y = simt.extract %in {index = 1} : !simt.vec<4xi32> -> i32\n"
+      "  %z = simt.extract %in {index = 2} : !simt.vec<4xi32> -> i32\n"
+      "  %w = simt.extract %in {index = 3} : !simt.vec<4xi32> -> i32\n"
+      "  %one = arith.constant 1 : i32\n"
+      "  %sh = simt.shfl %x, %one {mode = \"bfly\"} : i32, i32 -> i32\n"
+      "  %pr = simt.prmt %x, %y, %z : i32, i32, i32 -> i32\n"
+      "  %lo = simt.lop3 %x, %y, %w {lut = 106} : i32, i32, i32 -> i32\n"
+      "  %hx = simt.bitcast %x : i32 -> !simt.vec<2xf16>\n"
+      "  %hy = simt.bitcast %y : i32 -> !simt.vec<2xf16>\n"
+      "  %hw = simt.bitcast %w : i32 -> !simt.vec<2xf16>\n"
+      "  %hf = simt.fma2 %hx, %hy, %hw : !simt.vec<2xf16>, !simt.vec<2xf16>, "
+      "!simt.vec<2xf16> -> !simt.vec<2xf16>\n"
+      "  %fr = simt.bitcast %hf : !simt.vec<2xf16> -> i32\n"
+      "  %out = simt.build %sh, %pr, %lo, %fr : i32, i32, i32, i32 -> !simt.vec<4xi32>\n"
+      "  %pd = simt.ptr_add %dst, %o : !simt.ptr<global>, i64 -> !simt.ptr<global>\n"
+      "  simt.store %out, %pd : !simt.vec<4xi32>, !simt.ptr<global>\n"
+      "  return\n}\n";
+  void *k = compile(text, "regs");
+  CHECK(k, "register-op kernel does not compile or load");
+  if (!k)
+    return;
+  uint32_t src[128], dst[128] = {0};
+  for (unsigned i = 0; i < 128; i++)
+    src[i] = rnd() << 16 ^ rnd();
+  /* Keep the f16 inputs finite and normal-ish: clear exponent-all-ones. */
+  for (unsigned t = 0; t < 32; t++)
+    for (unsigned j = 0; j < 4; j += 1) {
+      uint32_t *v = &src[t * 4 + j];
+      if (((*v >> 10) & 31) == 31)
+        *v ^= 1u << 14;
+      if (((*v >> 26) & 31) == 31)
+        *v ^= 1u << 30;
+    }
+  uint32_t dummy = 0;
+  TlLaunch l = warp_launch();
+  bool ran = run3(k, src, sizeof src, &dummy, 4, dst, sizeof dst, &l);
+  unsigned bad[4] = {0};
+  for (unsigned t = 0; ran && t < 32; t++) {
+    uint32_t x = src[t * 4], y = src[t * 4 + 1], z = src[t * 4 + 2], w = src[t * 4 + 3];
+    uint32_t regs[5] = {x, y, z, w, 0};
+    TlRegOp prmt = {TL_ROP_PRMT_R, 4, 0, 1, 2, 0};
+    tl_regop_run(&prmt, 1, regs, 5, NULL);
+    uint32_t want_pr = regs[4];
+    TlRegOp lop = {TL_ROP_LOP3, 4, 0, 1, 3, 106};
+    tl_regop_run(&lop, 1, regs, 5, NULL);
+    uint32_t want_lo = regs[4];
+    uint32_t want_fma = tl_f16_fma((uint16_t)x, (uint16_t)y, (uint16_t)w) |
+                        (uint32_t)tl_f16_fma((uint16_t)(x >> 16), (uint16_t)(y >> 16),
+                                             (uint16_t)(w >> 16))
+                            << 16;
+    bad[0] += dst[t * 4] != src[(t ^ 1) * 4];
+    bad[1] += dst[t * 4 + 1] != want_pr;
+    bad[2] += dst[t * 4 + 2] != want_lo;
+    /* NaN results: any NaN encoding is acceptable. */
+    uint32_t g = dst[t * 4 + 3];
+    for (int h = 0; h < 2; h++) {
+      uint16_t gh = (uint16_t)(g >> (16 * h)), wh = (uint16_t)(want_fma >> (16 * h));
+      bool gnan = (gh & 0x7c00) == 0x7c00 && (gh & 0x3ff), wnan = (wh & 0x7c00) == 0x7c00 && (wh & 0x3ff);
+      bad[3] += gnan != wnan || (!gnan && gh != wh);
+    }
+  }
+  CHECK(ran && !bad[0], "shfl.xor: %u lanes wrong", bad[0]);
+  CHECK(ran && !bad[1], "prmt: %u lanes differ from the emulator", bad[1]);
+  CHECK(ran && !bad[2], "lop3: %u lanes differ from the emulator", bad[2]);
+  CHECK(ran && !bad[3], "fma.rn.f16x2: %u halves differ from the emulator", bad[3]);
+  printf("shfl/prmt/lop3/fma.f16x2 vs emulator: %s\n",
+         ran && !bad[0] && !bad[1] && !bad[2] && !bad[3] ? "ok" : "FAILED");
+}
+
+static void test_copy(const char *dir) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/target/copy.tl", dir);
+  FILE *f = fopen(path, "rb");
+  CHECK(f, "cannot open %s", path);
+  if (!f)
+    return;
+  char text[8192];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = 0;
+  void *k = compile(text, "copy");
+  CHECK(k, "copy kernel does not compile or load");
+  if (!k)
+    return;
+  int32_t count = 1000;
+  size_t bytes = (size_t)count * 16 + 64;
+  uint8_t *src = tl_xmalloc(bytes), *dst = tl_xmalloc(bytes);
+  for (size_t i = 0; i < bytes; i++)
+    src[i] = (uint8_t)rnd();
+  memset(dst, 0x5A, bytes);
+  TlDevPtr ds = tl_runtime_alloc(rt, bytes), dd = tl_runtime_alloc(rt, bytes);
+  bool ok = ds && dd && !TL_FAILED(tl_runtime_upload(rt, ds, src, bytes)) &&
+            !TL_FAILED(tl_runtime_upload(rt, dd, dst, bytes));
+  void *args[3] = {&ds, &dd, &count};
+  TlLaunch l = {{(count + 127) / 128, 1, 1}, {128, 1, 1}, 0};
+  ok = ok && !TL_FAILED(tl_runtime_launch(rt, k, &l, args)) &&
+       !TL_FAILED(tl_runtime_download(rt, dst, dd, bytes));
+  unsigned bad = 0;
+  for (size_t i = 0; ok && i < bytes; i++)
+    bad += dst[i] != (i < (size_t)count * 16 ? src[i] : 0x5A);
+  CHECK(ok && !bad, "copy: %u bytes wrong", bad);
+  printf("copy (ld.global.cg.v4 + guard): %s\n", ok && !bad ? "ok" : "FAILED");
+  tl_runtime_free(rt, ds);
+  tl_runtime_free(rt, dd);
+  tl_free(src);
+  tl_free(dst);
+}
+
+int main(int argc, char **argv) {
+  const char *dir = argc > 1 ? argv[1] : "test";
+  const char *seed = getenv("TL_GPU_SEED");
+  if (seed)
+    rng_state ^= strtoull(seed, NULL, 0) * 0x2545F4914F6CDD1Dull;
+  ctx = tl_context_create();
+  tl_register_all_dialects(ctx);
+  rt = tl_runtime_create(tl_context_diag(ctx), 0);
+  if (!rt) {
+    printf("skipped: no CUDA device\n");
+    tl_context_destroy(ctx);
+    return 77;
+  }
+  printf("device: %s (sm_%u, %u SMs)\n", tl_runtime_device_name(rt), tl_runtime_sm(rt),
+         tl_runtime_num_sms(rt));
+  test_copy(dir);
+  for (size_t i = 0; i < sizeof mma_cases / sizeof mma_cases[0]; i++)
+    test_mma(&mma_cases[i]);
+  for (unsigned num = 1; num <= 4; num *= 2) {
+    test_ldmatrix(num, false);
+    test_ldmatrix(num, true);
+  }
+  test_cp_async();
+  test_register_ops();
+  tl_runtime_destroy(rt);
+  tl_context_destroy(ctx);
+  printf("%d checks, %d failed\n", checks, failures);
+  return failures != 0;
+}

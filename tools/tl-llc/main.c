@@ -1,0 +1,157 @@
+/* tl-llc: compiles TL IR to PTX (or LLVM IR) for an NVIDIA GPU.
+ *
+ *   tl-llc [options] input.tl
+ *
+ * Exit status: 0 on success; 1 for bad input, a bad command line or a
+ * compilation error. */
+#include "tl/dialects.h"
+#include "tl/target.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *out) {
+  fputs("usage: tl-llc [options] [input.tl | -]\n"
+        "\n"
+        "Compiles the kernels of a TL module (funcs with the 'kernel'\n"
+        "attribute, in the simt, arith and scf dialects) to PTX.\n"
+        "\n"
+        "options:\n"
+        "  -o FILE          write the output to FILE (default: stdout)\n"
+        "  -mcpu=SM         target: sm_80 (default), sm_86, sm_89, sm_90, sm_90a\n"
+        "  -mptx=N          PTX ISA version x 10 (default 80 = PTX 8.0)\n"
+        "  -O0 .. -O3       LLVM optimization level (default -O3)\n"
+        "  -emit-llvm       write the optimized LLVM IR instead of PTX\n"
+        "  -D NAME=VALUE    set a kernel template parameter\n"
+        "  --time           report the compile time of each phase on stderr\n"
+        "  --help           show this help\n",
+        out);
+}
+
+static int cli_error(const char *fmt, const char *arg) {
+  fputs("tl-llc: error: ", stderr);
+  fprintf(stderr, fmt, arg);
+  fputs("\n(run 'tl-llc --help' for usage)\n", stderr);
+  return 1;
+}
+
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "tl-llc: error: cannot open '%s': %s\n", path, strerror(errno));
+    return NULL;
+  }
+  TlStr s = {0};
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+    tl_str_putn(&s, buf, n);
+  if (f != stdin)
+    fclose(f);
+  *len = s.len;
+  return s.data ? s.data : tl_xcalloc(1, 1);
+}
+
+int main(int argc, char **argv) {
+  const char *input = NULL, *output = NULL;
+  TlTargetOptions topts = {"sm_80", 0, 3};
+  bool emit_llvm = false, timing = false;
+  TlContext *ctx = tl_context_create();
+  tl_register_all_dialects(ctx);
+  int rc = 1;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      rc = 0;
+      goto done;
+    } else if (!strcmp(a, "-o")) {
+      if (++i >= argc) {
+        cli_error("option '%s' needs a file name", a);
+        goto done;
+      }
+      output = argv[i];
+    } else if (!strncmp(a, "-mcpu=", 6)) {
+      topts.cpu = a + 6;
+    } else if (!strncmp(a, "-mptx=", 6)) {
+      char *end;
+      long v = strtol(a + 6, &end, 10);
+      if (*end || v <= 0 || v > 1000) {
+        cli_error("invalid PTX version '%s'", a + 6);
+        goto done;
+      }
+      topts.ptx = (unsigned)v;
+    } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
+      topts.opt_level = (unsigned)(a[2] - '0');
+    } else if (!strcmp(a, "-emit-llvm")) {
+      emit_llvm = true;
+    } else if (!strcmp(a, "--time")) {
+      timing = true;
+    } else if (!strncmp(a, "-D", 2)) {
+      const char *def = a[2] ? a + 2 : (++i < argc ? argv[i] : NULL);
+      const char *eq = def ? strchr(def, '=') : NULL;
+      char *end = NULL;
+      long long v = eq ? strtoll(eq + 1, &end, 10) : 0;
+      if (!eq || eq == def || !eq[1] || *end) {
+        cli_error("invalid definition '%s' (want NAME=INTEGER)", def ? def : "");
+        goto done;
+      }
+      char name[128];
+      snprintf(name, sizeof name, "%.*s", (int)(eq - def), def);
+      tl_context_set_define(ctx, name, v);
+    } else if (a[0] != '-' || !strcmp(a, "-")) {
+      if (input) {
+        cli_error("more than one input file given ('%s')", a);
+        goto done;
+      }
+      input = a;
+    } else {
+      cli_error("unknown option '%s'", a);
+      goto done;
+    }
+  }
+  if (!input)
+    input = "-";
+  size_t len;
+  char *text = read_file(input, &len);
+  if (!text)
+    goto done;
+  const char *name = strcmp(input, "-") == 0 ? "<stdin>" : input;
+  tl_diag_add_source(tl_context_diag(ctx), name, text, len);
+  TlModule *m = tl_parse_module(ctx, name, text, len, 1);
+  tl_free(text);
+  TlTarget *target = NULL;
+  TlStr out = {0};
+  if (!m || TL_FAILED(tl_verify(tl_module_op(m))))
+    goto fail;
+  target = tl_target_create(ctx, &topts);
+  if (!target)
+    goto fail;
+  TlCompileTimes times;
+  if (TL_FAILED(tl_target_compile(target, m, &out, emit_llvm ? &out : NULL, &times)))
+    goto fail;
+  if (timing)
+    fprintf(stderr,
+            "tl-llc: translate %.2f ms, optimize %.2f ms, codegen %.2f ms, "
+            "total %.2f ms\n",
+            times.translate_ms, times.optimize_ms, times.codegen_ms,
+            times.translate_ms + times.optimize_ms + times.codegen_ms);
+  FILE *f = output && strcmp(output, "-") ? fopen(output, "wb") : stdout;
+  if (!f) {
+    fprintf(stderr, "tl-llc: error: cannot write '%s': %s\n", output, strerror(errno));
+    goto fail;
+  }
+  fputs(tl_str_cstr(&out), f);
+  if (f != stdout)
+    fclose(f);
+  rc = 0;
+fail:
+  tl_str_free(&out);
+  tl_target_destroy(target);
+  tl_module_destroy(m);
+done:
+  tl_context_destroy(ctx);
+  return rc;
+}

@@ -1,0 +1,612 @@
+/* tl-run: run a kernel on the VM with seeded random, zero or .npy inputs,
+ * save outputs as .npy, compare them with references.
+ *
+ *   tl-run --vm kernel.tl [--kernel NAME] [-D NAME=VALUE] --arg NAME=SPEC...
+ *          [--save NAME=out.npy] [--check NAME=ref.npy --atol X --rtol Y]
+ *          [--seed N] [--print NAME]
+ *
+ * Exit status: 0 on success; 1 on a bad command line, unreadable or
+ * malformed input, a kernel error, or a failed --check. docs/tools.md
+ * describes the flags. */
+#include "tl/dialects.h"
+#include "tl/tl.h"
+#include "tl/vm.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Pair {
+  const char *name, *value;
+} Pair;
+
+typedef struct Options {
+  bool vm;
+  const char *input;
+  const char *kernel;
+  TL_VEC(Pair) args, saves, checks;
+  TL_VEC(const char *) defines, prints;
+  double atol, rtol;
+  uint64_t seed;
+} Options;
+
+/* A bound argument. */
+typedef struct Arg {
+  bool given;
+  TlVmArg vm;
+  int rank;
+  int64_t shape[TL_NPY_MAX_RANK];
+  size_t count; /* elements of a buffer */
+} Arg;
+
+static int fail(const char *fmt, ...) TL_PRINTF(1, 2);
+static int fail(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("tl-run: error: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return 1;
+}
+
+static void usage(FILE *out) {
+  fputs("usage: tl-run --vm kernel.tl [options]\n"
+        "\n"
+        "Runs a tl.kernel over its grid on the CPU virtual machine.\n"
+        "\n"
+        "options:\n"
+        "  --vm                  run on the VM (the GPU path is not available "
+        "yet)\n"
+        "  --kernel NAME         the kernel to run (default: the only one)\n"
+        "  -D NAME=VALUE         set a template parameter\n"
+        "  --arg NAME=SPEC       bind a parameter; SPEC is a number for "
+        "scalars,\n"
+        "                        and for pointers rand:DTYPE:SHAPE,\n"
+        "                        zeros:DTYPE:SHAPE (SHAPE as 64x1024) or "
+        "FILE.npy\n"
+        "  --save NAME=FILE.npy  write a buffer after the run\n"
+        "  --check NAME=REF.npy  compare a buffer with a reference after the "
+        "run\n"
+        "  --atol X, --rtol Y    tolerance of --check: |got - ref| <= X + "
+        "Y*|ref|\n"
+        "                        (default 0 and 0: exact)\n"
+        "  --seed N              seed of rand: inputs (default 0)\n"
+        "  --print NAME          print a buffer after the run\n"
+        "  --help                show this help\n",
+        out);
+}
+
+static bool split_pair(const char *s, Pair *p) {
+  const char *eq = strchr(s, '=');
+  if (!eq || eq == s || !eq[1])
+    return false;
+  char *name = tl_xmalloc((size_t)(eq - s) + 1);
+  memcpy(name, s, (size_t)(eq - s));
+  name[eq - s] = 0;
+  p->name = name;
+  p->value = eq + 1;
+  return true;
+}
+
+static bool parse_double(const char *s, double *out) {
+  char *end;
+  errno = 0;
+  *out = strtod(s, &end);
+  return *s && !*end && errno == 0;
+}
+
+/* A decimal integer, or hexadecimal with 0x (after an optional '-'). */
+static bool parse_i64(const char *s, int64_t *out) {
+  const char *digits = s + (*s == '-');
+  int base =
+      (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) ? 16 : 10;
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, base);
+  if (*s && !*end && end != s && errno == 0) {
+    *out = v;
+    return true;
+  }
+  /* Unsigned values above INT64_MAX (u64 parameters). */
+  errno = 0;
+  unsigned long long u = strtoull(s, &end, base);
+  if (*s && *s != '-' && !*end && end != s && errno == 0) {
+    *out = (int64_t)u;
+    return true;
+  }
+  return false;
+}
+
+/* Needs a value after flag; supports `--flag value` and `--flag=value`. */
+static const char *flag_value(int argc, char **argv, int *i, const char *flag) {
+  size_t n = strlen(flag);
+  if (argv[*i][n] == '=')
+    return argv[*i] + n + 1;
+  if (*i + 1 >= argc)
+    return NULL;
+  return argv[++*i];
+}
+
+/* 0: continue; 1: error; 2: done. */
+static int parse_args(int argc, char **argv, Options *o) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v;
+#define FLAG(f)                                                                \
+  (strncmp(a, f, strlen(f)) == 0 && (a[strlen(f)] == 0 || a[strlen(f)] == '='))
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      return 2;
+    } else if (!strcmp(a, "--vm")) {
+      o->vm = true;
+    } else if (!strncmp(a, "-D", 2)) {
+      v = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
+      if (!v)
+        return fail("-D needs NAME=VALUE");
+      tl_vec_push(&o->defines, v);
+    } else if (FLAG("--kernel") || FLAG("--arg") || FLAG("--save") ||
+               FLAG("--check") || FLAG("--atol") || FLAG("--rtol") ||
+               FLAG("--seed") || FLAG("--print")) {
+      const char *flag = FLAG("--kernel")  ? "--kernel"
+                         : FLAG("--arg")   ? "--arg"
+                         : FLAG("--save")  ? "--save"
+                         : FLAG("--check") ? "--check"
+                         : FLAG("--atol")  ? "--atol"
+                         : FLAG("--rtol")  ? "--rtol"
+                         : FLAG("--seed")  ? "--seed"
+                                           : "--print";
+      v = flag_value(argc, argv, &i, flag);
+      if (!v)
+        return fail("%s needs a value", flag);
+      Pair p;
+      if (!strcmp(flag, "--kernel")) {
+        o->kernel = v;
+      } else if (!strcmp(flag, "--print")) {
+        tl_vec_push(&o->prints, v);
+      } else if (!strcmp(flag, "--atol") || !strcmp(flag, "--rtol")) {
+        double *d = flag[2] == 'a' ? &o->atol : &o->rtol;
+        if (!parse_double(v, d) || *d < 0)
+          return fail("%s needs a non-negative number, not '%s'", flag, v);
+      } else if (!strcmp(flag, "--seed")) {
+        int64_t s;
+        if (!parse_i64(v, &s))
+          return fail("--seed needs an integer, not '%s'", v);
+        o->seed = (uint64_t)s;
+      } else {
+        if (!split_pair(v, &p))
+          return fail("%s needs NAME=%s, not '%s'", flag,
+                      !strcmp(flag, "--arg") ? "SPEC" : "FILE.npy", v);
+        tl_vec_push(!strcmp(flag, "--arg")    ? &o->args
+                    : !strcmp(flag, "--save") ? &o->saves
+                                              : &o->checks,
+                    p);
+      }
+    } else if (a[0] == '-' && a[1]) {
+      return fail("unknown option '%s' (run 'tl-run --help' for usage)", a);
+    } else {
+      if (o->input)
+        return fail("more than one input file ('%s' and '%s')", o->input, a);
+      o->input = a;
+    }
+#undef FLAG
+  }
+  if (!o->input)
+    return fail("no input file (run 'tl-run --help' for usage)");
+  if (!o->vm)
+    return fail("the GPU path is not available yet; run on the VM with --vm");
+  return 0;
+}
+
+static bool add_define(TlContext *ctx, const char *def) {
+  const char *eq = strchr(def, '=');
+  if (!eq || eq == def)
+    return false;
+  int64_t v;
+  if (!parse_i64(eq + 1, &v))
+    return false;
+  char name[128];
+  if ((size_t)(eq - def) >= sizeof name)
+    return false;
+  memcpy(name, def, (size_t)(eq - def));
+  name[eq - def] = 0;
+  tl_context_set_define(ctx, name, v);
+  return true;
+}
+
+static char *read_text(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fail("cannot open '%s': %s", path, strerror(errno));
+    return NULL;
+  }
+  TlStr s = {0};
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+    tl_str_putn(&s, buf, n);
+  fclose(f);
+  tl_str_putc(&s, 0);
+  *len = s.len - 1;
+  return s.data;
+}
+
+/*===--- Arguments --------------------------------------------------------===*/
+
+/* splitmix64 */
+static uint64_t next_rand(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static bool parse_shape(const char *s, Arg *a) {
+  a->rank = 0;
+  a->count = 1;
+  while (*s) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || errno || v < 0 || a->rank >= TL_NPY_MAX_RANK)
+      return false;
+    a->shape[a->rank++] = v;
+    if (v && a->count > ((size_t)1 << 40) / (size_t)v)
+      return false;
+    a->count *= (size_t)v;
+    s = end;
+    if (*s == 'x' || *s == ',')
+      s++;
+    else if (*s)
+      return false;
+  }
+  return a->rank > 0;
+}
+
+static bool bind_buffer(const Options *o, const char *name, const char *spec,
+                        TlType *param, Arg *a, uint64_t *rng) {
+  TlDType want;
+  if (!tl_vm_dtype_of(tl_tensor_elem(param), &want))
+    return !fail("--arg %s: the parameter's element type has no memory format",
+                 name);
+  size_t sl = strlen(spec);
+  if (!strncmp(spec, "rand:", 5) || !strncmp(spec, "zeros:", 6)) {
+    bool rnd = spec[0] == 'r';
+    const char *dt = strchr(spec, ':') + 1, *colon = strchr(dt, ':');
+    if (!colon)
+      return !fail("--arg %s: expected %s:DTYPE:SHAPE, not '%s'", name,
+                   rnd ? "rand" : "zeros", spec);
+    TlDType t;
+    if (!tl_dtype_parse(dt, (size_t)(colon - dt), &t))
+      return !fail("--arg %s: unknown dtype '%.*s'", name, (int)(colon - dt),
+                   dt);
+    if (!tl_dtype_eq(t, want))
+      return !fail("--arg %s: dtype %s does not match the parameter's element "
+                   "type %s",
+                   name, tl_dtype_name(t), tl_dtype_name(want));
+    if (!parse_shape(colon + 1, a))
+      return !fail("--arg %s: bad shape '%s' (write it as 64x1024)", name,
+                   colon + 1);
+    size_t bytes = tl_dtype_storage_bytes(t, a->count);
+    void *data = tl_xcalloc(bytes ? bytes : 1, 1);
+    if (rnd)
+      for (size_t i = 0; i < a->count; i++) {
+        uint64_t r = next_rand(rng), code;
+        if (tl_dtype_is_float(t)) {
+          /* uniform in [-1, 1) on a 2^-52 grid, then rounded to the type */
+          double x = (double)(r >> 11) * 0x1p-52 - 1.0;
+          code = tl_dtype_encode(t, x);
+        } else {
+          code = r; /* the low bits: uniform over the type's codes */
+        }
+        tl_dtype_store(t, data, i, code);
+      }
+    a->vm = tl_vm_arg_buffer(data, bytes, t);
+    return true;
+  }
+  if (sl < 4 || strcmp(spec + sl - 4, ".npy") != 0)
+    return !fail("--arg %s: expected rand:DTYPE:SHAPE, zeros:DTYPE:SHAPE or a "
+                 ".npy file, not '%s'",
+                 name, spec);
+  TlNpy npy;
+  TlErr err;
+  if (!tl_npy_read(spec, &npy, &err))
+    return !fail("--arg %s: %s", name, err.msg);
+  bool packed = !tl_npy_descr(want);
+  if (packed ? !tl_dtype_eq(npy.dtype, tl_dtype_uint(8))
+             : !tl_dtype_eq(npy.dtype, want)) {
+    if (packed)
+      fail("--arg %s: '%s' holds %s, but the parameter needs u8 (the packed "
+           "bytes of %s)",
+           name, spec, tl_dtype_name(npy.dtype), tl_dtype_name(want));
+    else
+      fail("--arg %s: '%s' holds %s, but the parameter needs %s", name, spec,
+           tl_dtype_name(npy.dtype), tl_dtype_name(want));
+    tl_npy_free(&npy);
+    return false;
+  }
+  a->rank = npy.rank;
+  memcpy(a->shape, npy.shape, sizeof a->shape);
+  a->count = 1;
+  for (int d = 0; d < npy.rank; d++)
+    a->count *= (size_t)npy.shape[d];
+  if (packed) {
+    /* Packed bytes: as many whole elements as they hold, in one dimension. */
+    a->count = npy.size * 8 / want.bits;
+    a->rank = 1;
+    a->shape[0] = (int64_t)a->count;
+  }
+  a->vm = tl_vm_arg_buffer(npy.data, npy.size, want);
+  return true;
+}
+
+static bool bind_args(const Options *o, TlOp *kernel, Arg *args) {
+  uint64_t rng = o->seed * 0x2545f4914f6cdd1dull + 1;
+  unsigned n = tl_vm_num_params(kernel);
+  for (size_t i = 0; i < o->args.len; i++) {
+    const Pair *p = &o->args.data[i];
+    int k = tl_vm_param_index(kernel, p->name);
+    if (k < 0)
+      return !fail("--arg %s: the kernel @%s has no parameter '%s'", p->name,
+                   tl_symbol_name(kernel), p->name);
+    if (args[k].given)
+      return !fail("--arg %s is given twice", p->name);
+    TlType *t = tl_vm_param_type(kernel, (unsigned)k);
+    args[k].given = true;
+    if (tl_type_is_ptr(t)) {
+      if (!bind_buffer(o, p->name, p->value, t, &args[k], &rng))
+        return false;
+    } else if (tl_type_is_float(t)) {
+      double d;
+      if (!parse_double(p->value, &d))
+        return !fail("--arg %s: expected a number, not '%s'", p->name,
+                     p->value);
+      args[k].vm = tl_vm_arg_float(d);
+    } else {
+      int64_t v;
+      if (!parse_i64(p->value, &v))
+        return !fail("--arg %s: expected an integer, not '%s'", p->name,
+                     p->value);
+      args[k].vm = tl_vm_arg_int(v);
+    }
+  }
+  for (unsigned i = 0; i < n; i++)
+    if (!args[i].given)
+      return !fail("no --arg for parameter '%s' of @%s",
+                   tl_vm_param_name(kernel, i), tl_symbol_name(kernel));
+  return true;
+}
+
+static Arg *buffer_named(TlOp *kernel, Arg *args, const char *flag,
+                         const char *name) {
+  int k = tl_vm_param_index(kernel, name);
+  if (k < 0) {
+    fail("%s %s: the kernel has no parameter '%s'", flag, name, name);
+    return NULL;
+  }
+  if (args[k].vm.kind != TL_VM_ARG_BUFFER) {
+    fail("%s %s: '%s' is not a pointer parameter", flag, name, name);
+    return NULL;
+  }
+  return &args[k];
+}
+
+/* The buffer as an .npy array: itself, or its packed bytes as u1. */
+static TlNpy as_npy(const Arg *a) {
+  TlNpy n;
+  memset(&n, 0, sizeof n);
+  n.data = a->vm.data;
+  n.size = a->vm.size;
+  if (tl_npy_descr(a->vm.dtype)) {
+    n.dtype = a->vm.dtype;
+    n.rank = a->rank;
+    memcpy(n.shape, a->shape, sizeof n.shape);
+  } else {
+    n.dtype = tl_dtype_uint(8);
+    n.rank = 1;
+    n.shape[0] = (int64_t)a->vm.size;
+  }
+  return n;
+}
+
+/* "[i, j]" of flat index i in the buffer's shape (or "[i]"). */
+static void index_text(const Arg *a, size_t flat, char *buf, size_t cap) {
+  int64_t idx[TL_NPY_MAX_RANK];
+  int rank = a->rank;
+  size_t prod = 1;
+  for (int d = 0; d < rank; d++)
+    prod *= (size_t)a->shape[d];
+  if (rank == 0 || prod != a->count) {
+    rank = 1;
+    idx[0] = (int64_t)flat;
+  } else {
+    for (int d = rank - 1; d >= 0; d--) {
+      idx[d] = (int64_t)(flat % (size_t)a->shape[d]);
+      flat /= (size_t)a->shape[d];
+    }
+  }
+  size_t n = (size_t)snprintf(buf, cap, "[");
+  for (int d = 0; d < rank && n < cap; d++)
+    n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? ", " : "",
+                          (long long)idx[d]);
+  if (n < cap)
+    snprintf(buf + n, cap - n, "]");
+}
+
+/* The reference is either the buffer's own .npy form (the same dtype and
+ * bytes: compared in the buffer's type, so packed types compare by their
+ * codes' values) or any NumPy array with as many elements (compared by
+ * value). */
+static bool check_buffer(const Options *o, const char *name, const Arg *a,
+                         const char *path) {
+  TlNpy ref;
+  TlErr err;
+  if (!tl_npy_read(path, &ref, &err))
+    return !fail("--check %s: %s", name, err.msg);
+  TlNpy got = as_npy(a);
+  TlDType t = a->vm.dtype, rt = t;
+  size_t count = a->count, rcount = 1;
+  for (int d = 0; d < ref.rank; d++)
+    rcount *= (size_t)ref.shape[d];
+  if (!tl_dtype_eq(ref.dtype, got.dtype) || ref.size != got.size) {
+    if (rcount != count) {
+      fail("--check %s: the reference '%s' has %zu elements, but the buffer "
+           "has %zu",
+           name, path, rcount, count);
+      tl_npy_free(&ref);
+      return false;
+    }
+    rt = ref.dtype;
+  }
+  size_t bad = 0, first = 0;
+  double max_err = 0, fg = 0, fr = 0;
+  for (size_t i = 0; i < count; i++) {
+    double g = tl_dtype_decode(t, tl_dtype_load(t, a->vm.data, i));
+    double r = tl_dtype_decode(rt, tl_dtype_load(rt, ref.data, i));
+    bool same = (isnan(g) && isnan(r)) || g == r;
+    double e = fabs(g - r);
+    if (!same && !(e <= o->atol + o->rtol * fabs(r)) && !bad++) {
+      first = i;
+      fg = g;
+      fr = r;
+    }
+    if (!same && !(e <= max_err))
+      max_err = e;
+  }
+  tl_npy_free(&ref);
+  if (bad) {
+    char ib[160];
+    index_text(a, first, ib, sizeof ib);
+    return !fail("--check %s: %zu of %zu elements differ beyond atol=%g "
+                 "rtol=%g; the first is %s: got %.9g, expected %.9g",
+                 name, bad, count, o->atol, o->rtol, ib, fg, fr);
+  }
+  printf("check %s: ok (%zu elements, max abs error %g)\n", name, count,
+         max_err);
+  return true;
+}
+
+static void print_buffer(const char *name, const Arg *a) {
+  TlDType t = a->vm.dtype;
+  size_t count = a->count;
+  printf("%s: %s[", name, tl_dtype_name(t));
+  for (int d = 0; d < a->rank; d++)
+    printf("%s%lld", d ? "x" : "", (long long)a->shape[d]);
+  printf("] =");
+  for (size_t i = 0; i < count; i++) {
+    uint64_t c = tl_dtype_load(t, a->vm.data, i);
+    if (tl_dtype_is_float(t))
+      printf(" %.9g", tl_dtype_decode(t, c));
+    else if (tl_dtype_is_signed(t))
+      printf(" %lld", (long long)tl_dtype_decode(t, c));
+    else
+      printf(" %llu", (unsigned long long)c);
+  }
+  printf("\n");
+}
+
+/*===--- Driver -----------------------------------------------------------===*/
+
+int main(int argc, char **argv) {
+  Options o;
+  memset(&o, 0, sizeof o);
+  int status = parse_args(argc, argv, &o);
+  TlContext *ctx = NULL;
+  TlModule *m = NULL;
+  TlVm *vm = NULL;
+  Arg *args = NULL;
+  unsigned nparams = 0;
+  char *text = NULL;
+  if (status)
+    goto out;
+  status = 1;
+  ctx = tl_context_create();
+  tl_register_all_dialects(ctx);
+  for (size_t i = 0; i < o.defines.len; i++)
+    if (!add_define(ctx, o.defines.data[i])) {
+      fail("-D needs NAME=INTEGER, not '%s'", o.defines.data[i]);
+      goto out;
+    }
+  size_t len;
+  text = read_text(o.input, &len);
+  if (!text)
+    goto out;
+  tl_diag_add_source(tl_context_diag(ctx), o.input, text, len);
+  m = tl_parse_module(ctx, o.input, text, len, 1);
+  if (!m || TL_FAILED(tl_verify(tl_module_op(m))))
+    goto out;
+  bool used;
+  for (unsigned i = 0; tl_context_define_at(ctx, i, &used); i++)
+    if (!used)
+      fprintf(stderr, "tl-run: warning: -D %s matches no template parameter\n",
+              tl_context_define_at(ctx, i, NULL));
+  TlOp *kernel = tl_vm_find_kernel(m, o.kernel);
+  if (!kernel)
+    goto out;
+  nparams = tl_vm_num_params(kernel);
+  args = tl_xcalloc(nparams + 1, sizeof *args);
+  if (!bind_args(&o, kernel, args))
+    goto out;
+  /* Check the names of --save, --check and --print before running. */
+  for (size_t i = 0; i < o.saves.len; i++)
+    if (!buffer_named(kernel, args, "--save", o.saves.data[i].name))
+      goto out;
+  for (size_t i = 0; i < o.checks.len; i++)
+    if (!buffer_named(kernel, args, "--check", o.checks.data[i].name))
+      goto out;
+  for (size_t i = 0; i < o.prints.len; i++)
+    if (!buffer_named(kernel, args, "--print", o.prints.data[i]))
+      goto out;
+  TlVmArg *vargs = tl_xcalloc(nparams + 1, sizeof *vargs);
+  for (unsigned i = 0; i < nparams; i++)
+    vargs[i] = args[i].vm;
+  vm = tl_vm_create(ctx);
+  TlResult r = tl_vm_run(vm, kernel, nparams, vargs);
+  tl_free(vargs);
+  if (TL_FAILED(r))
+    goto out;
+  status = 0;
+  for (size_t i = 0; i < o.saves.len; i++) {
+    Arg *a = buffer_named(kernel, args, "--save", o.saves.data[i].name);
+    TlNpy n = as_npy(a);
+    TlErr err;
+    if (!tl_npy_write(o.saves.data[i].value, &n, &err)) {
+      fail("--save %s: %s", o.saves.data[i].name, err.msg);
+      status = 1;
+    }
+  }
+  for (size_t i = 0; i < o.prints.len; i++)
+    print_buffer(o.prints.data[i],
+                 buffer_named(kernel, args, "--print", o.prints.data[i]));
+  for (size_t i = 0; i < o.checks.len; i++) {
+    const Pair *p = &o.checks.data[i];
+    if (!check_buffer(&o, p->name,
+                      buffer_named(kernel, args, "--check", p->name), p->value))
+      status = 1;
+  }
+out:
+  for (unsigned i = 0; args && i < nparams; i++)
+    if (args[i].vm.kind == TL_VM_ARG_BUFFER)
+      tl_free(args[i].vm.data);
+  tl_free(args);
+  tl_vm_destroy(vm);
+  if (m)
+    tl_module_destroy(m);
+  tl_free(text);
+  if (ctx)
+    tl_context_destroy(ctx);
+  for (size_t i = 0; i < o.args.len; i++)
+    tl_free((void *)o.args.data[i].name);
+  for (size_t i = 0; i < o.saves.len; i++)
+    tl_free((void *)o.saves.data[i].name);
+  for (size_t i = 0; i < o.checks.len; i++)
+    tl_free((void *)o.checks.data[i].name);
+  tl_vec_free(&o.args);
+  tl_vec_free(&o.saves);
+  tl_vec_free(&o.checks);
+  tl_vec_free(&o.defines);
+  tl_vec_free(&o.prints);
+  return status == 2 ? 0 : status;
+}
