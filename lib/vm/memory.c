@@ -455,7 +455,7 @@ static bool exec_load_shared(TlVm *vm, Inst *in) {
   for (int64_t e = 0; e < t->n; e++) {
     for (int d = 0; d < rank; d++)
       idx[d] = sat_add(off[d], j[d]);
-    int64_t f;
+    int64_t f = 0;
     if (!shared_index(vm, in, s, idx, "reads", &f))
       goto fail;
     SElem *x = &s->st[f];
@@ -532,7 +532,7 @@ static bool exec_store_shared(TlVm *vm, Inst *in) {
   for (int64_t e = 0; e < t->n; e++) {
     for (int d = 0; d < rank; d++)
       idx[d] = sat_add(off[d], j[d]);
-    int64_t f;
+    int64_t f = 0;
     if (!shared_index(vm, in, s, idx, "writes", &f))
       return false;
     SElem *x = &s->st[f];

@@ -16,7 +16,9 @@
 #include "tl/dtype.h"
 #include "tl/layout.h"
 #include "tl/runtime.h"
+#include "tl/pass.h"
 #include "tl/target.h"
+#include "tl/vm.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -90,6 +92,100 @@ static bool run3(void *k, void *a, size_t na, void *b, size_t nb, void *c,
   tl_runtime_free(rt, db);
   tl_runtime_free(rt, dc);
   return ok;
+}
+
+/*===--- tl kernels end to end ------------------------------------------===*/
+
+/* The Tilus Fig. 2 matmul (f16 x i6): lowered to simt, compiled and run on
+ * the GPU, against the tl VM on the same inputs. The VM accumulates in k
+ * order rounding to f32 after every product; mma sums 16 products per
+ * instruction, so results may differ by a rounding of the f32 sum before
+ * the final f16 rounding: the tolerance is 2 f16 ulps of the result plus
+ * 2^-10. */
+static void test_matmul_f16_i6(const char *dir) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/vm/matmul_f16_i6.tl", dir);
+  FILE *f = fopen(path, "rb");
+  CHECK(f, "cannot open %s", path);
+  if (!f)
+    return;
+  static char text[65536];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = 0;
+  TlModule *vm_mod = tl_parse_module(ctx, path, text, n, 1);
+  TlModule *gpu_mod = tl_parse_module(ctx, path, text, n, 1);
+  TlPipeline *pl = tl_pipeline_create();
+  TlPipelineConfig cfg = {.verify_each = true};
+  bool ok = vm_mod && gpu_mod && !TL_FAILED(tl_verify(tl_module_op(vm_mod))) &&
+            !TL_FAILED(tl_pipeline_parse(pl, "lower-tl-to-simt,canonicalize,cse", tl_context_diag(ctx))) &&
+            !TL_FAILED(tl_pipeline_run(pl, gpu_mod, &cfg));
+  tl_pipeline_destroy(pl);
+  CHECK(ok, "the matmul does not lower");
+  void *k = NULL;
+  if (ok) {
+    TlStr t = {0};
+    tl_module_print(gpu_mod, NULL, &t);
+    k = compile(t.data, "matmul_f16_i6");
+    tl_str_free(&t);
+  }
+  CHECK(k, "the lowered matmul does not compile or load");
+  int32_t m = 64;
+  size_t na = (size_t)m * 1024, nb = 64 * 128 * 96, nc = (size_t)m * 1024;
+  uint16_t *a = tl_xmalloc(na * 2), *cv = tl_xcalloc(nc, 2), *cg = tl_xcalloc(nc, 2);
+  uint8_t *b = tl_xmalloc(nb);
+  for (size_t i = 0; i < na; i++)
+    a[i] = (uint16_t)tl_dtype_encode(tl_dtype_f16(), ((int)(rnd() % 2001) - 1000) / 1000.0);
+  for (size_t i = 0; i < nb; i++)
+    b[i] = (uint8_t)rnd();
+  if (k && ok) {
+    TlVm *vm = tl_vm_create(ctx);
+    TlVmArg args[4] = {tl_vm_arg_buffer(a, na * 2, tl_dtype_f16()),
+                       tl_vm_arg_buffer(b, nb, tl_dtype_uint(8)),
+                       tl_vm_arg_buffer(cv, nc * 2, tl_dtype_f16()), tl_vm_arg_int(m)};
+    bool vm_ok = !TL_FAILED(tl_vm_run_named(vm, vm_mod, "matmul_f16_i6", 4, args));
+    tl_vm_destroy(vm);
+    CHECK(vm_ok, "the VM does not run the matmul");
+    TlDevPtr da = tl_runtime_alloc(rt, na * 2), db = tl_runtime_alloc(rt, nb),
+             dc = tl_runtime_alloc(rt, nc * 2);
+    bool gpu_ok = da && db && dc && !TL_FAILED(tl_runtime_upload(rt, da, a, na * 2)) &&
+                  !TL_FAILED(tl_runtime_upload(rt, db, b, nb)) &&
+                  !TL_FAILED(tl_runtime_memset(rt, dc, 0xFF, nc * 2));
+    void *kargs[4] = {&da, &db, &dc, &m};
+    TlLaunch l = {{(unsigned)(m / 16), 1024 / 8, 1}, {32, 1, 1}, 0};
+    gpu_ok = gpu_ok && !TL_FAILED(tl_runtime_launch(rt, k, &l, kargs)) &&
+             !TL_FAILED(tl_runtime_download(rt, cg, dc, nc * 2));
+    CHECK(gpu_ok, "the matmul does not run on the GPU");
+    unsigned bad = 0;
+    double worst = 0;
+    for (size_t i = 0; vm_ok && gpu_ok && i < nc; i++) {
+      double x = tl_dtype_decode(tl_dtype_f16(), cv[i]), y = tl_dtype_decode(tl_dtype_f16(), cg[i]);
+      double err = fabs(x - y), tol = 2 * 0x1p-10 * fabs(x) + 0x1p-10;
+      if (err > worst)
+        worst = err;
+      if (!(err <= tol))
+        bad++;
+    }
+    CHECK(vm_ok && gpu_ok && !bad, "matmul f16 x i6: %u of %zu outputs differ from the VM (worst %g)",
+          bad, nc, worst);
+    if (gpu_ok) {
+      double ms = 0;
+      TlLaunch lt = l;
+      if (!TL_FAILED(tl_runtime_time(rt, k, &lt, kargs, 3, 20, &ms)))
+        printf("matmul f16 x i6 (m=64, n=k=1024, lowered from tl): %s (worst error %g, "
+               "%.3f ms median, cold L2)\n",
+               !bad ? "ok" : "FAILED", worst, ms);
+    }
+    tl_runtime_free(rt, da);
+    tl_runtime_free(rt, db);
+    tl_runtime_free(rt, dc);
+  }
+  tl_free(a);
+  tl_free(b);
+  tl_free(cv);
+  tl_free(cg);
+  tl_module_destroy(vm_mod);
+  tl_module_destroy(gpu_mod);
 }
 
 /*===--- mma -------------------------------------------------------------===*/
@@ -527,6 +623,7 @@ int main(int argc, char **argv) {
   printf("device: %s (sm_%u, %u SMs)\n", tl_runtime_device_name(rt), tl_runtime_sm(rt),
          tl_runtime_num_sms(rt));
   test_copy(dir);
+  test_matmul_f16_i6(dir);
   for (size_t i = 0; i < sizeof mma_cases / sizeof mma_cases[0]; i++)
     test_mma(&mma_cases[i]);
   for (unsigned num = 1; num <= 4; num *= 2) {

@@ -1,0 +1,969 @@
+/* lower-tl-to-simt: turns each tl.kernel into one thread's program, a
+ * builtin func with the `kernel` attribute written in simt, arith and scf
+ * (what tl-llc compiles), as Tilus §8.1 does.
+ *
+ * Representation. A register tile becomes, in each thread, the thread's
+ * local elements packed little-endian into 32-bit words (u32): element i of
+ * b bits occupies bits [i*b, i*b + b) of the word stream, so a value may
+ * straddle two words. This is exactly the bit string tl.view reinterprets,
+ * so a view costs nothing, and it is the register form mma fragments and
+ * ldmatrix results have (two f16 per word, element 0 low). Scalars stay the
+ * SSA values they are; a global view becomes its pointer, sizes and
+ * strides; the thread's index within the block is read once.
+ *
+ * Instruction selection (docs/lowering.md):
+ *   - tl.dot becomes mma.sync when the operand layouts are tilings of the
+ *     m16n8k16 f16/bf16 atoms (decided by layout division), one
+ *     instruction per (m, n, k) block, k ascending;
+ *   - loads and stores move one element per access (vector widths come
+ *     with the alignment analysis);
+ *   - casts decode each element to a 32-bit int or f32 and encode it again;
+ *     f32 pairs into f16/bf16 use one cvt.rn.{f16,bf16}x2.f32.
+ * What is not lowered yet is reported at the op, never miscompiled.
+ *
+ * Requires: verified IR. Guarantees: no tl op is left; the funcs verify. */
+#include "passes_internal.h"
+#include "tl/dialects.h"
+#include "tl/dtype.h"
+#include "tl/simt.h"
+#include "tl/tl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const TlPassOptionDef tl_pass_lower_tl_to_simt_options[] = {{NULL, 0, NULL, NULL}};
+
+/*===--- Lowered values --------------------------------------------------===*/
+
+typedef struct Tile {
+  TlType *type; /* the !tl.reg type */
+  unsigned nwords;
+  TlValue **words;
+} Tile;
+
+typedef struct View {
+  TlValue *ptr;              /* !simt.ptr<global> */
+  unsigned rank;
+  TlValue *dims[TL_LAYOUT_MAX_RANK];    /* i64 */
+  TlValue *strides[TL_LAYOUT_MAX_RANK]; /* i64, in elements */
+  TlType *elem;
+} View;
+
+typedef struct Entry {
+  TlValue *from;
+  TlValue *scalar;
+  Tile *tile;
+  View *view;
+} Entry;
+
+typedef struct Lower {
+  TlContext *ctx;
+  TlModule *module;
+  TlBuilder b;
+  TlLoc loc;
+  TL_VEC(Entry) map;
+  TlValue *tid;     /* thread index (i32) */
+  unsigned threads; /* threads per block */
+  bool failed;
+  TlArena arena;
+} Lower;
+
+static Entry *find(Lower *L, TlValue *v) {
+  for (size_t i = L->map.len; i-- > 0;)
+    if (L->map.data[i].from == v)
+      return &L->map.data[i];
+  return NULL;
+}
+
+static void put_scalar(Lower *L, TlValue *from, TlValue *to) {
+  Entry e = {from, to, NULL, NULL};
+  tl_vec_push(&L->map, e);
+}
+
+static void put_tile(Lower *L, TlValue *from, Tile *t) {
+  Entry e = {from, NULL, t, NULL};
+  tl_vec_push(&L->map, e);
+}
+
+static TlValue *scalar(Lower *L, TlValue *v) {
+  Entry *e = find(L, v);
+  return e ? e->scalar : NULL;
+}
+
+static Tile *tile_of(Lower *L, TlValue *v) {
+  Entry *e = find(L, v);
+  return e ? e->tile : NULL;
+}
+
+static bool fail(Lower *L, TlOp *op, const char *msg) {
+  if (!L->failed)
+    tl_op_emit_error(op, "cannot lower to simt yet: %s", msg);
+  L->failed = true;
+  return false;
+}
+
+/*===--- Emission helpers ------------------------------------------------===*/
+
+static TlType *u32(Lower *L) { return tl_type_int(L->ctx, 32, false); }
+static TlType *i32(Lower *L) { return tl_type_int(L->ctx, 32, true); }
+static TlType *i64(Lower *L) { return tl_type_int(L->ctx, 64, true); }
+
+static TlValue *cst(Lower *L, TlType *t, int64_t v) {
+  return tl_arith_constant(&L->b, tl_attr_int(L->ctx, t, v), L->loc);
+}
+
+static TlValue *op1(Lower *L, const char *name, TlValue *a, TlType *rt) {
+  return tl_op_result(tl_builder_create(&L->b, name, L->loc, 1, &a, 1, &rt), 0);
+}
+
+static TlValue *op2(Lower *L, const char *name, TlValue *a, TlValue *b) {
+  TlValue *ops[2] = {a, b};
+  TlType *t = tl_value_type(a);
+  return tl_op_result(tl_builder_create(&L->b, name, L->loc, 2, ops, 1, &t), 0);
+}
+
+/* Creates an op with attributes given as name/attr pairs. */
+static TlOp *make(Lower *L, const char *name, unsigned nops, TlValue *const *ops,
+                  unsigned nres, TlType *const *res, unsigned nattrs,
+                  const TlNamedAttr *attrs) {
+  TlOpState st;
+  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, name), L->loc);
+  tl_op_state_add_operands(&st, nops, ops);
+  for (unsigned i = 0; i < nres; i++)
+    tl_op_state_add_result(&st, res[i]);
+  for (unsigned i = 0; i < nattrs; i++)
+    tl_op_state_set_attr(&st, attrs[i].name, attrs[i].attr);
+  return tl_builder_insert(&L->b, &st);
+}
+
+static TlAttr *str(Lower *L, const char *s) { return tl_attr_string(L->ctx, s, strlen(s)); }
+
+/* An index value as i64 (arith.exti extends by the source's signedness). */
+static TlValue *to_i64(Lower *L, TlValue *v) {
+  TlType *t = tl_value_type(v);
+  if (t == i64(L))
+    return v;
+  if (tl_type_int_width(t) == 64)
+    return op1(L, "arith.bitcast", v, i64(L));
+  return op1(L, "arith.exti", v, i64(L));
+}
+
+/*===--- Tiles -----------------------------------------------------------===*/
+
+static unsigned elem_bits(const TlType *reg) { return tl_type_bitwidth(tl_tensor_elem(reg)); }
+
+static Tile *new_tile(Lower *L, TlType *reg) {
+  Tile *t = TL_ARENA_NEW(&L->arena, Tile);
+  t->type = reg;
+  int64_t bits = tl_layout_local_size(tl_reg_layout(reg)) * elem_bits(reg);
+  t->nwords = (unsigned)((bits + 31) / 32);
+  t->words = TL_ARENA_NEWN(&L->arena, TlValue *, t->nwords ? t->nwords : 1);
+  return t;
+}
+
+static Tile *zero_tile(Lower *L, TlType *reg) {
+  Tile *t = new_tile(L, reg);
+  TlValue *z = cst(L, u32(L), 0);
+  for (unsigned i = 0; i < t->nwords; i++)
+    t->words[i] = z;
+  return t;
+}
+
+static uint32_t mask_of(unsigned b) { return b >= 32 ? 0xffffffffu : (1u << b) - 1; }
+
+/* Element i (b bits, zero-extended into a u32). */
+static TlValue *get_elem(Lower *L, Tile *t, unsigned i) {
+  unsigned b = elem_bits(t->type), p = i * b, w = p / 32, o = p % 32;
+  TlValue *v = t->words[w];
+  if (o)
+    v = op2(L, "arith.shri", v, cst(L, u32(L), o));
+  if (o + b > 32) {
+    TlValue *hi = op2(L, "arith.shli", t->words[w + 1], cst(L, u32(L), 32 - o));
+    v = op2(L, "arith.ori", v, hi);
+  }
+  if (b < 32)
+    v = op2(L, "arith.andi", v, cst(L, u32(L), mask_of(b)));
+  return v;
+}
+
+/* Stores the low b bits of v (a u32) as element i. */
+static void set_elem(Lower *L, Tile *t, unsigned i, TlValue *v) {
+  unsigned b = elem_bits(t->type), p = i * b, w = p / 32, o = p % 32;
+  if (b < 32)
+    v = op2(L, "arith.andi", v, cst(L, u32(L), mask_of(b)));
+  if (b == 32) {
+    t->words[w] = v;
+    return;
+  }
+  TlValue *keep = op2(L, "arith.andi", t->words[w],
+                      cst(L, u32(L), (int64_t)(uint32_t)~(mask_of(b) << o)));
+  TlValue *sh = o ? op2(L, "arith.shli", v, cst(L, u32(L), o)) : v;
+  t->words[w] = op2(L, "arith.ori", keep, sh);
+  if (o + b > 32) {
+    unsigned rest = o + b - 32;
+    TlValue *keep2 = op2(L, "arith.andi", t->words[w + 1],
+                         cst(L, u32(L), (int64_t)(uint32_t)~mask_of(rest)));
+    TlValue *hi = op2(L, "arith.shri", v, cst(L, u32(L), 32 - o));
+    t->words[w + 1] = op2(L, "arith.ori", keep2, hi);
+  }
+}
+
+/* The logical index of local element `local` of the calling thread, per
+ * dimension, as i64 values: the spatial part from the thread index, the
+ * local part a constant. */
+static bool index_of(Lower *L, const TlLayout *l, int64_t local, TlValue **idx) {
+  /* Local digits (compile time): ravel of local_modes. */
+  int64_t digit[TL_LAYOUT_MAX_MODES] = {0};
+  bool spatial[TL_LAYOUT_MAX_MODES] = {false};
+  int64_t rem = local;
+  for (int k = l->num_local - 1; k >= 0; k--) {
+    int m = l->local_modes[k];
+    digit[m] = rem % l->mode_shape[m];
+    rem /= l->mode_shape[m];
+  }
+  /* Spatial digits (run time): ravel of spatial_modes over the thread. */
+  TlValue *sdigit[TL_LAYOUT_MAX_MODES] = {0};
+  int64_t below = 1;
+  for (int k = l->num_spatial - 1; k >= 0; k--) {
+    int m = l->spatial_modes[k];
+    int64_t size = m >= 0 ? l->mode_shape[m] : -m;
+    if (m >= 0) {
+      TlValue *d = L->tid;
+      if (below > 1)
+        d = op2(L, "arith.divi", d, cst(L, i32(L), below));
+      d = op2(L, "arith.remi", d, cst(L, i32(L), size));
+      sdigit[m] = op1(L, "arith.exti", d, i64(L));
+      spatial[m] = true;
+    }
+    below *= size;
+  }
+  /* Threads beyond the layout's count hold replicas of lower ones: the
+   * modulo above already folds them. Per dimension: ravel of its modes. */
+  int m = 0;
+  for (int d = 0; d < l->rank; d++) {
+    int64_t cval = 0;
+    TlValue *v = NULL;
+    int64_t size = 1;
+    int first = m;
+    while (m < l->num_modes && l->mode_dim[m] == d)
+      m++;
+    for (int k = m - 1; k >= first; k--) {
+      if (spatial[k]) {
+        TlValue *term = size > 1 ? op2(L, "arith.muli", sdigit[k], cst(L, i64(L), size))
+                                 : sdigit[k];
+        v = v ? op2(L, "arith.addi", v, term) : term;
+      } else {
+        cval += digit[k] * size;
+      }
+      size *= l->mode_shape[k];
+    }
+    TlValue *c = cst(L, i64(L), cval);
+    idx[d] = v ? (cval ? op2(L, "arith.addi", v, c) : v) : c;
+  }
+  return true;
+}
+
+/*===--- Global memory ---------------------------------------------------===*/
+
+static View *view_of(Lower *L, TlValue *v) {
+  Entry *e = find(L, v);
+  return e ? e->view : NULL;
+}
+
+static bool lower_view_global(Lower *L, TlOp *op) {
+  View *v = TL_ARENA_NEW(&L->arena, View);
+  TlType *g = tl_value_type(tl_op_result(op, 0));
+  v->ptr = scalar(L, tl_op_operand(op, 0));
+  v->rank = tl_tensor_rank(g);
+  v->elem = tl_tensor_elem(g);
+  TlAttr *dims = tl_op_attr(op, "static_dims"), *strides = tl_op_attr(op, "static_strides");
+  unsigned next = 1;
+  for (unsigned d = 0; d < v->rank; d++) {
+    int64_t s = tl_attr_int_value(tl_attr_array_elem(dims, d));
+    v->dims[d] = s >= 0 ? cst(L, i64(L), s) : to_i64(L, scalar(L, tl_op_operand(op, next++)));
+  }
+  if (strides) {
+    for (unsigned d = 0; d < v->rank; d++) {
+      int64_t s = tl_attr_int_value(tl_attr_array_elem(strides, d));
+      v->strides[d] =
+          s >= 0 ? cst(L, i64(L), s) : to_i64(L, scalar(L, tl_op_operand(op, next++)));
+    }
+  } else {
+    v->strides[v->rank - 1] = cst(L, i64(L), 1);
+    for (int d = (int)v->rank - 2; d >= 0; d--)
+      v->strides[d] = op2(L, "arith.muli", v->strides[d + 1], v->dims[d + 1]);
+  }
+  Entry e = {tl_op_result(op, 0), NULL, NULL, v};
+  tl_vec_push(&L->map, e);
+  return true;
+}
+
+/* Byte address of element (off + idx) and, for sub-byte types, the bit
+ * offset within the byte. */
+static TlValue *elem_addr(Lower *L, View *v, TlValue **off, TlValue **idx, TlValue **bitoff) {
+  TlValue *lin = NULL;
+  for (unsigned d = 0; d < v->rank; d++) {
+    TlValue *pos = op2(L, "arith.addi", off[d], idx[d]);
+    TlValue *term = op2(L, "arith.muli", pos, v->strides[d]);
+    lin = lin ? op2(L, "arith.addi", lin, term) : term;
+  }
+  unsigned b = tl_type_bitwidth(v->elem);
+  TlValue *bytes;
+  *bitoff = NULL;
+  if (b >= 8) {
+    bytes = b == 8 ? lin : op2(L, "arith.muli", lin, cst(L, i64(L), b / 8));
+  } else {
+    TlValue *bits = op2(L, "arith.muli", lin, cst(L, i64(L), b));
+    bytes = op2(L, "arith.divi", bits, cst(L, i64(L), 8));
+    *bitoff = op1(L, "arith.trunci", op2(L, "arith.remi", bits, cst(L, i64(L), 8)), u32(L));
+  }
+  TlValue *ops[2] = {v->ptr, bytes};
+  TlType *pt = tl_value_type(v->ptr);
+  return tl_op_result(make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+}
+
+static bool lower_load_global(Lower *L, TlOp *op) {
+  View *v = view_of(L, tl_op_operand(op, 0));
+  TlType *rt = tl_value_type(tl_op_result(op, 0));
+  unsigned b = elem_bits(rt);
+  if (tl_op_attr(op, "masked"))
+    return fail(L, op, "masked global loads");
+  if (b > 32 || (b < 8 && 8 % b))
+    return fail(L, op, "global loads of elements that are wider than 32 bits or straddle "
+                       "bytes (load bytes and tl.view them)");
+  TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
+  for (unsigned d = 0; d < v->rank; d++)
+    off[d] = to_i64(L, scalar(L, tl_op_operand(op, 1 + d)));
+  Tile *t = zero_tile(L, rt);
+  const TlLayout *l = tl_reg_layout(rt);
+  TlType *mem = tl_type_int(L->ctx, b < 8 ? 8 : b, false);
+  for (int64_t i = 0; i < tl_layout_local_size(l); i++) {
+    index_of(L, l, i, idx);
+    TlValue *bitoff;
+    TlValue *p = elem_addr(L, v, off, idx, &bitoff);
+    TlValue *x = tl_op_result(make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0);
+    if (b < 32)
+      x = op1(L, "arith.exti", x, u32(L));
+    if (bitoff)
+      x = op2(L, "arith.shri", x, bitoff);
+    set_elem(L, t, (unsigned)i, x);
+  }
+  put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
+static bool lower_store_global(Lower *L, TlOp *op) {
+  Tile *t = tile_of(L, tl_op_operand(op, 0));
+  View *v = view_of(L, tl_op_operand(op, 1));
+  unsigned b = elem_bits(t->type);
+  if (tl_op_attr(op, "masked"))
+    return fail(L, op, "masked global stores");
+  if (b < 8 || b > 32)
+    return fail(L, op, "global stores of sub-byte or 64-bit elements");
+  if (tl_layout_replication(tl_reg_layout(t->type)) != 1)
+    return fail(L, op, "stores of replicated tiles");
+  TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
+  for (unsigned d = 0; d < v->rank; d++)
+    off[d] = to_i64(L, scalar(L, tl_op_operand(op, 2 + d)));
+  const TlLayout *l = tl_reg_layout(t->type);
+  TlType *mem = tl_type_int(L->ctx, b, false);
+  for (int64_t i = 0; i < tl_layout_local_size(l); i++) {
+    index_of(L, l, i, idx);
+    TlValue *bitoff;
+    TlValue *p = elem_addr(L, v, off, idx, &bitoff);
+    TlValue *x = get_elem(L, t, (unsigned)i);
+    if (b < 32)
+      x = op1(L, "arith.trunci", x, mem);
+    TlValue *ops[2] = {x, p};
+    make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
+  }
+  return true;
+}
+
+/*===--- Register tiles --------------------------------------------------===*/
+
+static bool lower_alloc_register(Lower *L, TlOp *op) {
+  TlType *rt = tl_value_type(tl_op_result(op, 0));
+  TlAttr *init = tl_op_attr(op, "init");
+  Tile *t = zero_tile(L, rt);
+  if (init) {
+    unsigned b = elem_bits(rt);
+    uint64_t code;
+    if (tl_attr_kind(init) == TL_ATTR_INT) {
+      code = tl_attr_uint_value(init);
+    } else {
+      /* The element's bit pattern, from the dtype library's encoder. */
+      TlStr name = {0};
+      tl_type_print(tl_tensor_elem(rt), &name);
+      TlDType dt;
+      bool known = tl_dtype_parse(name.data, name.len, &dt);
+      tl_str_free(&name);
+      if (!known)
+        return fail(L, op, "this initial value");
+      code = tl_dtype_encode(dt, tl_attr_float_value(init));
+    }
+    /* Build the per-thread words from the repeated code. */
+    uint64_t n = (uint64_t)tl_layout_local_size(tl_reg_layout(rt));
+    uint32_t *w = tl_xcalloc(t->nwords ? t->nwords : 1, 4);
+    for (uint64_t i = 0; i < n; i++) {
+      uint64_t p = i * b;
+      for (unsigned k = 0; k < b; k++, p++)
+        if ((code >> k) & 1)
+          w[p / 32] |= 1u << (p % 32);
+    }
+    for (unsigned i = 0; i < t->nwords; i++)
+      t->words[i] = cst(L, u32(L), w[i]);
+    tl_free(w);
+  }
+  put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
+/* view and reshape keep every thread's bits: only the type changes. */
+static bool lower_reinterpret(Lower *L, TlOp *op) {
+  Tile *src = tile_of(L, tl_op_operand(op, 0));
+  Tile *t = new_tile(L, tl_value_type(tl_op_result(op, 0)));
+  if (t->nwords != src->nwords)
+    return fail(L, op, "a view changing the number of words");
+  memcpy(t->words, src->words, sizeof *t->words * t->nwords);
+  put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
+static bool is_f(const TlType *t, unsigned e, unsigned m) {
+  return tl_type_is_float(t) && tl_type_float_exp(t) == e && tl_type_float_man(t) == m;
+}
+
+/* Element i as a 32-bit value of a compute type: iN sign-extended to i32,
+ * uN zero-extended to u32, f16/bf16/f32 as floats. */
+static TlValue *decode(Lower *L, Tile *t, unsigned i, TlType **ct) {
+  TlType *e = tl_tensor_elem(t->type);
+  unsigned b = tl_type_bitwidth(e);
+  TlValue *x = get_elem(L, t, i);
+  if (tl_type_is_int(e)) {
+    if (tl_type_int_signed(e)) {
+      TlValue *s = op1(L, "arith.bitcast", x, i32(L));
+      if (b < 32) {
+        s = op2(L, "arith.shli", s, cst(L, i32(L), 32 - b));
+        s = op2(L, "arith.shri", s, cst(L, i32(L), 32 - b));
+      }
+      *ct = i32(L);
+      return s;
+    }
+    *ct = u32(L);
+    return x;
+  }
+  if (is_f(e, 8, 23)) {
+    *ct = tl_type_f32(L->ctx);
+    return op1(L, "arith.bitcast", x, *ct);
+  }
+  if (is_f(e, 5, 10) || is_f(e, 8, 7)) {
+    *ct = e;
+    TlValue *h = op1(L, "arith.trunci", x, tl_type_int(L->ctx, 16, false));
+    return op1(L, "arith.bitcast", h, e);
+  }
+  *ct = NULL;
+  return NULL;
+}
+
+/* Stores a value of a compute type as element i of element type e. */
+static void encode(Lower *L, Tile *t, unsigned i, TlValue *v) {
+  TlType *e = tl_tensor_elem(t->type);
+  unsigned b = tl_type_bitwidth(e);
+  TlValue *bits = op1(L, "arith.bitcast", v, tl_type_int(L->ctx, b, false));
+  if (b < 32)
+    bits = op1(L, "arith.exti", bits, u32(L));
+  set_elem(L, t, i, bits);
+}
+
+static bool lower_cast(Lower *L, TlOp *op) {
+  Tile *src = tile_of(L, tl_op_operand(op, 0));
+  TlType *rt = tl_value_type(tl_op_result(op, 0));
+  TlType *se = tl_tensor_elem(src->type), *de = tl_tensor_elem(rt);
+  Tile *t = zero_tile(L, rt);
+  int64_t n = tl_layout_local_size(tl_reg_layout(rt));
+  /* f32 pairs to f16x2/bf16x2: one cvt.rn per word. */
+  if (is_f(se, 8, 23) && (is_f(de, 5, 10) || is_f(de, 8, 7)) && n % 2 == 0) {
+    TlType *v2 = tl_simt_vec_type(L->ctx, 2, de);
+    for (int64_t w = 0; w < n / 2; w++) {
+      TlValue *a = op1(L, "arith.bitcast", src->words[2 * w], tl_type_f32(L->ctx));
+      TlValue *bv = op1(L, "arith.bitcast", src->words[2 * w + 1], tl_type_f32(L->ctx));
+      TlValue *ops[2] = {a, bv};
+      TlNamedAttr rn = {"rounding", str(L, "rn")};
+      TlValue *p = tl_op_result(make(L, "simt.cvt_pack", 2, ops, 1, &v2, 1, &rn), 0);
+      TlType *ut = u32(L);
+      t->words[w] = tl_op_result(make(L, "simt.bitcast", 1, &p, 1, &ut, 0, NULL), 0);
+    }
+    put_tile(L, tl_op_result(op, 0), t);
+    return true;
+  }
+  bool dst_ok = tl_type_is_int(de) || is_f(de, 8, 23) || is_f(de, 5, 10) || is_f(de, 8, 7);
+  if (!dst_ok || tl_type_bitwidth(de) > 32 || tl_type_bitwidth(se) > 32)
+    return fail(L, op, "casts from or to this element type");
+  for (int64_t i = 0; i < n; i++) {
+    TlType *ct;
+    TlValue *x = decode(L, src, (unsigned)i, &ct);
+    if (!x)
+      return fail(L, op, "casts from this element type");
+    TlValue *y;
+    if (tl_type_is_float(de)) {
+      if (tl_type_is_int(ct))
+        y = op1(L, "arith.itofp", x, de);
+      else if (ct == de)
+        y = x;
+      else if (tl_type_bitwidth(ct) < tl_type_bitwidth(de))
+        y = op1(L, "arith.extf", x, de);
+      else if (tl_type_bitwidth(ct) == tl_type_bitwidth(de)) /* f16 <-> bf16 */
+        y = op1(L, "arith.truncf", op1(L, "arith.extf", x, tl_type_f32(L->ctx)), de);
+      else
+        y = op1(L, "arith.truncf", x, de);
+    } else {
+      /* To an integer: floats truncate and saturate (NaN -> 0); integers
+       * saturate to the destination's range. */
+      unsigned db = tl_type_bitwidth(de);
+      bool ds = tl_type_int_signed(de);
+      TlType *wide = ds ? i32(L) : u32(L);
+      if (tl_type_is_float(ct)) {
+        y = op1(L, "arith.fptoi", x, tl_type_int(L->ctx, db, ds));
+        y = db < 32 ? op1(L, "arith.exti", y, wide) : y;
+      } else {
+        /* Clamp in 64 bits, then narrow. */
+        TlValue *w64 = tl_type_int_signed(ct) ? op1(L, "arith.exti", x, i64(L))
+                                              : op1(L, "arith.bitcast",
+                                                    op1(L, "arith.exti", x, tl_type_int(L->ctx, 64, false)),
+                                                    i64(L));
+        int64_t lo = ds ? -(1ll << (db - 1)) : 0;
+        int64_t hi = ds ? (1ll << (db - 1)) - 1 : (int64_t)((1ull << db) - 1);
+        w64 = op2(L, "arith.maxi", w64, cst(L, i64(L), lo));
+        w64 = op2(L, "arith.mini", w64, cst(L, i64(L), hi));
+        y = op1(L, "arith.trunci", w64, wide);
+      }
+      y = ds ? op1(L, "arith.bitcast", y, u32(L)) : y;
+      set_elem(L, t, (unsigned)i, y);
+      continue;
+    }
+    encode(L, t, (unsigned)i, y);
+  }
+  put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
+/*===--- dot -------------------------------------------------------------===*/
+
+/* Finds the quotient q with layout = q . atom; false if it is not one. */
+static bool tiling(const TlLayout *l, const char *atom, TlLayout *q) {
+  TlLayout a;
+  return tl_layout_atom(&a, atom, NULL) && tl_layout_match_atom(l, &a, q, NULL);
+}
+
+/* The atom block (row, col) that quotient local index ql holds in warp w. */
+static void block_of(const TlLayout *q, int64_t w, int64_t ql, int64_t *rc) {
+  tl_layout_map(q, w, ql, rc, NULL);
+}
+
+static bool lower_dot(Lower *L, TlOp *op) {
+  Tile *a = tile_of(L, tl_op_operand(op, 0)), *b = tile_of(L, tl_op_operand(op, 1)),
+       *c = tile_of(L, tl_op_operand(op, 2));
+  TlType *ea = tl_tensor_elem(a->type), *ec = tl_tensor_elem(c->type);
+  bool bf = is_f(ea, 8, 7);
+  if (!(is_f(ea, 5, 10) || bf) || tl_tensor_elem(b->type) != ea || !is_f(ec, 8, 23))
+    return fail(L, op, "dot other than f16 or bf16 inputs with f32 accumulation");
+  const char *pa = bf ? "mma_m16n8k16_bf16_a" : "mma_m16n8k16_f16_a";
+  const char *pb = bf ? "mma_m16n8k16_bf16_b" : "mma_m16n8k16_f16_b";
+  const char *pc = bf ? "mma_m16n8k16_bf16_c" : "mma_m16n8k16_f16_c";
+  TlLayout qa, qb, qc;
+  if (!tiling(tl_reg_layout(a->type), pa, &qa) || !tiling(tl_reg_layout(b->type), pb, &qb) ||
+      !tiling(tl_reg_layout(c->type), pc, &qc))
+    return fail(L, op, "dot whose layouts are not tilings of the mma.m16n8k16 fragments "
+                       "(a SIMT dot is not implemented)");
+  int64_t warps = tl_layout_num_threads(&qc);
+  int64_t K = tl_tensor_dim(a->type, 1) / 16;
+  int64_t nqc = tl_layout_local_size(&qc), nqa = tl_layout_local_size(&qa),
+          nqb = tl_layout_local_size(&qb);
+  if (tl_layout_num_threads(&qa) != warps || tl_layout_num_threads(&qb) != warps)
+    return fail(L, op, "dot operands spread over different numbers of warps");
+  /* For every C block a thread holds, the A and B blocks of each k must be
+   * held by the same thread at the same local positions in every warp. */
+  int64_t *pair_a = tl_xcalloc((size_t)(nqc * K), sizeof(int64_t));
+  int64_t *pair_b = tl_xcalloc((size_t)(nqc * K), sizeof(int64_t));
+  bool ok = true;
+  for (int64_t w = 0; w < warps && ok; w++)
+    for (int64_t qlc = 0; qlc < nqc && ok; qlc++) {
+      int64_t mn[2];
+      block_of(&qc, w, qlc, mn);
+      for (int64_t k = 0; k < K && ok; k++) {
+        int64_t found_a = -1, found_b = -1, rc[2];
+        for (int64_t i = 0; i < nqa; i++) {
+          block_of(&qa, w, i, rc);
+          if (rc[0] == mn[0] && rc[1] == k)
+            found_a = i;
+        }
+        for (int64_t i = 0; i < nqb; i++) {
+          block_of(&qb, w, i, rc);
+          if (rc[0] == k && rc[1] == mn[1])
+            found_b = i;
+        }
+        if (found_a < 0 || found_b < 0 ||
+            (w > 0 && (pair_a[qlc * K + k] != found_a || pair_b[qlc * K + k] != found_b)))
+          ok = false;
+        pair_a[qlc * K + k] = found_a;
+        pair_b[qlc * K + k] = found_b;
+      }
+    }
+  if (!ok) {
+    tl_free(pair_a);
+    tl_free(pair_b);
+    return fail(L, op, "dot whose warps do not hold matching A, B and C blocks");
+  }
+  Tile *d = new_tile(L, c->type);
+  memcpy(d->words, c->words, sizeof *d->words * d->nwords);
+  TlType *vi4 = tl_simt_vec_type(L->ctx, 4, i32(L)), *vi2 = tl_simt_vec_type(L->ctx, 2, i32(L));
+  TlType *vf4 = tl_simt_vec_type(L->ctx, 4, tl_type_f32(L->ctx));
+  TlType *f32 = tl_type_f32(L->ctx);
+  for (int64_t qlc = 0; qlc < nqc; qlc++) {
+    for (int64_t k = 0; k < K; k++) {
+      TlValue *av[4], *bv[2], *cv[4];
+      for (int j = 0; j < 4; j++)
+        av[j] = op1(L, "arith.bitcast", a->words[pair_a[qlc * K + k] * 4 + j], i32(L));
+      for (int j = 0; j < 2; j++)
+        bv[j] = op1(L, "arith.bitcast", b->words[pair_b[qlc * K + k] * 2 + j], i32(L));
+      for (int j = 0; j < 4; j++)
+        cv[j] = op1(L, "arith.bitcast", d->words[qlc * 4 + j], f32);
+      TlValue *A = tl_op_result(make(L, "simt.build", 4, av, 1, &vi4, 0, NULL), 0);
+      TlValue *B = tl_op_result(make(L, "simt.build", 2, bv, 1, &vi2, 0, NULL), 0);
+      TlValue *C = tl_op_result(make(L, "simt.build", 4, cv, 1, &vf4, 0, NULL), 0);
+      TlNamedAttr attrs[4] = {{"shape", str(L, "m16n8k16")},
+                              {"a_type", str(L, bf ? "bf16" : "f16")},
+                              {"b_type", str(L, bf ? "bf16" : "f16")},
+                              {"acc_type", str(L, "f32")}};
+      TlValue *ops[3] = {A, B, C};
+      TlValue *D = tl_op_result(make(L, "simt.mma", 3, ops, 1, &vf4, 4, attrs), 0);
+      for (int j = 0; j < 4; j++) {
+        TlNamedAttr ix = {"index", tl_attr_int(L->ctx, i64(L), j)};
+        TlValue *x = tl_op_result(make(L, "simt.extract", 1, &D, 1, &f32, 1, &ix), 0);
+        d->words[qlc * 4 + j] = op1(L, "arith.bitcast", x, u32(L));
+      }
+    }
+  }
+  tl_free(pair_a);
+  tl_free(pair_b);
+  put_tile(L, tl_op_result(op, 0), d);
+  return true;
+}
+
+/*===--- Elementwise -----------------------------------------------------===*/
+
+static bool lower_elementwise(Lower *L, TlOp *op) {
+  const char *n = tl_op_name(op) + 3;
+  static const struct {
+    const char *tl, *fop, *iop;
+  } tab[] = {{"add", "arith.addf", "arith.addi"}, {"sub", "arith.subf", "arith.subi"},
+             {"mul", "arith.mulf", "arith.muli"}, {"div", "arith.divf", "arith.divi"},
+             {"max", "arith.maxf", "arith.maxi"}, {"min", "arith.minf", "arith.mini"},
+             {"and", NULL, "arith.andi"},         {"or", NULL, "arith.ori"},
+             {"xor", NULL, "arith.xori"}};
+  const char *fop = NULL, *iop = NULL;
+  for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+    if (!strcmp(tab[i].tl, n)) {
+      fop = tab[i].fop;
+      iop = tab[i].iop;
+    }
+  if (!iop)
+    return fail(L, op, "this elementwise op");
+  Tile *x = tile_of(L, tl_op_operand(op, 0)), *y = tile_of(L, tl_op_operand(op, 1));
+  TlType *rt = tl_value_type(tl_op_result(op, 0));
+  Tile *t = zero_tile(L, rt);
+  int64_t count = tl_layout_local_size(tl_reg_layout(rt));
+  for (int64_t i = 0; i < count; i++) {
+    TlType *ct;
+    TlValue *a = decode(L, x, (unsigned)i, &ct), *b = decode(L, y, (unsigned)i, &ct);
+    if (!a)
+      return fail(L, op, "elementwise arithmetic on this element type (cast it first)");
+    bool fl = tl_type_is_float(ct);
+    if (fl && !fop)
+      return fail(L, op, "bitwise ops on floats");
+    TlValue *r = op2(L, fl ? fop : iop, a, b);
+    if (fl) {
+      encode(L, t, (unsigned)i, r);
+    } else {
+      set_elem(L, t, (unsigned)i, tl_type_int_signed(ct) ? op1(L, "arith.bitcast", r, u32(L)) : r);
+    }
+  }
+  put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
+/*===--- Control flow and the driver -------------------------------------===*/
+
+static bool lower_block(Lower *L, TlBlock *blk);
+
+/* Expands the types of values for loop/if signatures: tiles become words. */
+typedef TL_VEC(TlValue *) ValueVec;
+
+static void expand_value(Lower *L, TlValue *v, ValueVec *out) {
+  Tile *t = tile_of(L, v);
+  if (t) {
+    for (unsigned i = 0; i < t->nwords; i++)
+      tl_vec_push(out, t->words[i]);
+  } else {
+    tl_vec_push(out, scalar(L, v));
+  }
+}
+
+/* Maps values vals[0..n) (types types[]) from a flat list of new values. */
+static void bind_expanded(Lower *L, unsigned n, TlValue *const *olds, TlValue *const *news) {
+  unsigned k = 0;
+  for (unsigned i = 0; i < n; i++) {
+    TlType *t = tl_value_type(olds[i]);
+    if (tl_tensor_kind(t) == TL_TENSOR_REG) {
+      Tile *tile = new_tile(L, t);
+      for (unsigned j = 0; j < tile->nwords; j++)
+        tile->words[j] = news[k++];
+      put_tile(L, olds[i], tile);
+    } else {
+      put_scalar(L, olds[i], news[k++]);
+    }
+  }
+}
+
+static bool lower_for(Lower *L, TlOp *op) {
+  unsigned n = tl_op_num_results(op);
+  ValueVec inits = {0};
+  TL_VEC(TlType *) types = {0};
+  for (unsigned i = 0; i < n; i++)
+    expand_value(L, tl_op_operand(op, 3 + i), &inits);
+  for (size_t i = 0; i < inits.len; i++)
+    tl_vec_push(&types, tl_value_type(inits.data[i]));
+  TlOpState st;
+  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.for"), L->loc);
+  for (unsigned i = 0; i < 3; i++)
+    tl_op_state_add_operand(&st, scalar(L, tl_op_operand(op, i)));
+  tl_op_state_add_operands(&st, (unsigned)inits.len, inits.data);
+  for (size_t i = 0; i < types.len; i++)
+    tl_op_state_add_result(&st, types.data[i]);
+  st.nregions = 1;
+  TlOp *nf = tl_builder_insert(&L->b, &st);
+  TlBlock *body = tl_block_create(L->module), *old = tl_region_first_block(tl_op_region(op, 0));
+  tl_region_append_block(tl_op_region(nf, 0), body);
+  TlValue *iv = tl_block_add_arg(body, tl_value_type(tl_block_arg(old, 0)), L->loc);
+  put_scalar(L, tl_block_arg(old, 0), iv);
+  ValueVec args = {0};
+  for (size_t i = 0; i < types.len; i++)
+    tl_vec_push(&args, tl_block_add_arg(body, types.data[i], L->loc));
+  TlValue **olds = tl_xmalloc(sizeof *olds * (n + 1));
+  for (unsigned i = 0; i < n; i++)
+    olds[i] = tl_block_arg(old, 1 + i);
+  bind_expanded(L, n, olds, args.data);
+  TlBuilder saved = L->b;
+  tl_builder_set_end(&L->b, body);
+  bool ok = lower_block(L, old);
+  if (ok) {
+    TlOp *y = tl_block_terminator(old);
+    ValueVec outs = {0};
+    for (unsigned i = 0; i < tl_op_num_operands(y); i++)
+      expand_value(L, tl_op_operand(y, i), &outs);
+    tl_builder_create(&L->b, "scf.yield", L->loc, (unsigned)outs.len, outs.data, 0, NULL);
+    tl_vec_free(&outs);
+  }
+  L->b = saved;
+  ValueVec res = {0};
+  for (unsigned i = 0; i < tl_op_num_results(nf); i++)
+    tl_vec_push(&res, tl_op_result(nf, i));
+  TlValue **oldres = tl_xmalloc(sizeof *oldres * (n + 1));
+  for (unsigned i = 0; i < n; i++)
+    oldres[i] = tl_op_result(op, i);
+  bind_expanded(L, n, oldres, res.data);
+  tl_free(olds);
+  tl_free(oldres);
+  tl_vec_free(&res);
+  tl_vec_free(&inits);
+  tl_vec_free(&types);
+  tl_vec_free(&args);
+  return ok;
+}
+
+/* Ops of arith are per-thread scalars already: clone with mapped operands. */
+static bool lower_scalar_op(Lower *L, TlOp *op) {
+  TlOpState st;
+  tl_op_state_init(&st, L->ctx, tl_op_def(op), L->loc);
+  for (unsigned i = 0; i < tl_op_num_operands(op); i++) {
+    TlValue *v = scalar(L, tl_op_operand(op, i));
+    if (!v) {
+      tl_op_state_free(&st);
+      return fail(L, op, "an op using a tile where a scalar is expected");
+    }
+    tl_op_state_add_operand(&st, v);
+  }
+  for (unsigned i = 0; i < tl_op_num_results(op); i++)
+    tl_op_state_add_result(&st, tl_value_type(tl_op_result(op, i)));
+  for (unsigned i = 0; i < tl_op_num_attrs(op); i++)
+    tl_op_state_set_attr(&st, tl_op_attr_at(op, i).name, tl_op_attr_at(op, i).attr);
+  TlOp *n = tl_builder_insert(&L->b, &st);
+  for (unsigned i = 0; i < tl_op_num_results(op); i++) {
+    tl_value_set_name_hint(tl_op_result(n, i), tl_value_name_hint(tl_op_result(op, i)));
+    put_scalar(L, tl_op_result(op, i), tl_op_result(n, i));
+  }
+  return true;
+}
+
+static bool lower_op(Lower *L, TlOp *op) {
+  const char *n = tl_op_name(op);
+  L->loc = tl_op_loc(op);
+  if (!strncmp(n, "arith.", 6))
+    return lower_scalar_op(L, op);
+  if (!strcmp(n, "scf.for"))
+    return lower_for(L, op);
+  if (!strcmp(n, "tl.block_indices")) {
+    static const char *const dims[] = {"x", "y", "z"};
+    for (unsigned i = 0; i < tl_op_num_results(op); i++) {
+      TlNamedAttr d = {"dim", str(L, dims[i])};
+      TlType *t = i32(L);
+      TlValue *v = tl_op_result(make(L, "simt.block_id", 0, NULL, 1, &t, 1, &d), 0);
+      tl_value_set_name_hint(v, tl_value_name_hint(tl_op_result(op, i)));
+      put_scalar(L, tl_op_result(op, i), v);
+    }
+    return true;
+  }
+  if (!strcmp(n, "tl.template")) {
+    TlOp *k = tl_enclosing_kernel(op);
+    TlAttr *v = tl_attr_dict_get(tl_op_attr(k, "template"),
+                                 tl_attr_string_value(tl_op_attr(op, "name"), NULL));
+    put_scalar(L, tl_op_result(op, 0),
+               cst(L, tl_value_type(tl_op_result(op, 0)), tl_attr_int_value(v)));
+    return true;
+  }
+  if (!strcmp(n, "tl.view_global"))
+    return lower_view_global(L, op);
+  if (!strcmp(n, "tl.alloc_register"))
+    return lower_alloc_register(L, op);
+  if (!strcmp(n, "tl.load_global"))
+    return lower_load_global(L, op);
+  if (!strcmp(n, "tl.store_global"))
+    return lower_store_global(L, op);
+  if (!strcmp(n, "tl.view") || !strcmp(n, "tl.reshape"))
+    return lower_reinterpret(L, op);
+  if (!strcmp(n, "tl.cast"))
+    return lower_cast(L, op);
+  if (!strcmp(n, "tl.dot"))
+    return lower_dot(L, op);
+  if (!strcmp(n, "tl.add") || !strcmp(n, "tl.sub") || !strcmp(n, "tl.mul") ||
+      !strcmp(n, "tl.div") || !strcmp(n, "tl.max") || !strcmp(n, "tl.min") ||
+      !strcmp(n, "tl.and") || !strcmp(n, "tl.or") || !strcmp(n, "tl.xor"))
+    return lower_elementwise(L, op);
+  if (!strcmp(n, "tl.synchronize")) {
+    make(L, "simt.barrier", 0, NULL, 0, NULL, 0, NULL);
+    return true;
+  }
+  return fail(L, op, "this op");
+}
+
+static bool lower_block(Lower *L, TlBlock *blk) {
+  for (TlOp *op = tl_block_first_op(blk); op; op = tl_op_next(op)) {
+    if (tl_op_has_trait(op, TL_TRAIT_TERMINATOR))
+      return true;
+    if (!lower_op(L, op))
+      return false;
+  }
+  return true;
+}
+
+/* Grid-expression names for `threads`: template values only. */
+static bool template_lookup(void *user, const char *name, size_t len, int64_t *v) {
+  TlAttr *templ = user;
+  for (unsigned i = 0; i < tl_attr_dict_size(templ); i++) {
+    TlNamedAttr e = tl_attr_dict_entry(templ, i);
+    if (strlen(e.name) == len && !memcmp(e.name, name, len)) {
+      *v = tl_attr_int_value(e.attr);
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Replaces one tl.kernel by a kernel func. */
+static bool lower_kernel(TlContext *ctx, TlOp *k) {
+  Lower L;
+  memset(&L, 0, sizeof L);
+  L.ctx = ctx;
+  L.module = tl_op_module(k);
+  L.loc = tl_op_loc(k);
+  TlType *ft = tl_attr_type_value(tl_op_attr(k, "function_type"));
+  unsigned n = tl_type_function_num_inputs(ft);
+  int64_t threads;
+  size_t tlen;
+  const char *ttext = tl_attr_string_value(tl_op_attr(k, "threads"), &tlen);
+  TlErr err;
+  if (!tl_expr_eval(ttext, tlen, template_lookup, tl_op_attr(k, "template"), &threads, &err,
+                    NULL) ||
+      threads < 1 || threads > 1024) {
+    tl_op_emit_error(k, "cannot lower: threads per block must be a constant from 1 to "
+                        "1024 (template values allowed): %s",
+                     threads < 1 || threads > 1024 ? "out of range" : err.msg);
+    return false;
+  }
+  L.threads = (unsigned)threads;
+  TL_VEC(TlType *) ins = {0};
+  for (unsigned i = 0; i < n; i++) {
+    TlType *t = tl_type_function_input(ft, i);
+    tl_vec_push(&ins, tl_type_is_ptr(t) ? tl_simt_ptr_type(ctx, TL_SIMT_GLOBAL) : t);
+  }
+  TlOpState st;
+  tl_op_state_init(&st, ctx, tl_context_op_def(ctx, "builtin.func"), L.loc);
+  tl_op_state_set_attr(&st, "sym_name", tl_op_attr(k, "sym_name"));
+  tl_op_state_set_attr(&st, "function_type",
+                       tl_attr_type(ctx, tl_type_function(ctx, n, ins.data, 0, NULL)));
+  tl_op_state_set_attr(&st, "kernel", tl_attr_unit(ctx));
+  tl_op_state_set_attr(&st, "threads", tl_attr_int(ctx, tl_type_int(ctx, 64, true), threads));
+  /* What the runtime needs to launch it: the grid over the parameters. */
+  tl_op_state_set_attr(&st, "grid", tl_op_attr(k, "grid"));
+  tl_op_state_set_attr(&st, "arg_names", tl_op_attr(k, "arg_names"));
+  tl_op_state_set_attr(&st, "template", tl_op_attr(k, "template"));
+  st.nregions = 1;
+  tl_builder_init(&L.b, L.module);
+  tl_builder_set_before(&L.b, k);
+  TlOp *fn = tl_builder_insert(&L.b, &st);
+  tl_vec_free(&ins);
+  TlBlock *body = tl_block_create(L.module);
+  tl_region_append_block(tl_op_region(fn, 0), body);
+  TlBlock *old = tl_region_first_block(tl_op_region(k, 0));
+  for (unsigned i = 0; i < n; i++) {
+    TlValue *a = tl_block_add_arg(body, tl_type_function_input(tl_attr_type_value(
+                                            tl_op_attr(fn, "function_type")), i),
+                                  L.loc);
+    tl_value_set_name_hint(a, tl_value_name_hint(tl_block_arg(old, i)));
+    put_scalar(&L, tl_block_arg(old, i), a);
+  }
+  tl_builder_set_end(&L.b, body);
+  TlNamedAttr dx = {"dim", str(&L, "x")};
+  TlType *t32 = i32(&L);
+  L.tid = tl_op_result(make(&L, "simt.thread_id", 0, NULL, 1, &t32, 1, &dx), 0);
+  tl_value_set_name_hint(L.tid, tl_context_intern(ctx, "tid", 3));
+  bool ok = lower_block(&L, old);
+  if (ok) {
+    tl_builder_create(&L.b, "builtin.return", L.loc, 0, NULL, 0, NULL);
+    tl_op_erase(k);
+  } else {
+    tl_op_erase(fn);
+  }
+  tl_vec_free(&L.map);
+  tl_arena_reset(&L.arena);
+  return ok;
+}
+
+typedef TL_VEC(TlOp *) TlOpVec;
+
+static void collect_kernels(TlOp *op, void *user) {
+  TlOpVec *ks = user;
+  if (!strcmp(tl_op_name(op), "tl.kernel"))
+    tl_vec_push(ks, op);
+}
+
+TlResult tl_pass_lower_tl_to_simt(TlOp *module, const TlPassOptions *opts) {
+  TlOpVec ks = {0};
+  tl_op_walk(module, collect_kernels, &ks, false);
+  bool ok = true;
+  for (size_t i = 0; i < ks.len && ok; i++)
+    ok = lower_kernel(tl_op_context(module), ks.data[i]);
+  tl_vec_free(&ks);
+  return ok ? TL_SUCCESS : TL_FAILURE;
+}
