@@ -134,7 +134,7 @@ static bool reads_back(const char *buf, double v, const TlType *t) {
 static void print_float(TlStr *out, double v, const TlType *t) {
   char buf[64];
   /* Whole numbers of moderate size print in full (448.0, not 4.5e+02). */
-  if (v == (double)(long long)v && fabs(v) < 1e16) {
+  if (fabs(v) < 1e16 && v == (double)(long long)v) {
     snprintf(buf, sizeof buf, "%.0f", v);
     if (reads_back(buf, v, t)) {
       tl_str_printf(out, "%s.0", buf);
