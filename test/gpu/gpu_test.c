@@ -9,6 +9,7 @@
  *   - shfl, prmt, lop3 and f16x2/bf16x2 fma, bit for bit against the dtype
  *     library's register-op emulator;
  *   - a 16-byte copy with a cache hint.
+ * Usage: gpu_test [SOURCE_ROOT] (default: the current directory).
  * Exit status 0 when every check passes, 1 otherwise; 77 (skipped) when
  * there is no CUDA driver or device. Inputs are seeded: rerun with
  * TL_GPU_SEED=n for other data. */
@@ -104,7 +105,7 @@ static bool run3(void *k, void *a, size_t na, void *b, size_t nb, void *c,
  * 2^-10. */
 static void test_matmul_f16_i6(const char *dir) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/vm/matmul_f16_i6.tl", dir);
+  snprintf(path, sizeof path, "%s/kernels/matmul_f16_i6.tl", dir);
   FILE *f = fopen(path, "rb");
   CHECK(f, "cannot open %s", path);
   if (!f)
@@ -570,7 +571,7 @@ static void test_register_ops(void) {
 
 static void test_copy(const char *dir) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/target/copy.tl", dir);
+  snprintf(path, sizeof path, "%s/test/target/copy.tl", dir);
   FILE *f = fopen(path, "rb");
   CHECK(f, "cannot open %s", path);
   if (!f)
@@ -608,7 +609,7 @@ static void test_copy(const char *dir) {
 }
 
 int main(int argc, char **argv) {
-  const char *dir = argc > 1 ? argv[1] : "test";
+  const char *dir = argc > 1 ? argv[1] : ".";
   const char *seed = getenv("TL_GPU_SEED");
   if (seed)
     rng_state ^= strtoull(seed, NULL, 0) * 0x2545F4914F6CDD1Dull;
