@@ -1459,15 +1459,62 @@ OP(where_def, "tl.where", "elementwise choice by an i1 tile", TL_TRAIT_PURE,
 OP(broadcast_def, "tl.broadcast",
    "a tile from a scalar, or size-1 dimensions repeated", TL_TRAIT_PURE,
    broadcast_verify, convert_parse, convert_print)
-OP(cast_def, "tl.cast",
-   "converts every element to another type, keeping shape and layout",
-   TL_TRAIT_PURE, cast_verify, convert_parse, convert_print)
-OP(view_def, "tl.view",
-   "reinterprets each thread's bits as another type and layout (no data "
-   "movement)",
-   TL_TRAIT_PURE, view_verify, convert_parse, convert_print)
-OP(reshape_def, "tl.reshape", "re-indexes a tile row-major to another shape",
-   TL_TRAIT_PURE, reshape_verify, convert_parse, convert_print)
+/* A conversion to the operand's own type is the operand. */
+static TlResult identity_fold(TlOp *op, TlAttr *const *c, TlFoldResult *res) {
+  if (otype(op, 0) != rtype(op, 0))
+    return TL_FAILURE;
+  res[0].value = tl_op_operand(op, 0);
+  return TL_SUCCESS;
+}
+
+/* view(view(x)) = view(x) and reshape(reshape(x)) = reshape(x): each
+ * keeps every thread's bits (view) or every (thread, local) to element
+ * mapping (reshape), so two in a row are one. The composed op is verified
+ * by construction: same threads and bits per thread end to end, and the
+ * reshape of a layout is unique. */
+static TlResult compose(TlRewriter *rw, TlOp *op) {
+  TlOp *inner = tl_value_def(tl_op_operand(op, 0));
+  if (!inner || tl_op_def(inner) != tl_op_def(op))
+    return TL_FAILURE;
+  TlValue *x = tl_op_operand(inner, 0);
+  tl_rewriter_update_operands(rw, op, 1, &x);
+  return TL_SUCCESS;
+}
+
+static const TlPattern view_patterns[] = {{"tl.view", "compose-views", compose}, {0}};
+static const TlPattern reshape_patterns[] = {
+    {"tl.reshape", "compose-reshapes", compose}, {0}};
+
+static const TlOpDef cast_def = {
+    .name = "tl.cast",
+    .summary = "converts every element to another type, keeping shape and layout",
+    .traits = TL_TRAIT_PURE,
+    .verify = cast_verify,
+    .parse = convert_parse,
+    .print = convert_print,
+    .fold = identity_fold,
+};
+static const TlOpDef view_def = {
+    .name = "tl.view",
+    .summary = "reinterprets each thread's bits as another type and layout (no "
+               "data movement)",
+    .traits = TL_TRAIT_PURE,
+    .verify = view_verify,
+    .parse = convert_parse,
+    .print = convert_print,
+    .fold = identity_fold,
+    .patterns = view_patterns,
+};
+static const TlOpDef reshape_def = {
+    .name = "tl.reshape",
+    .summary = "re-indexes a tile row-major to another shape",
+    .traits = TL_TRAIT_PURE,
+    .verify = reshape_verify,
+    .parse = convert_parse,
+    .print = convert_print,
+    .fold = identity_fold,
+    .patterns = reshape_patterns,
+};
 OP(dot_def, "tl.dot", "d = a x b + c on register tiles", TL_TRAIT_PURE,
    dot_verify, dot_parse, dot_print)
 OP(reduce_def, "tl.reduce", "sum, max or min over one dimension (kept, size 1)",
