@@ -202,51 +202,13 @@ const TlOpDef tl_builtin_func_def = {
 
 /*===--- return ----------------------------------------------------------===*/
 
+/* `return %a, %b : T, U` */
 static TlResult return_parse(TlParser *p, TlOpState *st) {
-  TlOperandRefVec refs = {0};
-  TlTypeVec types = {0};
-  TlResult r = TL_FAILURE;
-  if (TL_FAILED(tl_parse_operand_list(p, &refs)))
-    goto out;
-  if (refs.len) {
-    if (TL_FAILED(tl_parse_punct(p, ":")) ||
-        TL_FAILED(tl_parse_type_list(p, &types)))
-      goto out;
-    if (types.len != refs.len) {
-      tl_parser_error(p, refs.data[0].loc, "%zu operands present, but %zu "
-                      "types given", refs.len, types.len);
-      goto out;
-    }
-    if (TL_FAILED(tl_parser_resolve_operands(p, st, (unsigned)refs.len,
-                                             refs.data, (unsigned)types.len,
-                                             types.data)))
-      goto out;
-  }
-  r = tl_parse_optional_attr_dict(p, st);
-out:
-  tl_vec_free(&refs);
-  tl_vec_free(&types);
-  return r;
+  return tl_parse_typed_operands(p, st, false);
 }
 
-/* Prints ` %a, %b : T, U` (used by every terminator-like op). */
 static void return_print(TlPrinter *p, TlOp *op) {
-  unsigned n = tl_op_num_operands(op);
-  if (n) {
-    tl_print_str(p, " ");
-    for (unsigned i = 0; i < n; i++) {
-      if (i)
-        tl_print_str(p, ", ");
-      tl_print_operand(p, tl_op_operand(op, i));
-    }
-    tl_print_str(p, " : ");
-    for (unsigned i = 0; i < n; i++) {
-      if (i)
-        tl_print_str(p, ", ");
-      tl_print_type(p, tl_value_type(tl_op_operand(op, i)));
-    }
-  }
-  tl_print_attr_dict(p, op, NULL);
+  tl_print_typed_operands(p, op, 0, false);
 }
 
 static TlResult return_verify(TlOp *op) {

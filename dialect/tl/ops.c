@@ -668,58 +668,15 @@ static TlResult alloc_shared_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
-/* `%a, %b : T, U` with the types checked against the operands. */
+/* `%a, %b {attrs} : T, U` with the types checked against the operands. */
 static TlResult operands_parse(TlParser *p, TlOpState *st) {
-  TlOperandRefVec refs = {0};
-  TlTypeVec types = {0};
-  TlResult r = TL_FAILURE;
-  if (TL_FAILED(tl_parse_operand_list(p, &refs)))
-    goto out;
-  if (refs.len) {
-    if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
-        TL_FAILED(tl_parse_punct(p, ":")) ||
-        TL_FAILED(tl_parse_type_list(p, &types)))
-      goto out;
-    if (types.len != refs.len) {
-      tl_parser_error(p, refs.data[0].loc,
-                      "%zu operands present, but %zu types "
-                      "given",
-                      refs.len, types.len);
-      goto out;
-    }
-    if (TL_FAILED(tl_parser_resolve_operands(p, st, (unsigned)refs.len,
-                                             refs.data, (unsigned)types.len,
-                                             types.data)))
-      goto out;
-  } else if (TL_FAILED(tl_parse_optional_attr_dict(p, st))) {
-    goto out;
-  }
-  r = TL_SUCCESS;
-out:
-  tl_vec_free(&refs);
-  tl_vec_free(&types);
-  return r;
+  if (!tl_parser_peek_operand(p))
+    return tl_parse_optional_attr_dict(p, st);
+  return tl_parse_typed_operands(p, st, true);
 }
 
 static void operands_print(TlPrinter *p, TlOp *op) {
-  unsigned n = tl_op_num_operands(op);
-  if (n) {
-    tl_print_str(p, " ");
-    for (unsigned i = 0; i < n; i++) {
-      if (i)
-        tl_print_str(p, ", ");
-      tl_print_operand(p, tl_op_operand(op, i));
-    }
-  }
-  tl_print_attr_dict(p, op, NULL);
-  if (n) {
-    tl_print_str(p, " : ");
-    for (unsigned i = 0; i < n; i++) {
-      if (i)
-        tl_print_str(p, ", ");
-      tl_print_type(p, otype(op, i));
-    }
-  }
+  tl_print_typed_operands(p, op, 0, true);
 }
 
 static TlResult free_shared_verify(TlOp *op) {

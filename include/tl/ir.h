@@ -564,6 +564,11 @@ TlResult tl_parse_literal(TlParser *p, TlLiteral *out);
  * (exact rounding, range checks, hex bit patterns for floats). */
 TlResult tl_literal_to_attr(TlParser *p, const TlLiteral *lit, TlType *type,
                             TlAttr **out);
+/* `%a, %b : T, U`: operands with one type each, resolved into st; nothing
+ * at all when no operand follows. The optional attribute dictionary stands
+ * between the operands and the colon when attrs_first (`%a {x} : T`), else
+ * after the types (`%a : T {x}`). */
+TlResult tl_parse_typed_operands(TlParser *p, TlOpState *st, bool attrs_first);
 /* Optional `{name = attr, ...}` added to st. */
 TlResult tl_parse_optional_attr_dict(TlParser *p, TlOpState *st);
 /* `%name : type` */
@@ -596,6 +601,10 @@ void tl_printf(TlPrinter *p, const char *fmt, ...) TL_PRINTF(2, 3);
 /* ` {a = 1, ...}` with the given names left out (NULL-terminated list). */
 void tl_print_attr_dict(TlPrinter *p, const TlOp *op,
                         const char *const *elided);
+/* The form tl_parse_typed_operands reads, for operands from..n-1 (with a
+ * leading space; attributes printed as there, none elided). */
+void tl_print_typed_operands(TlPrinter *p, TlOp *op, unsigned from,
+                             bool attrs_first);
 /* ` %name : type` for a block argument. */
 void tl_print_arg_def(TlPrinter *p, TlValue *arg);
 /* Prints a region `{ ... }`; entry block arguments are printed in a

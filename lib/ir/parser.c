@@ -1147,6 +1147,38 @@ TlResult tl_parse_optional_attr_dict(TlParser *p, TlOpState *st) {
   return r;
 }
 
+TlResult tl_parse_typed_operands(TlParser *p, TlOpState *st, bool attrs_first) {
+  TlOperandRefVec refs = {0};
+  TlTypeVec types = {0};
+  TlResult r = TL_FAILURE;
+  if (TL_FAILED(tl_parse_operand_list(p, &refs)))
+    goto out;
+  if (refs.len) {
+    if ((attrs_first && TL_FAILED(tl_parse_optional_attr_dict(p, st))) ||
+        TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type_list(p, &types)))
+      goto out;
+    /* One type per value (resolve_operands alone would also take one type
+     * for all of them). */
+    if (types.len != refs.len) {
+      tl_parser_error(p, refs.data[0].loc, "%zu operands present, but %zu types given",
+                      refs.len, types.len);
+      goto out;
+    }
+    if (TL_FAILED(tl_parser_resolve_operands(p, st, (unsigned)refs.len, refs.data,
+                                             (unsigned)types.len, types.data)))
+      goto out;
+    if (attrs_first) {
+      r = TL_SUCCESS;
+      goto out;
+    }
+  }
+  r = tl_parse_optional_attr_dict(p, st);
+out:
+  tl_vec_free(&refs);
+  tl_vec_free(&types);
+  return r;
+}
+
 TlResult tl_parse_arg_def(TlParser *p, TlArgDef *out) {
   if (TL_FAILED(tl_parse_operand(p, &out->ref)))
     return TL_FAILURE;

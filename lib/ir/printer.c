@@ -484,6 +484,27 @@ void tl_print_attr_dict(TlPrinter *p, const TlOp *op,
     tl_str_putc(p->out, '}');
 }
 
+void tl_print_typed_operands(TlPrinter *p, TlOp *op, unsigned from,
+                             bool attrs_first) {
+  unsigned n = op->noperands;
+  for (unsigned i = from; i < n; i++) {
+    tl_str_puts(p->out, i > from ? ", " : " ");
+    tl_print_operand(p, op->operands[i].value);
+  }
+  if (attrs_first)
+    tl_print_attr_dict(p, op, NULL);
+  if (n > from) {
+    tl_str_puts(p->out, " : ");
+    for (unsigned i = from; i < n; i++) {
+      if (i > from)
+        tl_str_puts(p->out, ", ");
+      tl_type_print(op->operands[i].value->type, p->out);
+    }
+  }
+  if (!attrs_first)
+    tl_print_attr_dict(p, op, NULL);
+}
+
 void tl_print_arg_def(TlPrinter *p, TlValue *arg) {
   name_block_arg(p, arg);
   tl_print_operand(p, arg);
