@@ -23,6 +23,7 @@
  *
  * Requires: verified IR. Guarantees: no tl op is left; the funcs verify. */
 #include "passes_internal.h"
+#include "tl/analysis.h"
 #include "tl/dialects.h"
 #include "tl/dtype.h"
 #include "tl/simt.h"
@@ -63,6 +64,7 @@ typedef struct Lower {
   TlLoc loc;
   TL_VEC(Entry) map;
   TlValue *tid;     /* thread index (i32) */
+  TlAnalysis *facts; /* divisibility of the kernel's values */
   unsigned threads; /* threads per block */
   bool failed;
   TlArena arena;
@@ -322,6 +324,101 @@ static TlValue *elem_addr(Lower *L, View *v, TlValue **off, TlValue **idx, TlVal
   return tl_op_result(make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
 }
 
+/* The compile-time part of local element i's logical index (its local
+ * digits; the spatial part comes from the thread index). */
+static void const_index(const TlLayout *l, int64_t local, int64_t *c) {
+  int64_t digit[TL_LAYOUT_MAX_MODES] = {0};
+  for (int k = l->num_local - 1; k >= 0; k--) {
+    int m = l->local_modes[k];
+    digit[m] = local % l->mode_shape[m];
+    local /= l->mode_shape[m];
+  }
+  int m = 0;
+  for (int d = 0; d < l->rank; d++) {
+    int first = m;
+    int64_t size = 1;
+    c[d] = 0;
+    while (m < l->num_modes && l->mode_dim[m] == d)
+      m++;
+    for (int k = m - 1; k >= first; k--) {
+      c[d] += digit[k] * size;
+      size *= l->mode_shape[k];
+    }
+  }
+}
+
+static int64_t pow2_factor(int64_t x) {
+  return x == 0 ? TL_DIVISIBILITY_MAX : (x & -x) < TL_DIVISIBILITY_MAX ? (x & -x)
+                                                                       : TL_DIVISIBILITY_MAX;
+}
+
+/* The power of two dividing the thread-dependent part of dimension d of
+ * every element's index: the smallest stride of a spatial mode of d. */
+static int64_t spatial_div(const TlLayout *l, int d) {
+  int64_t div = TL_DIVISIBILITY_MAX, stride = 1;
+  for (int m = l->num_modes - 1; m >= 0; m--) {
+    if (l->mode_dim[m] != d)
+      continue;
+    for (int k = 0; k < l->num_spatial; k++)
+      if (l->spatial_modes[k] == m && pow2_factor(stride) < div)
+        div = pow2_factor(stride);
+    stride *= l->mode_shape[m];
+  }
+  return div;
+}
+
+/* How many local elements from i on lie at consecutive addresses and can
+ * be moved by one access of at most 16 bytes: a run along the last
+ * dimension of the tile (whose view stride is 1), cut to the largest power
+ * of two whose byte size the start address is known to be aligned to. */
+static int64_t vector_run(Lower *L, TlOp *op, unsigned view_operand,
+                          const TlLayout *l, int64_t i, unsigned bytes) {
+  TlAccessAlignment acc;
+  if (!L->facts || bytes == 0 || !tl_analysis_access_alignment(L->facts, op, &acc) ||
+      acc.contiguous < l->shape[l->rank - 1])
+    return 1;
+  int64_t ci[TL_LAYOUT_MAX_RANK], cj[TL_LAYOUT_MAX_RANK];
+  const_index(l, i, ci);
+  int64_t n = 1, total = tl_layout_local_size(l);
+  while (i + n < total) {
+    const_index(l, i + n, cj);
+    bool next = cj[l->rank - 1] == ci[l->rank - 1] + n;
+    for (int d = 0; d + 1 < l->rank && next; d++)
+      next = cj[d] == ci[d];
+    if (!next)
+      break;
+    n++;
+  }
+  int64_t div[TL_LAYOUT_MAX_RANK];
+  for (int d = 0; d < l->rank; d++) {
+    div[d] = pow2_factor(ci[d]);
+    int64_t sd = spatial_div(l, d);
+    if (sd < div[d])
+      div[d] = sd;
+  }
+  unsigned nops = tl_op_num_operands(op);
+  TlValue *offs[TL_LAYOUT_MAX_RANK];
+  for (int d = 0; d < l->rank; d++)
+    offs[d] = tl_op_operand(op, nops - (unsigned)l->rank + (unsigned)d);
+  int64_t align = tl_analysis_view_alignment(L->facts, tl_op_operand(op, view_operand), offs, div);
+  int64_t w = 1;
+  while (w * 2 <= n && w * 2 * bytes <= 16 && align % (w * 2 * bytes) == 0)
+    w *= 2;
+  return w;
+}
+
+/* The register type of an access of `bytes` bytes (2, 4, 8 or 16). */
+static TlType *access_type(Lower *L, unsigned bytes) {
+  if (bytes <= 4)
+    return tl_type_int(L->ctx, bytes * 8, false);
+  return tl_simt_vec_type(L->ctx, bytes / 4, u32(L));
+}
+
+static TlNamedAttr align_attr(Lower *L, unsigned bytes) {
+  TlNamedAttr a = {"align", tl_attr_int(L->ctx, i64(L), bytes)};
+  return a;
+}
+
 static bool lower_load_global(Lower *L, TlOp *op) {
   View *v = view_of(L, tl_op_operand(op, 0));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
@@ -337,16 +434,47 @@ static bool lower_load_global(Lower *L, TlOp *op) {
   Tile *t = zero_tile(L, rt);
   const TlLayout *l = tl_reg_layout(rt);
   TlType *mem = tl_type_int(L->ctx, b < 8 ? 8 : b, false);
-  for (int64_t i = 0; i < tl_layout_local_size(l); i++) {
+  for (int64_t i = 0; i < tl_layout_local_size(l);) {
     index_of(L, l, i, idx);
     TlValue *bitoff;
     TlValue *p = elem_addr(L, v, off, idx, &bitoff);
+    int64_t w = b >= 8 ? vector_run(L, op, 0, l, i, b / 8) : 1;
+    if (w > 1) {
+      /* One access for w elements: its bytes are the elements' bits in
+       * order, which is the tile's own packing. */
+      unsigned bytes = (unsigned)w * b / 8;
+      TlType *at = access_type(L, bytes);
+      TlNamedAttr al = align_attr(L, bytes);
+      TlValue *x = tl_op_result(make(L, "simt.load", 1, &p, 1, &at, 1, &al), 0);
+      Tile tmp = {rt, bytes >= 4 ? bytes / 4 : 1, NULL};
+      TlValue *words[4];
+      tmp.words = words;
+      if (bytes < 4) {
+        words[0] = op1(L, "arith.exti", x, u32(L));
+      } else if (bytes == 4) {
+        words[0] = x;
+      } else {
+        TlType *ut = u32(L);
+        for (unsigned k = 0; k < bytes / 4; k++) {
+          TlNamedAttr ix = {"index", tl_attr_int(L->ctx, i64(L), k)};
+          words[k] = tl_op_result(make(L, "simt.extract", 1, &x, 1, &ut, 1, &ix), 0);
+        }
+      }
+      if ((i * b) % 32 == 0 && bytes >= 4)
+        memcpy(&t->words[(i * b) / 32], words, sizeof *words * (bytes / 4));
+      else
+        for (int64_t j = 0; j < w; j++)
+          set_elem(L, t, (unsigned)(i + j), get_elem(L, &tmp, (unsigned)j));
+      i += w;
+      continue;
+    }
     TlValue *x = tl_op_result(make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0);
     if (b < 32)
       x = op1(L, "arith.exti", x, u32(L));
     if (bitoff)
       x = op2(L, "arith.shri", x, bitoff);
     set_elem(L, t, (unsigned)i, x);
+    i++;
   }
   put_tile(L, tl_op_result(op, 0), t);
   return true;
@@ -367,15 +495,46 @@ static bool lower_store_global(Lower *L, TlOp *op) {
     off[d] = to_i64(L, scalar(L, tl_op_operand(op, 2 + d)));
   const TlLayout *l = tl_reg_layout(t->type);
   TlType *mem = tl_type_int(L->ctx, b, false);
-  for (int64_t i = 0; i < tl_layout_local_size(l); i++) {
+  for (int64_t i = 0; i < tl_layout_local_size(l);) {
     index_of(L, l, i, idx);
     TlValue *bitoff;
     TlValue *p = elem_addr(L, v, off, idx, &bitoff);
+    int64_t w = vector_run(L, op, 1, l, i, b / 8);
+    if (w > 1) {
+      unsigned bytes = (unsigned)w * b / 8;
+      TlType *at = access_type(L, bytes);
+      TlNamedAttr al = align_attr(L, bytes);
+      /* Gather the w elements into whole words, in order. */
+      TlType *vt = t->type;
+      Tile tmp = {vt, bytes >= 4 ? bytes / 4 : 1, NULL};
+      TlValue *words[4];
+      TlValue *z = cst(L, u32(L), 0);
+      for (unsigned k = 0; k < 4; k++)
+        words[k] = z;
+      tmp.words = words;
+      if ((i * b) % 32 == 0 && bytes >= 4)
+        memcpy(words, &t->words[(i * b) / 32], sizeof *words * (bytes / 4));
+      else
+        for (int64_t j = 0; j < w; j++)
+          set_elem(L, &tmp, (unsigned)j, get_elem(L, t, (unsigned)(i + j)));
+      TlValue *x;
+      if (bytes < 4)
+        x = op1(L, "arith.trunci", words[0], at);
+      else if (bytes == 4)
+        x = words[0];
+      else
+        x = tl_op_result(make(L, "simt.build", bytes / 4, words, 1, &at, 0, NULL), 0);
+      TlValue *ops[2] = {x, p};
+      make(L, "simt.store", 2, ops, 0, NULL, 1, &al);
+      i += w;
+      continue;
+    }
     TlValue *x = get_elem(L, t, (unsigned)i);
     if (b < 32)
       x = op1(L, "arith.trunci", x, mem);
     TlValue *ops[2] = {x, p};
     make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
+    i++;
   }
   return true;
 }
@@ -919,6 +1078,12 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
   tl_op_state_set_attr(&st, "arg_names", tl_op_attr(k, "arg_names"));
   tl_op_state_set_attr(&st, "template", tl_op_attr(k, "template"));
   st.nregions = 1;
+  L.facts = tl_analysis_run(k);
+  if (!L.facts) {
+    tl_op_state_free(&st);
+    tl_vec_free(&ins);
+    return false;
+  }
   tl_builder_init(&L.b, L.module);
   tl_builder_set_before(&L.b, k);
   TlOp *fn = tl_builder_insert(&L.b, &st);
@@ -945,6 +1110,7 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
   } else {
     tl_op_erase(fn);
   }
+  tl_analysis_destroy(L.facts);
   tl_vec_free(&L.map);
   tl_arena_reset(&L.arena);
   return ok;
