@@ -1553,7 +1553,8 @@ const TlOpDef *const tl_tl_ops[] = {&tl_kernel_def,
 static const TlTypeDef *const tl_types[] = {
     &tl_ptr_type_def, &tl_global_type_def, &tl_shared_type_def,
     &tl_reg_type_def, NULL};
-static const TlAttrDef *const tl_attrs[] = {&tl_layout_attr_def, NULL};
+static const TlAttrDef *const tl_attrs[] = {&tl_layout_attr_def, &tl_smem_attr_def,
+                                            NULL};
 
 /* Folded template values become arith constants. */
 static TlOp *materialize(TlBuilder *b, TlAttr *value, TlType *type, TlLoc loc) {

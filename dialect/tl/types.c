@@ -78,6 +78,63 @@ const TlLayout *tl_layout_attr_value(const TlAttr *a) {
   return tl_attr_blob(a, NULL);
 }
 
+/*===--- #tl.smem ---------------------------------------------------------===*/
+
+/* A shared-memory layout written out in full: modes, strides, base and
+ * swizzle (the text of tl_shared_layout_print without its `shared`
+ * prefix): #tl.smem<shape=[16, 16], modes=[16, 16], strides=[1, 16]>. */
+static TlAttr *smem_parse(TlParser *p, const TlAttrDef *def) {
+  const char *text;
+  size_t len;
+  TlLoc loc;
+  if (TL_FAILED(tl_parse_raw_body(p, &text, &len, &loc)))
+    return NULL;
+  TlStr full = {0};
+  tl_str_puts(&full, "shared<");
+  tl_str_putn(&full, text, len);
+  tl_str_putc(&full, '>');
+  TlSharedLayout l;
+  TlErr err;
+  size_t off = 0;
+  bool ok = tl_shared_layout_parse(&l, full.data, full.len, &err, &off);
+  tl_str_free(&full);
+  if (!ok) {
+    /* Offsets past "shared<" fall inside the body. */
+    size_t at = off >= 7 ? off - 7 : 0;
+    tl_parser_error(p, tl_text_loc(loc, text, at < len ? at : len),
+                    "invalid shared-memory layout: %s", err.msg);
+    return NULL;
+  }
+  return tl_smem_attr_get(tl_parser_context(p), &l);
+}
+
+static void smem_print(const TlAttr *a, TlStr *out) {
+  TlStr s = {0};
+  tl_shared_layout_print(tl_smem_attr_value(a), &s);
+  /* Drop the leading "shared": the body is "<...>". */
+  tl_str_puts(out, s.data + 6);
+  tl_str_free(&s);
+}
+
+const TlAttrDef tl_smem_attr_def = {
+    .name = "tl.smem",
+    .parse = smem_parse,
+    .print = smem_print,
+};
+
+TlAttr *tl_smem_attr_get(TlContext *ctx, const TlSharedLayout *layout) {
+  if (!layout)
+    return NULL;
+  /* Canonical layouts are zero-padded: bytewise uniquing is equality. */
+  return tl_attr_dialect(ctx, &tl_smem_attr_def, 0, NULL, layout, sizeof *layout);
+}
+
+const TlSharedLayout *tl_smem_attr_value(const TlAttr *a) {
+  if (!a || tl_attr_kind(a) != TL_ATTR_DIALECT || tl_attr_def(a) != &tl_smem_attr_def)
+    return NULL;
+  return tl_attr_blob(a, NULL);
+}
+
 /*===--- Type helpers ----------------------------------------------------===*/
 
 extern const TlTypeDef tl_ptr_type_def, tl_global_type_def, tl_shared_type_def,
@@ -156,6 +213,27 @@ TlType *tl_shared_type_get(TlContext *ctx, unsigned rank, const int64_t *dims,
                   tl_attr_bool(ctx, column_major),
                   tl_attr_array(ctx, b ? 3 : 0, sw)};
   return tl_type_dialect(ctx, &tl_shared_type_def, 4, p);
+}
+
+TlType *tl_shared_type_get_layout(TlContext *ctx, unsigned rank,
+                                  const int64_t *dims, TlType *elem,
+                                  const TlSharedLayout *layout) {
+  if (!tl_type_is_scalar(elem) || !dims_ok(rank, dims, false) || !layout ||
+      (unsigned)layout->rank != rank)
+    return NULL;
+  for (unsigned i = 0; i < rank; i++)
+    if (layout->shape[i] != dims[i])
+      return NULL;
+  TlAttr *p[5] = {dims_attr(ctx, rank, dims), tl_attr_type(ctx, elem),
+                  tl_attr_bool(ctx, false), tl_attr_array(ctx, 0, NULL),
+                  tl_smem_attr_get(ctx, layout)};
+  return tl_type_dialect(ctx, &tl_shared_type_def, 5, p);
+}
+
+const TlSharedLayout *tl_shared_type_explicit_layout(const TlType *t) {
+  if (tl_tensor_kind(t) != TL_TENSOR_SHARED || tl_type_num_params(t) < 5)
+    return NULL;
+  return tl_smem_attr_value(tl_type_param(t, 4));
 }
 
 TlType *tl_reg_type_get(TlContext *ctx, unsigned rank, const int64_t *dims,
@@ -247,6 +325,11 @@ void tl_shared_type_swizzle(const TlType *t, int *b, int *m, int *s) {
 bool tl_shared_type_layout(const TlType *t, TlSharedLayout *out, TlErr *err) {
   if (tl_tensor_kind(t) != TL_TENSOR_SHARED)
     return tl_err(err, "not a !tl.shared type");
+  const TlSharedLayout *explicit_layout = tl_shared_type_explicit_layout(t);
+  if (explicit_layout) {
+    *out = *explicit_layout;
+    return true;
+  }
   int64_t dims[TL_LAYOUT_MAX_RANK];
   unsigned rank = tl_tensor_rank(t);
   for (unsigned i = 0; i < rank; i++)
@@ -356,11 +439,18 @@ static TlType *shared_parse(TlParser *p, const TlTypeDef *def) {
   TlLoc loc;
   bool column = false, order = false;
   int64_t sw[3] = {0, 0, 0};
-  TlLoc swloc = {0};
+  TlLoc swloc = {0}, explicit_loc = {0};
+  TlAttr *explicit_attr = NULL;
   if (TL_FAILED(parse_shape(p, false, &dims, &elem, &loc)))
     goto out;
   while (tl_parse_optional_punct(p, ",")) {
     TlLoc kl = tl_parser_loc(p);
+    if (explicit_attr) {
+      tl_parser_error(p, kl,
+                      "an explicit #tl.smem layout stands alone: no "
+                      "row_major, column_major or swizzle with it");
+      goto out;
+    }
     bool col = tl_parse_optional_keyword(p, "column_major");
     if (col || tl_parse_optional_keyword(p, "row_major")) {
       if (order) {
@@ -392,15 +482,43 @@ static TlType *shared_parse(TlParser *p, const TlTypeDef *def) {
                         (long long)sw[0], (long long)sw[1], (long long)sw[2]);
         goto out;
       }
+    } else if (!order && !sw[0] && !explicit_attr &&
+               !tl_parser_peek_identifier(p, NULL)) {
+      /* An explicit layout: #tl.smem<...> (or an alias of one). */
+      if (TL_FAILED(tl_parse_attr(p, &explicit_attr)))
+        goto out;
+      if (!tl_smem_attr_value(explicit_attr)) {
+        tl_parser_error(p, kl, "expected a #tl.smem shared-memory layout");
+        goto out;
+      }
+      explicit_loc = kl;
     } else {
       tl_parser_error(p, kl,
-                      "expected 'row_major', 'column_major' or "
-                      "'swizzle<B, M, S>'");
+                      order || sw[0]
+                          ? "an explicit #tl.smem layout stands alone: no "
+                            "row_major, column_major or swizzle with it"
+                          : "expected 'row_major', 'column_major', "
+                            "'swizzle<B, M, S>' or a #tl.smem layout");
       goto out;
     }
   }
   if (TL_FAILED(tl_parse_punct(p, ">")))
     goto out;
+  if (explicit_attr) {
+    const TlSharedLayout *l = tl_smem_attr_value(explicit_attr);
+    t = tl_shared_type_get_layout(tl_parser_context(p), (unsigned)dims.len,
+                                  dims.data, elem, l);
+    if (!t) {
+      TlStr ls = {0};
+      for (int i = 0; i < l->rank; i++)
+        tl_str_printf(&ls, "%s%lld", i ? ", " : "", (long long)l->shape[i]);
+      tl_parser_error(p, explicit_loc, "the layout has shape [%s], which is not "
+                                       "the tile's",
+                      tl_str_cstr(&ls));
+      tl_str_free(&ls);
+    }
+    goto out;
+  }
   TlErr err;
   if (!shared_params_ok((unsigned)dims.len, dims.data, column, (int)sw[0],
                         (int)sw[1], (int)sw[2], &err)) {
@@ -417,6 +535,12 @@ out:
 
 static void shared_print(const TlType *t, TlStr *out) {
   print_shape(t, out);
+  if (tl_shared_type_explicit_layout(t)) {
+    tl_str_puts(out, ", ");
+    tl_attr_print(tl_type_param(t, 4), out);
+    tl_str_putc(out, '>');
+    return;
+  }
   if (tl_shared_type_column_major(t))
     tl_str_puts(out, ", column_major");
   int b, m, s;

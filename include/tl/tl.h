@@ -72,6 +72,17 @@ int64_t tl_tensor_num_elements(const TlType *t);
 bool tl_global_type_strided(const TlType *t);
 /* The register layout of a !tl.reg type (owned by the context). */
 const TlLayout *tl_reg_layout(const TlType *t);
+/* #tl.smem: a shared-memory layout given in full (modes, strides, base,
+ * swizzle), uniqued; NULL for a NULL layout / for other attributes. */
+TlAttr *tl_smem_attr_get(TlContext *ctx, const TlSharedLayout *layout);
+const TlSharedLayout *tl_smem_attr_value(const TlAttr *a);
+/* A !tl.shared type with an explicit layout (!tl.shared<DxT, #tl.smem<...>>);
+ * NULL when the layout's shape is not dims (or as tl_shared_type_get). */
+TlType *tl_shared_type_get_layout(TlContext *ctx, unsigned rank,
+                                  const int64_t *dims, TlType *elem,
+                                  const TlSharedLayout *layout);
+/* The explicit layout of a shared type, or NULL when it has none. */
+const TlSharedLayout *tl_shared_type_explicit_layout(const TlType *t);
 /* The concrete element layout of a !tl.shared type; fails (with a message
  * in err, which may be NULL) for any other type. */
 bool tl_shared_type_layout(const TlType *t, TlSharedLayout *out, TlErr *err);
