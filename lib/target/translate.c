@@ -593,9 +593,16 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
   if (!strcmp(n, "lane_id"))
     return sreg(t, op, "laneid", NULL);
   if (!strcmp(n, "warp_id")) {
-    /* The logical warp of a 1-D block (%warpid is the physical slot). */
-    LLVMValueRef tid = sreg(t, op, "tid", "x");
-    return tid ? LLVMBuildLShr(b, tid, LLVMConstInt(i32t(t), 5, 0), "") : NULL;
+    /* The linear thread index over 32 (%warpid is a physical slot that can
+     * change under preemption): (tid.z * ntid.y + tid.y) * ntid.x + tid.x. */
+    LLVMValueRef tx = sreg(t, op, "tid", "x"), ty = sreg(t, op, "tid", "y"),
+                 tz = sreg(t, op, "tid", "z"), nx = sreg(t, op, "ntid", "x"),
+                 ny = sreg(t, op, "ntid", "y");
+    if (!tx || !ty || !tz || !nx || !ny)
+      return NULL;
+    LLVMValueRef lin = LLVMBuildAdd(b, LLVMBuildMul(b, tz, ny, ""), ty, "");
+    lin = LLVMBuildAdd(b, LLVMBuildMul(b, lin, nx, ""), tx, "");
+    return LLVMBuildLShr(b, lin, LLVMConstInt(i32t(t), 5, 0), "");
   }
   if (!strcmp(n, "ptr_add")) {
     LLVMValueRef off = operand(t, op, 1);
@@ -658,8 +665,13 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
     const char *m = str_attr(op, "mode");
     char name[32];
     snprintf(name, sizeof name, "llvm.nvvm.prmt%s%s", m ? "." : "", m ? m : "");
-    LLVMValueRef args[3] = {operand(t, op, 0), operand(t, op, 1), operand(t, op, 2)};
-    return call(t, op, name, NULL, 0, args, 3);
+    /* The default, f4e and b4e modes permute the bytes of a and b; rc8,
+     * ecl, ecr and rc16 read a and the selector only. */
+    bool two = m && (!strcmp(m, "rc8") || !strcmp(m, "ecl") || !strcmp(m, "ecr") ||
+                     !strcmp(m, "rc16"));
+    LLVMValueRef args[3] = {operand(t, op, 0), operand(t, op, two ? 2 : 1),
+                            operand(t, op, 2)};
+    return call(t, op, name, NULL, 0, args, two ? 2 : 3);
   }
   if (!strcmp(n, "lop3"))
     return inline_lop3(t, op);

@@ -4,11 +4,19 @@
  *   tl-run --vm kernel.tl [--kernel NAME] [-D NAME=VALUE] --arg NAME=SPEC...
  *          [--save NAME=out.npy] [--check NAME=ref.npy --atol X --rtol Y]
  *          [--seed N] [--print NAME]
+ *   tl-run --simt kernel.tl --grid X[,Y,Z] --block N[,Y,Z] [--smem BYTES] ...
+ *
+ * --simt runs a simt kernel (a func with the `kernel` attribute) on the
+ * thread-level VM, every thread of a block in lock-step; its pointer
+ * parameters take buffers of any dtype (simt memory is bytes).
  *
  * Exit status: 0 on success; 1 on a bad command line, unreadable or
  * malformed input, a kernel error, or a failed --check. docs/tools.md
- * describes the flags. */
+ * describes the flags; docs/vm.md ("The thread-level VM") those of
+ * --simt. */
 #include "tl/dialects.h"
+#include "tl/simt.h"
+#include "tl/simt_vm.h"
 #include "tl/tl.h"
 #include "tl/vm.h"
 
@@ -24,7 +32,10 @@ typedef struct Pair {
 } Pair;
 
 typedef struct Options {
-  bool vm;
+  bool vm, simt;
+  bool block_given;
+  int64_t grid[3], block[3], smem; /* --simt launch */
+  bool mma_sm90;                   /* --mma sm90 */
   const char *input;
   const char *kernel;
   TL_VEC(Pair) args, saves, checks;
@@ -55,12 +66,26 @@ static int fail(const char *fmt, ...) {
 
 static void usage(FILE *out) {
   fputs("usage: tl-run --vm kernel.tl [options]\n"
+        "       tl-run --simt kernel.tl --block N [--grid X] [options]\n"
         "\n"
-        "Runs a tl.kernel over its grid on the CPU virtual machine.\n"
+        "Runs a tl.kernel over its grid on the CPU virtual machine, or a simt\n"
+        "kernel on the thread-level VM.\n"
         "\n"
         "options:\n"
         "  --vm                  run on the VM (the GPU path is not available "
         "yet)\n"
+        "  --simt                the kernel is a simt func; run it on the "
+        "thread-level VM\n"
+        "  --grid X[,Y,Z]        --simt: blocks in the grid (default 1)\n"
+        "  --block X[,Y,Z]       --simt: threads per block (default: the "
+        "kernel's\n"
+        "                        'threads' attribute)\n"
+        "  --smem BYTES          --simt: dynamic shared memory per block "
+        "(default 0)\n"
+        "  --mma MODEL           --simt: how mma sums floats: sequential "
+        "(tl.dot's\n"
+        "                        order, the default) or sm90 (the H200's "
+        "datapath)\n"
         "  --kernel NAME         the kernel to run (default: the only one)\n"
         "  -D NAME=VALUE         set a template parameter\n"
         "  --arg NAME=SPEC       bind a parameter; SPEC is a number for "
@@ -78,6 +103,44 @@ static void usage(FILE *out) {
         "  --print NAME          print a buffer after the run\n"
         "  --help                show this help\n",
         out);
+}
+
+/* The kernel's parameters, through the VM that runs it. */
+static bool simt_mode;
+static unsigned num_params(TlOp *k) {
+  return simt_mode ? tl_simt_vm_num_params(k) : tl_vm_num_params(k);
+}
+static const char *param_name(TlOp *k, unsigned i) {
+  return simt_mode ? tl_simt_vm_param_name(k, i) : tl_vm_param_name(k, i);
+}
+static TlType *param_type(TlOp *k, unsigned i) {
+  return simt_mode ? tl_simt_vm_param_type(k, i) : tl_vm_param_type(k, i);
+}
+static int param_index(TlOp *k, const char *name) {
+  return simt_mode ? tl_simt_vm_param_index(k, name)
+                   : tl_vm_param_index(k, name);
+}
+static bool is_pointer(const TlType *t) {
+  return tl_type_is_ptr(t) || tl_simt_is_ptr(t);
+}
+
+/* "X[,Y,Z]": 1 to 3 positive sizes; the missing ones are 1. */
+static bool parse_dims(const char *s, int64_t *d) {
+  d[0] = d[1] = d[2] = 1;
+  for (int i = 0; i < 3; i++) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || errno || v < 1)
+      return false;
+    d[i] = v;
+    if (!*end)
+      return true;
+    if (*end != ',')
+      return false;
+    s = end + 1;
+  }
+  return false;
 }
 
 static bool split_pair(const char *s, Pair *p) {
@@ -142,6 +205,28 @@ static int parse_args(int argc, char **argv, Options *o) {
       return 2;
     } else if (!strcmp(a, "--vm")) {
       o->vm = true;
+    } else if (!strcmp(a, "--simt")) {
+      o->simt = true;
+    } else if (FLAG("--mma")) {
+      v = flag_value(argc, argv, &i, "--mma");
+      if (!v || (strcmp(v, "sequential") && strcmp(v, "sm90")))
+        return fail("--mma needs 'sequential' or 'sm90'%s%s%s",
+                    v ? ", not '" : "", v ? v : "", v ? "'" : "");
+      o->mma_sm90 = !strcmp(v, "sm90");
+    } else if (FLAG("--grid") || FLAG("--block") || FLAG("--smem")) {
+      const char *flag = FLAG("--grid")    ? "--grid"
+                         : FLAG("--block") ? "--block"
+                                           : "--smem";
+      v = flag_value(argc, argv, &i, flag);
+      if (!v)
+        return fail("%s needs a value", flag);
+      if (flag[2] == 's') {
+        if (!parse_i64(v, &o->smem) || o->smem < 0)
+          return fail("--smem needs a number of bytes, not '%s'", v);
+      } else if (!parse_dims(v, flag[2] == 'g' ? o->grid : o->block)) {
+        return fail("%s needs X[,Y,Z] of positive sizes, not '%s'", flag, v);
+      }
+      o->block_given |= flag[2] == 'b';
     } else if (!strncmp(a, "-D", 2)) {
       v = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
       if (!v)
@@ -195,7 +280,9 @@ static int parse_args(int argc, char **argv, Options *o) {
   }
   if (!o->input)
     return fail("no input file (run 'tl-run --help' for usage)");
-  if (!o->vm)
+  if (o->vm && o->simt)
+    return fail("--vm runs a tl.kernel and --simt a simt func; give one");
+  if (!o->vm && !o->simt)
     return fail("the GPU path is not available yet; run on the VM with --vm");
   return 0;
 }
@@ -267,8 +354,10 @@ static bool parse_shape(const char *s, Arg *a) {
 
 static bool bind_buffer(const Options *o, const char *name, const char *spec,
                         TlType *param, Arg *a, uint64_t *rng) {
-  TlDType want;
-  if (!tl_vm_dtype_of(tl_tensor_elem(param), &want))
+  /* A simt pointer is untyped: the buffer's dtype is the spec's. */
+  bool any = tl_simt_is_ptr(param);
+  TlDType want = {0, 0, 0, 0};
+  if (!any && !tl_vm_dtype_of(tl_tensor_elem(param), &want))
     return !fail("--arg %s: the parameter's element type has no memory format",
                  name);
   size_t sl = strlen(spec);
@@ -282,7 +371,7 @@ static bool bind_buffer(const Options *o, const char *name, const char *spec,
     if (!tl_dtype_parse(dt, (size_t)(colon - dt), &t))
       return !fail("--arg %s: unknown dtype '%.*s'", name, (int)(colon - dt),
                    dt);
-    if (!tl_dtype_eq(t, want))
+    if (!any && !tl_dtype_eq(t, want))
       return !fail("--arg %s: dtype %s does not match the parameter's element "
                    "type %s",
                    name, tl_dtype_name(t), tl_dtype_name(want));
@@ -314,6 +403,8 @@ static bool bind_buffer(const Options *o, const char *name, const char *spec,
   TlErr err;
   if (!tl_npy_read(spec, &npy, &err))
     return !fail("--arg %s: %s", name, err.msg);
+  if (any)
+    want = npy.dtype;
   bool packed = !tl_npy_descr(want);
   if (packed ? !tl_dtype_eq(npy.dtype, tl_dtype_uint(8))
              : !tl_dtype_eq(npy.dtype, want)) {
@@ -344,18 +435,18 @@ static bool bind_buffer(const Options *o, const char *name, const char *spec,
 
 static bool bind_args(const Options *o, TlOp *kernel, Arg *args) {
   uint64_t rng = o->seed * 0x2545f4914f6cdd1dull + 1;
-  unsigned n = tl_vm_num_params(kernel);
+  unsigned n = num_params(kernel);
   for (size_t i = 0; i < o->args.len; i++) {
     const Pair *p = &o->args.data[i];
-    int k = tl_vm_param_index(kernel, p->name);
+    int k = param_index(kernel, p->name);
     if (k < 0)
       return !fail("--arg %s: the kernel @%s has no parameter '%s'", p->name,
                    tl_symbol_name(kernel), p->name);
     if (args[k].given)
       return !fail("--arg %s is given twice", p->name);
-    TlType *t = tl_vm_param_type(kernel, (unsigned)k);
+    TlType *t = param_type(kernel, (unsigned)k);
     args[k].given = true;
-    if (tl_type_is_ptr(t)) {
+    if (is_pointer(t)) {
       if (!bind_buffer(o, p->name, p->value, t, &args[k], &rng))
         return false;
     } else if (tl_type_is_float(t)) {
@@ -374,14 +465,14 @@ static bool bind_args(const Options *o, TlOp *kernel, Arg *args) {
   }
   for (unsigned i = 0; i < n; i++)
     if (!args[i].given)
-      return !fail("no --arg for parameter '%s' of @%s",
-                   tl_vm_param_name(kernel, i), tl_symbol_name(kernel));
+      return !fail("no --arg for parameter '%s' of @%s", param_name(kernel, i),
+                   tl_symbol_name(kernel));
   return true;
 }
 
 static Arg *buffer_named(TlOp *kernel, Arg *args, const char *flag,
                          const char *name) {
-  int k = tl_vm_param_index(kernel, name);
+  int k = param_index(kernel, name);
   if (k < 0) {
     fail("%s %s: the kernel has no parameter '%s'", flag, name, name);
     return NULL;
@@ -512,6 +603,8 @@ static void print_buffer(const char *name, const Arg *a) {
 int main(int argc, char **argv) {
   Options o;
   memset(&o, 0, sizeof o);
+  o.grid[0] = o.grid[1] = o.grid[2] = 1;
+  o.block[0] = o.block[1] = o.block[2] = 1;
   int status = parse_args(argc, argv, &o);
   TlContext *ctx = NULL;
   TlModule *m = NULL;
@@ -542,10 +635,30 @@ int main(int argc, char **argv) {
     if (!used)
       fprintf(stderr, "tl-run: warning: -D %s matches no template parameter\n",
               tl_context_define_at(ctx, i, NULL));
-  TlOp *kernel = tl_vm_find_kernel(m, o.kernel);
+  simt_mode = o.simt;
+  TlOp *kernel = o.simt ? tl_simt_vm_find_kernel(m, o.kernel)
+                        : tl_vm_find_kernel(m, o.kernel);
   if (!kernel)
     goto out;
-  nparams = tl_vm_num_params(kernel);
+  TlSimtLaunch launch = {{1, 1, 1}, {1, 1, 1}, o.smem};
+  if (o.simt) {
+    memcpy(launch.grid, o.grid, sizeof launch.grid);
+    memcpy(launch.block, o.block, sizeof launch.block);
+    TlAttr *threads = tl_op_attr(kernel, "threads");
+    if (!o.block_given && !threads) {
+      fail("--simt needs --block N: @%s has no 'threads' attribute",
+           tl_symbol_name(kernel));
+      goto out;
+    }
+    if (!o.block_given)
+      launch.block[0] = tl_attr_int_value(threads);
+  } else if (o.block_given || o.grid[0] != 1 || o.grid[1] != 1 ||
+             o.grid[2] != 1 || o.smem || o.mma_sm90) {
+    fail("--grid, --block, --smem and --mma apply to --simt only (a "
+         "tl.kernel computes its launch)");
+    goto out;
+  }
+  nparams = num_params(kernel);
   args = tl_xcalloc(nparams + 1, sizeof *args);
   if (!bind_args(&o, kernel, args))
     goto out;
@@ -562,8 +675,17 @@ int main(int argc, char **argv) {
   TlVmArg *vargs = tl_xcalloc(nparams + 1, sizeof *vargs);
   for (unsigned i = 0; i < nparams; i++)
     vargs[i] = args[i].vm;
-  vm = tl_vm_create(ctx);
-  TlResult r = tl_vm_run(vm, kernel, nparams, vargs);
+  TlResult r;
+  if (o.simt) {
+    TlSimtVm *svm = tl_simt_vm_create(ctx);
+    if (o.mma_sm90)
+      tl_simt_vm_set_mma_model(svm, TL_SIMT_MMA_SM90);
+    r = tl_simt_vm_run(svm, kernel, &launch, nparams, vargs);
+    tl_simt_vm_destroy(svm);
+  } else {
+    vm = tl_vm_create(ctx);
+    r = tl_vm_run(vm, kernel, nparams, vargs);
+  }
   tl_free(vargs);
   if (TL_FAILED(r))
     goto out;

@@ -1,0 +1,1951 @@
+/* The thread-level VM: runs a simt kernel (a builtin func with `kernel`)
+ * over a grid, one block after another, the threads of a block in
+ * lock-step. A kernel is compiled once into instruction lists over value
+ * slots; each slot holds one register value per thread (a scalar code, a
+ * vector's element codes, or a pointer's address) in a register file laid
+ * out slot by slot. An instruction runs for an active set of threads (a
+ * list of thread indices); scf ops run their regions for subsets of it.
+ * Arith ops reuse the tl VM's scalar arithmetic (vm.c, numeric.c); the
+ * PTX conversions and prmt modes are in simt_numeric.c. docs/vm.md ("The
+ * thread-level VM") states the semantics. */
+#include "tl/simt_vm.h"
+#include "simt_vm_internal.h"
+#include "tl/layout.h"
+#include "tl/simt.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+/*===--- Compiled form ---------------------------------------------------===*/
+
+/* Op codes: arith and scf reuse the tl VM's OpCode values (OC_CONST ..
+ * OC_WHILE); the simt ops follow. */
+enum {
+  SC_THREAD_ID = 1000,
+  SC_BLOCK_ID,
+  SC_BLOCK_DIM,
+  SC_GRID_DIM,
+  SC_LANE_ID,
+  SC_WARP_ID,
+  SC_PTR_ADD,
+  SC_SMEM_BASE,
+  SC_LOAD,
+  SC_STORE,
+  SC_CP_ASYNC,
+  SC_COMMIT,
+  SC_WAIT,
+  SC_BARRIER,
+  SC_LDMATRIX,
+  SC_MMA,
+  SC_SHFL,
+  SC_PRMT,
+  SC_LOP3,
+  SC_ADD2,
+  SC_SUB2,
+  SC_MUL2,
+  SC_FMA2,
+  SC_CVT,
+  SC_CVT_PACK,
+  SC_BITCAST,
+  SC_EXTRACT,
+  SC_BUILD,
+};
+
+/* The ops the VM runs: columns are the op's name and its code. */
+static const struct {
+  const char *name;
+  int code;
+} op_table[] = {
+    {"arith.constant", OC_CONST},
+    {"arith.addi", OC_ADDI},
+    {"arith.subi", OC_SUBI},
+    {"arith.muli", OC_MULI},
+    {"arith.divi", OC_DIVI},
+    {"arith.remi", OC_REMI},
+    {"arith.ceildivi", OC_CEILDIVI},
+    {"arith.andi", OC_ANDI},
+    {"arith.ori", OC_ORI},
+    {"arith.xori", OC_XORI},
+    {"arith.shli", OC_SHLI},
+    {"arith.shri", OC_SHRI},
+    {"arith.mini", OC_MINI},
+    {"arith.maxi", OC_MAXI},
+    {"arith.addf", OC_ADDF},
+    {"arith.subf", OC_SUBF},
+    {"arith.mulf", OC_MULF},
+    {"arith.divf", OC_DIVF},
+    {"arith.minf", OC_MINF},
+    {"arith.maxf", OC_MAXF},
+    {"arith.negf", OC_NEGF},
+    {"arith.absf", OC_ABSF},
+    {"arith.cmpi", OC_CMPI},
+    {"arith.cmpf", OC_CMPF},
+    {"arith.select", OC_SELECT},
+    {"arith.exti", OC_EXTI},
+    {"arith.trunci", OC_TRUNCI},
+    {"arith.itofp", OC_ITOFP},
+    {"arith.fptoi", OC_FPTOI},
+    {"arith.extf", OC_EXTF},
+    {"arith.truncf", OC_TRUNCF},
+    {"arith.bitcast", OC_BITCAST},
+    {"scf.for", OC_FOR},
+    {"scf.if", OC_IF},
+    {"scf.while", OC_WHILE},
+    {"simt.thread_id", SC_THREAD_ID},
+    {"simt.block_id", SC_BLOCK_ID},
+    {"simt.block_dim", SC_BLOCK_DIM},
+    {"simt.grid_dim", SC_GRID_DIM},
+    {"simt.lane_id", SC_LANE_ID},
+    {"simt.warp_id", SC_WARP_ID},
+    {"simt.ptr_add", SC_PTR_ADD},
+    {"simt.smem_base", SC_SMEM_BASE},
+    {"simt.load", SC_LOAD},
+    {"simt.store", SC_STORE},
+    {"simt.cp_async", SC_CP_ASYNC},
+    {"simt.cp_async_commit", SC_COMMIT},
+    {"simt.cp_async_wait", SC_WAIT},
+    {"simt.barrier", SC_BARRIER},
+    {"simt.ldmatrix", SC_LDMATRIX},
+    {"simt.mma", SC_MMA},
+    {"simt.shfl", SC_SHFL},
+    {"simt.prmt", SC_PRMT},
+    {"simt.lop3", SC_LOP3},
+    {"simt.add2", SC_ADD2},
+    {"simt.sub2", SC_SUB2},
+    {"simt.mul2", SC_MUL2},
+    {"simt.fma2", SC_FMA2},
+    {"simt.cvt", SC_CVT},
+    {"simt.cvt_pack", SC_CVT_PACK},
+    {"simt.bitcast", SC_BITCAST},
+    {"simt.extract", SC_EXTRACT},
+    {"simt.build", SC_BUILD},
+};
+
+/* How an mma form's fragments map to matrices and how its sums round. */
+typedef enum MmaIn { MI_F16, MI_BF16, MI_INT8, MI_B1 } MmaIn;
+typedef enum MmaAcc { MA_F32, MA_F16, MA_S32 } MmaAcc;
+typedef struct Mma {
+  unsigned m, n, k, bits; /* shape; bits of an A/B element */
+  MmaIn in;
+  MmaAcc acc;
+  bool a_signed, b_signed, satfinite;
+  unsigned alocal, blocal, clocal; /* elements per lane of A, B, C */
+  int32_t *amap, *bmap, *cmap;     /* [lane * local + i] -> row * cols + col */
+} Mma;
+
+typedef struct SBody SBody;
+
+typedef struct SInst {
+  TlOp *op;
+  int code;
+  unsigned nin, nout, nregions;
+  uint32_t *in, *out;
+  SBody *regions;
+  const EType *et;  /* scalar (or vector element) type of the result */
+  const EType *et2; /* of operand 0 (operand 1 for ptr_add) */
+  int pred;         /* cmpi/cmpf predicate, prmt mode, shfl mode */
+  int64_t imm;      /* dim, index, pending, lut, barrier id, num */
+  int64_t imm2;     /* barrier thread count (0: all), required alignment */
+  unsigned bytes;   /* access or copy size */
+  bool flag;        /* ldmatrix trans, cvt sat */
+  SvRound rnd;
+  uint64_t konst;
+  unsigned vn_in, vb_in, vn_out, vb_out; /* elements and element bits */
+  int32_t *map;                          /* ldmatrix: [lane * local + i] */
+  unsigned local;
+  Mma *mma;
+} SInst;
+
+struct SBody {
+  SInst *insts;
+  unsigned n;
+  uint32_t *args;
+  unsigned nargs;
+  uint32_t *yield;
+  unsigned nyield;
+};
+
+typedef struct SKernel {
+  SBody body;
+  uint32_t nslots;
+  uint32_t *words; /* per slot: 64-bit words a thread's value takes */
+  uint32_t *off;   /* per slot: sum of the words of the slots before it */
+  uint32_t total;  /* words per thread */
+} SKernel;
+
+/* A cp.async in flight: its thread, commit group (OPEN until committed),
+ * destination and the bytes it will write (read from global at issue). */
+#define GROUP_OPEN UINT32_MAX
+typedef struct Copy {
+  int32_t thread;
+  uint32_t group;
+  uint32_t dst;
+  uint32_t size;
+  uint8_t data[16];
+  TlOp *op;
+} Copy;
+
+/* State of one shared byte. The race fields are valid while epoch is the
+ * block's current epoch (barriers passed + 1). */
+enum { W_NONE = -1, R_MANY = -2 };
+typedef struct SByte {
+  uint32_t epoch;
+  int32_t writer, reader;
+  uint32_t pending; /* 1 + index of the Copy in flight into it, or 0 */
+  uint8_t init;
+  TlOp *wop; /* the op of the last write */
+} SByte;
+
+typedef struct Mask {
+  int32_t *t;
+  int n;
+} Mask;
+
+struct TlSimtVm {
+  TlContext *ctx;
+  TlVm *tl; /* the tl VM: element types and the arith helpers */
+  TlArena arena;
+  PMap kernels;  /* func -> SKernel */
+  PMap slots_of; /* while compiling: TlValue -> slot + 1 */
+  TL_VEC(uint32_t) words;
+  TlSimtVmStats stats;
+  TlSimtMmaModel mma_model;
+
+  /* The run in progress. */
+  TlOp *func;
+  SKernel *k;
+  const TlVmArg *args;
+  unsigned nargs;
+  int64_t grid[3], bdim[3], bidx[3];
+  int T;
+  uint64_t *rf;
+  size_t rf_cap;
+  uint8_t *smem;
+  SByte *sbytes;
+  int64_t smem_size;
+  uint32_t epoch;
+  TL_VEC(Copy) copies;
+  TL_VEC(uint32_t) live; /* indices of the copies in flight */
+  uint32_t *committed;   /* per thread: groups committed */
+  uint8_t *active;       /* per thread scratch: in the op's active set */
+  TL_VEC(uint64_t) scratch;
+  bool failed;
+};
+
+static const EType *etype(TlSimtVm *vm, TlType *t) {
+  return vm_etype(vm->tl, t);
+}
+
+/*===--- Kernels and parameters ------------------------------------------===*/
+
+static bool is_simt_kernel(TlOp *op) {
+  return !strcmp(tl_op_name(op), "builtin.func") && tl_op_attr(op, "kernel");
+}
+
+TlOp *tl_simt_vm_find_kernel(TlModule *m, const char *name) {
+  TlOp *found = NULL;
+  unsigned count = 0;
+  for (TlOp *op = tl_block_first_op(tl_module_body(m)); op;
+       op = tl_op_next(op)) {
+    if (!is_simt_kernel(op))
+      continue;
+    count++;
+    if (!found && (!name || !strcmp(tl_symbol_name(op), name)))
+      found = op;
+  }
+  TlContext *ctx = tl_module_context(m);
+  TlLoc loc = tl_op_loc(tl_module_op(m));
+  if (name && !found) {
+    tl_emit_error(ctx, loc, "no kernel func named '%s'", name);
+    return NULL;
+  }
+  if (!name && count != 1) {
+    if (!count)
+      tl_emit_error(ctx, loc,
+                    "the module has no kernel (a func with the 'kernel' "
+                    "attribute)");
+    else
+      tl_emit_error(ctx, loc, "the module has %u kernels; name one", count);
+    return NULL;
+  }
+  return found;
+}
+
+static TlBlock *entry(TlOp *func) {
+  return tl_region_first_block(tl_op_region(func, 0));
+}
+
+unsigned tl_simt_vm_num_params(TlOp *func) {
+  return tl_block_num_args(entry(func));
+}
+
+const char *tl_simt_vm_param_name(TlOp *func, unsigned i) {
+  const char *h = tl_value_name_hint(tl_block_arg(entry(func), i));
+  char buf[32];
+  if (h && *h == '%')
+    h++;
+  if (!h || !*h) {
+    snprintf(buf, sizeof buf, "arg%u", i);
+    h = buf;
+  }
+  return tl_context_intern(tl_op_context(func), h, strlen(h));
+}
+
+TlType *tl_simt_vm_param_type(TlOp *func, unsigned i) {
+  return tl_value_type(tl_block_arg(entry(func), i));
+}
+
+int tl_simt_vm_param_index(TlOp *func, const char *name) {
+  for (unsigned i = 0; i < tl_simt_vm_num_params(func); i++)
+    if (!strcmp(tl_simt_vm_param_name(func, i), name))
+      return (int)i;
+  return -1;
+}
+
+/*===--- Creation --------------------------------------------------------===*/
+
+TlSimtVm *tl_simt_vm_create(TlContext *ctx) {
+  TlSimtVm *vm = tl_xcalloc(1, sizeof *vm);
+  vm->ctx = ctx;
+  vm->tl = tl_vm_create(ctx);
+  tl_arena_init(&vm->arena);
+  return vm;
+}
+
+void tl_simt_vm_destroy(TlSimtVm *vm) {
+  if (!vm)
+    return;
+  tl_vm_destroy(vm->tl);
+  pmap_free(&vm->kernels); /* the kernels themselves live in the arena */
+  pmap_free(&vm->slots_of);
+  tl_vec_free(&vm->words);
+  tl_vec_free(&vm->copies);
+  tl_vec_free(&vm->live);
+  tl_vec_free(&vm->scratch);
+  tl_free(vm->rf);
+  tl_free(vm->smem);
+  tl_free(vm->sbytes);
+  tl_free(vm->committed);
+  tl_free(vm->active);
+  tl_arena_reset(&vm->arena);
+  tl_free(vm);
+}
+
+TlSimtVmStats tl_simt_vm_stats(const TlSimtVm *vm) { return vm->stats; }
+
+void tl_simt_vm_set_mma_model(TlSimtVm *vm, TlSimtMmaModel model) {
+  vm->mma_model = model;
+}
+
+/*===--- Errors ----------------------------------------------------------===*/
+
+static bool sv_error(TlSimtVm *vm, TlOp *op, const char *fmt, ...)
+    TL_PRINTF(3, 4);
+static bool sv_error(TlSimtVm *vm, TlOp *op, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  tl_op_emit_error(op, "%s", buf);
+  vm->failed = true;
+  return false;
+}
+
+static void sv_note(TlSimtVm *vm, TlOp *op, const char *fmt, ...)
+    TL_PRINTF(3, 4);
+static void sv_note(TlSimtVm *vm, TlOp *op, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  tl_emit_note(vm->ctx, tl_op_loc(op), "%s", buf);
+}
+
+/* "thread 37 (warp 1, lane 5)", with the (x, y, z) index in blocks of
+ * more than one dimension. */
+typedef struct Who {
+  char s[96];
+} Who;
+static Who who(const TlSimtVm *vm, int t) {
+  Who w;
+  if (vm->bdim[1] == 1 && vm->bdim[2] == 1)
+    snprintf(w.s, sizeof w.s, "thread %d (warp %d, lane %d)", t, t / 32,
+             t % 32);
+  else
+    snprintf(w.s, sizeof w.s,
+             "thread %d = (%lld, %lld, %lld) (warp %d, lane %d)", t,
+             (long long)(t % vm->bdim[0]),
+             (long long)(t / vm->bdim[0] % vm->bdim[1]),
+             (long long)(t / (vm->bdim[0] * vm->bdim[1])), t / 32, t % 32);
+  return w;
+}
+
+/*===--- Compilation -----------------------------------------------------===*/
+
+static unsigned words_of(const TlType *t) {
+  return tl_simt_is_vec(t) ? tl_simt_vec_size(t) : 1;
+}
+
+static TlType *elem_of(TlType *t) {
+  return tl_simt_is_vec(t) ? tl_simt_vec_elem(t) : t;
+}
+
+static uint32_t slot_for(TlSimtVm *vm, TlValue *v) {
+  uintptr_t s = (uintptr_t)pmap_get(&vm->slots_of, v);
+  if (s)
+    return (uint32_t)(s - 1);
+  uint32_t n = (uint32_t)vm->words.len;
+  tl_vec_push(&vm->words, words_of(tl_value_type(v)));
+  pmap_put(&vm->slots_of, v, (void *)(uintptr_t)(n + 1));
+  return n;
+}
+
+/* Values the VM can hold: scalars with a memory format, vectors of them,
+ * simt pointers. */
+static bool holdable(TlType *t) {
+  TlDType d;
+  if (tl_simt_is_ptr(t))
+    return true;
+  TlType *e = elem_of(t);
+  return tl_type_is_scalar(e) && (tl_vm_dtype_of(e, &d) || tl_type_is_bool(e));
+}
+
+static const char *str_attr(TlOp *op, const char *name) {
+  TlAttr *a = tl_op_attr(op, name);
+  return a ? tl_attr_string_value(a, NULL) : NULL;
+}
+static int64_t int_attr(TlOp *op, const char *name, int64_t dflt) {
+  TlAttr *a = tl_op_attr(op, name);
+  return a ? tl_attr_int_value(a) : dflt;
+}
+
+static int find_name(const char *const *list, const char *s) {
+  for (int i = 0; s && list[i]; i++)
+    if (!strcmp(list[i], s))
+      return i;
+  return -1;
+}
+
+/* The fragment map of an atom: [lane * local + i] -> row * cols + col. */
+static int32_t *atom_map(TlSimtVm *vm, const char *name, unsigned *local) {
+  TlLayout l;
+  TlErr err;
+  bool ok = tl_layout_atom(&l, name, &err);
+  tl_assert(ok);
+  int64_t loc = tl_layout_local_size(&l);
+  int32_t *map = TL_ARENA_NEWN(&vm->arena, int32_t, 32 * loc);
+  int64_t idx[TL_LAYOUT_MAX_RANK];
+  for (int64_t t = 0; t < 32; t++)
+    for (int64_t i = 0; i < loc; i++) {
+      ok = tl_layout_map(&l, t, i, idx, NULL);
+      tl_assert(ok);
+      map[t * loc + i] = (int32_t)(idx[0] * l.shape[1] + idx[1]);
+    }
+  *local = (unsigned)loc;
+  return map;
+}
+
+static Mma *compile_mma(TlSimtVm *vm, TlOp *op) {
+  Mma *m = TL_ARENA_NEW(&vm->arena, Mma);
+  const char *shape = str_attr(op, "shape"), *a = str_attr(op, "a_type"),
+             *b = str_attr(op, "b_type"), *acc = str_attr(op, "acc_type");
+  unsigned dm, dn, dk;
+  sscanf(shape, "m%un%uk%u", &dm, &dn, &dk);
+  m->m = dm;
+  m->n = dn;
+  m->k = dk;
+  m->in = !strcmp(a, "f16")    ? MI_F16
+          : !strcmp(a, "bf16") ? MI_BF16
+          : !strcmp(a, "b1")   ? MI_B1
+                               : MI_INT8;
+  m->bits = m->in == MI_B1 ? 1 : m->in == MI_INT8 ? 8 : 16;
+  m->acc = !strcmp(acc, "f32") ? MA_F32 : !strcmp(acc, "f16") ? MA_F16 : MA_S32;
+  m->a_signed = !strcmp(a, "s8");
+  m->b_signed = !strcmp(b, "s8");
+  m->satfinite = tl_op_attr(op, "satfinite") != NULL;
+  /* The bf16 fragments are the f16 ones (PTX gives one layout for both). */
+  const char *kind = m->in == MI_B1 ? "b1" : m->in == MI_INT8 ? "s8" : "f16";
+  char name[64];
+  snprintf(name, sizeof name, "mma_%s_%s_a", shape, kind);
+  m->amap = atom_map(vm, name, &m->alocal);
+  snprintf(name, sizeof name, "mma_%s_%s_b", shape, kind);
+  m->bmap = atom_map(vm, name, &m->blocal);
+  snprintf(name, sizeof name, "mma_%s_%s_c", shape, kind);
+  m->cmap = atom_map(vm, name, &m->clocal);
+  return m;
+}
+
+static bool compile_block(TlSimtVm *vm, TlBlock *b, SBody *out);
+
+static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
+  static const char *const cmpi_preds[] = {"eq", "ne", "lt", "le",
+                                           "gt", "ge", NULL};
+  static const char *const cmpf_preds[] = {"oeq", "ogt", "oge", "olt", "ole",
+                                           "one", "ord", "ueq", "ugt", "uge",
+                                           "ult", "ule", "une", "uno", NULL};
+  static const char *const xyz[] = {"x", "y", "z", NULL};
+  static const char *const prmt_modes[] = {"",    "f4e", "b4e",  "rc8",
+                                           "ecl", "ecr", "rc16", NULL};
+  static const char *const shfl_modes[] = {"idx", "bfly", "up", "down", NULL};
+  in->op = op;
+  in->code = -1;
+  for (size_t i = 0; i < sizeof op_table / sizeof op_table[0]; i++)
+    if (!strcmp(op_table[i].name, tl_op_name(op)))
+      in->code = op_table[i].code;
+  if (in->code < 0) {
+    tl_op_emit_error(op, "the thread-level VM does not execute this op");
+    return false;
+  }
+  in->nin = tl_op_num_operands(op);
+  in->nout = tl_op_num_results(op);
+  in->in = TL_ARENA_NEWN(&vm->arena, uint32_t, in->nin + 1);
+  in->out = TL_ARENA_NEWN(&vm->arena, uint32_t, in->nout + 1);
+  for (unsigned i = 0; i < in->nin; i++) {
+    TlValue *v = tl_op_operand(op, i);
+    if (!holdable(tl_value_type(v))) {
+      tl_op_emit_error(op,
+                       "operand #%u has a type the thread-level VM cannot "
+                       "hold in a register",
+                       i);
+      return false;
+    }
+    in->in[i] = slot_for(vm, v);
+  }
+  for (unsigned i = 0; i < in->nout; i++) {
+    TlValue *v = tl_op_result(op, i);
+    if (!holdable(tl_value_type(v))) {
+      tl_op_emit_error(op,
+                       "result #%u has a type the thread-level VM cannot "
+                       "hold in a register",
+                       i);
+      return false;
+    }
+    in->out[i] = slot_for(vm, v);
+  }
+  TlType *rt = in->nout ? tl_value_type(tl_op_result(op, 0)) : NULL;
+  TlType *ot = in->nin ? tl_value_type(tl_op_operand(op, 0)) : NULL;
+  if (in->code == SC_PTR_ADD)
+    ot = tl_value_type(tl_op_operand(op, 1));
+  if (rt && !tl_simt_is_ptr(rt))
+    in->et = etype(vm, elem_of(rt));
+  if (ot && !tl_simt_is_ptr(ot))
+    in->et2 = etype(vm, elem_of(ot));
+  if (!in->et)
+    in->et = in->et2;
+  if (rt && !tl_simt_is_ptr(rt)) {
+    in->vn_out = words_of(rt);
+    in->vb_out = tl_type_bitwidth(elem_of(rt));
+  }
+  if (ot && !tl_simt_is_ptr(ot)) {
+    in->vn_in = words_of(ot);
+    in->vb_in = tl_type_bitwidth(elem_of(ot));
+  }
+  switch (in->code) {
+  case OC_CONST: {
+    TlAttr *a = tl_op_attr(op, "value");
+    in->konst = tl_attr_kind(a) == TL_ATTR_INT
+                    ? tl_attr_uint_value(a) & in->et->mask
+                    : e_fencode(in->et, tl_attr_float_value(a));
+    break;
+  }
+  case OC_CMPI:
+    in->pred = find_name(cmpi_preds, str_attr(op, "predicate"));
+    break;
+  case OC_CMPF:
+    in->pred = find_name(cmpf_preds, str_attr(op, "predicate"));
+    break;
+  case SC_THREAD_ID:
+  case SC_BLOCK_ID:
+  case SC_BLOCK_DIM:
+  case SC_GRID_DIM:
+    in->imm = find_name(xyz, str_attr(op, "dim"));
+    break;
+  case SC_LOAD:
+  case SC_STORE: {
+    TlType *vt = in->code == SC_LOAD ? rt : ot;
+    in->bytes = tl_simt_value_bits(vt) / 8;
+    in->vn_in = words_of(vt);
+    in->vb_in = tl_type_bitwidth(elem_of(vt));
+    in->imm2 = int_attr(op, "align", in->bytes);
+    break;
+  }
+  case SC_CP_ASYNC:
+    in->bytes = (unsigned)int_attr(op, "size", 16);
+    break;
+  case SC_WAIT:
+    in->imm = int_attr(op, "pending", 0);
+    break;
+  case SC_BARRIER:
+    in->imm = int_attr(op, "id", 0);
+    in->imm2 = int_attr(op, "threads", 0);
+    break;
+  case SC_LDMATRIX: {
+    char name[32];
+    in->imm = int_attr(op, "num", 1);
+    in->flag = tl_op_attr(op, "trans") != NULL;
+    snprintf(name, sizeof name, "ldmatrix_x%lld%s", (long long)in->imm,
+             in->flag ? "_trans" : "");
+    in->map = atom_map(vm, name, &in->local);
+    break;
+  }
+  case SC_MMA:
+    in->mma = compile_mma(vm, op);
+    break;
+  case SC_SHFL:
+    in->pred = find_name(shfl_modes, str_attr(op, "mode"));
+    break;
+  case SC_PRMT:
+    in->pred =
+        str_attr(op, "mode") ? find_name(prmt_modes, str_attr(op, "mode")) : 0;
+    break;
+  case SC_LOP3:
+    in->imm = int_attr(op, "lut", 0);
+    break;
+  case SC_CVT:
+    in->rnd = sv_round_parse(str_attr(op, "rounding"));
+    in->flag = tl_op_attr(op, "sat") != NULL;
+    break;
+  case SC_CVT_PACK:
+    in->rnd =
+        str_attr(op, "rounding") && !strcmp(str_attr(op, "rounding"), "rz")
+            ? SV_RZ
+            : SV_RN;
+    break;
+  case SC_EXTRACT:
+    in->imm = int_attr(op, "index", 0);
+    break;
+  default:
+    break;
+  }
+  in->nregions = tl_op_num_regions(op);
+  if (in->nregions) {
+    in->regions = TL_ARENA_NEWN(&vm->arena, SBody, in->nregions);
+    for (unsigned r = 0; r < in->nregions; r++) {
+      TlBlock *b = tl_region_first_block(tl_op_region(op, r));
+      if (b && !compile_block(vm, b, &in->regions[r]))
+        return false;
+    }
+  }
+  return true;
+}
+
+static bool compile_block(TlSimtVm *vm, TlBlock *b, SBody *out) {
+  unsigned n = 0;
+  for (TlOp *op = tl_block_first_op(b); op; op = tl_op_next(op))
+    n++;
+  out->nargs = tl_block_num_args(b);
+  out->args = TL_ARENA_NEWN(&vm->arena, uint32_t, out->nargs + 1);
+  for (unsigned i = 0; i < out->nargs; i++) {
+    TlValue *v = tl_block_arg(b, i);
+    if (!holdable(tl_value_type(v))) {
+      tl_emit_error(vm->ctx, tl_value_loc(v),
+                    "block argument #%u has a type the thread-level VM "
+                    "cannot hold in a register",
+                    i);
+      return false;
+    }
+    out->args[i] = slot_for(vm, v);
+  }
+  out->insts = TL_ARENA_NEWN(&vm->arena, SInst, n + 1);
+  out->n = 0;
+  for (TlOp *op = tl_block_first_op(b); op; op = tl_op_next(op)) {
+    const char *name = tl_op_name(op);
+    if (!strcmp(name, "scf.yield") || !strcmp(name, "scf.condition") ||
+        !strcmp(name, "builtin.return")) {
+      out->nyield = tl_op_num_operands(op);
+      out->yield = TL_ARENA_NEWN(&vm->arena, uint32_t, out->nyield + 1);
+      for (unsigned i = 0; i < out->nyield; i++)
+        out->yield[i] = slot_for(vm, tl_op_operand(op, i));
+      continue;
+    }
+    if (!compile_op(vm, op, &out->insts[out->n++]))
+      return false;
+  }
+  return true;
+}
+
+static SKernel *compile_kernel(TlSimtVm *vm, TlOp *func) {
+  SKernel *k = pmap_get(&vm->kernels, func);
+  if (k)
+    return k;
+  k = TL_ARENA_NEW(&vm->arena, SKernel);
+  pmap_free(&vm->slots_of);
+  vm->words.len = 0;
+  bool ok = compile_block(vm, entry(func), &k->body);
+  pmap_free(&vm->slots_of);
+  if (!ok)
+    return NULL;
+  k->nslots = (uint32_t)vm->words.len;
+  k->words = TL_ARENA_NEWN(&vm->arena, uint32_t, k->nslots + 1);
+  k->off = TL_ARENA_NEWN(&vm->arena, uint32_t, k->nslots + 1);
+  uint32_t total = 0;
+  for (uint32_t s = 0; s < k->nslots; s++) {
+    k->words[s] = vm->words.data[s];
+    k->off[s] = total;
+    total += k->words[s];
+  }
+  k->total = total;
+  pmap_put(&vm->kernels, func, k);
+  return k;
+}
+
+/*===--- Registers -------------------------------------------------------===*/
+
+/* Thread t's words of slot s. */
+static inline uint64_t *reg(TlSimtVm *vm, uint32_t s, int t) {
+  return vm->rf + (size_t)vm->k->off[s] * (size_t)vm->T +
+         (size_t)t * vm->k->words[s];
+}
+
+/* Copies slots src[0..n) to dst[0..n) for the threads of m, through a
+ * scratch copy (a loop may yield its arguments in another order). */
+static void copy_vals(TlSimtVm *vm, const uint32_t *dst, const uint32_t *src,
+                      unsigned n, const Mask *m) {
+  size_t total = 0;
+  for (unsigned i = 0; i < n; i++)
+    total += vm->k->words[src[i]];
+  vm->scratch.len = 0;
+  for (size_t i = 0; i < total; i++)
+    tl_vec_push(&vm->scratch, 0);
+  for (int j = 0; j < m->n; j++) {
+    int t = m->t[j];
+    size_t w = 0;
+    for (unsigned i = 0; i < n; i++) {
+      uint32_t nw = vm->k->words[src[i]];
+      memcpy(vm->scratch.data + w, reg(vm, src[i], t), nw * 8);
+      w += nw;
+    }
+    w = 0;
+    for (unsigned i = 0; i < n; i++) {
+      uint32_t nw = vm->k->words[dst[i]];
+      memcpy(reg(vm, dst[i], t), vm->scratch.data + w, nw * 8);
+      w += nw;
+    }
+  }
+}
+
+/* Bit fields of a register value: element i of width eb at bit i * eb. */
+static uint64_t get_bits(const uint64_t *bits, unsigned pos, unsigned eb) {
+  unsigned w = pos / 64, o = pos % 64;
+  uint64_t v = bits[w] >> o;
+  if (o && o + eb > 64)
+    v |= bits[w + 1] << (64 - o);
+  return eb == 64 ? v : v & ((1ull << eb) - 1);
+}
+static void set_bits(uint64_t *bits, unsigned pos, unsigned eb, uint64_t v) {
+  unsigned w = pos / 64, o = pos % 64;
+  uint64_t mask = eb == 64 ? ~0ull : (1ull << eb) - 1;
+  v &= mask;
+  bits[w] = (bits[w] & ~(mask << o)) | (v << o);
+  if (o && o + eb > 64) {
+    unsigned hi = o + eb - 64;
+    uint64_t hm = (1ull << hi) - 1;
+    bits[w + 1] = (bits[w + 1] & ~hm) | (v >> (64 - o));
+  }
+}
+static void pack(const uint64_t *w, unsigned n, unsigned eb, uint64_t *bits) {
+  memset(bits, 0, 17 * 8);
+  for (unsigned i = 0; i < n; i++)
+    set_bits(bits, i * eb, eb, w[i]);
+}
+static void unpack(const uint64_t *bits, unsigned n, unsigned eb, uint64_t *w) {
+  for (unsigned i = 0; i < n; i++)
+    w[i] = get_bits(bits, i * eb, eb);
+}
+
+/*===--- Memory ----------------------------------------------------------===*/
+
+/* Global addresses: buffer parameter i starts at (i + 1) << 40, so an
+ * address names its buffer and offset, and the buffers' alignments are
+ * those of the offsets (the GPU's allocations are 256-byte aligned). */
+#define GLOBAL_SHIFT 40
+#define GLOBAL_OFF_MASK ((1ull << GLOBAL_SHIFT) - 1)
+
+static uint64_t global_base(unsigned param) {
+  return (uint64_t)(param + 1) << GLOBAL_SHIFT;
+}
+
+static const char *verb_of(bool write) { return write ? "writes" : "reads"; }
+
+static bool aligned(TlSimtVm *vm, SInst *in, int t, uint64_t addr,
+                    uint64_t align, unsigned n, bool write, bool shared,
+                    const char *why) {
+  if (!(addr & (align - 1)))
+    return true;
+  if (shared)
+    return sv_error(vm, in->op,
+                    "misaligned shared access: %s %s %u bytes at shared "
+                    "address %llu, which is not a multiple of %llu (%s)",
+                    who(vm, t).s, verb_of(write), n, (unsigned long long)addr,
+                    (unsigned long long)align, why);
+  unsigned p = (unsigned)(addr >> GLOBAL_SHIFT) - 1;
+  return sv_error(vm, in->op,
+                  "misaligned global access: %s %s %u bytes at offset %llu "
+                  "of '%s', which is not a multiple of %llu (%s)",
+                  who(vm, t).s, verb_of(write), n,
+                  (unsigned long long)(addr & GLOBAL_OFF_MASK),
+                  p < vm->nargs ? tl_simt_vm_param_name(vm->func, p) : "?",
+                  (unsigned long long)align, why);
+}
+
+/* Host bytes of a global access of n bytes, or NULL after an error. */
+static uint8_t *global_at(TlSimtVm *vm, SInst *in, int t, uint64_t addr,
+                          unsigned n, bool write) {
+  uint64_t p = (addr >> GLOBAL_SHIFT) - 1, off = addr & GLOBAL_OFF_MASK;
+  if ((addr >> GLOBAL_SHIFT) == 0 || p >= vm->nargs ||
+      vm->args[p].kind != TL_VM_ARG_BUFFER) {
+    sv_error(vm, in->op,
+             "global access outside every buffer: %s %s %u bytes at address "
+             "0x%llx",
+             who(vm, t).s, verb_of(write), n, (unsigned long long)addr);
+    return NULL;
+  }
+  const TlVmArg *a = &vm->args[p];
+  if (off + n > a->size) {
+    sv_error(vm, in->op,
+             "out-of-bounds global access: %s %s %u bytes at offset %llu of "
+             "'%s', which has %zu bytes",
+             who(vm, t).s, verb_of(write), n, (unsigned long long)off,
+             tl_simt_vm_param_name(vm->func, (unsigned)p), a->size);
+    return NULL;
+  }
+  return (uint8_t *)a->data + off;
+}
+
+static bool shared_in_bounds(TlSimtVm *vm, SInst *in, int t, uint64_t addr,
+                             unsigned n, bool write) {
+  if (addr <= (uint64_t)vm->smem_size && n <= vm->smem_size - (int64_t)addr)
+    return true;
+  return sv_error(vm, in->op,
+                  "out-of-bounds shared access: %s %s %u bytes at shared "
+                  "address %llu, but the block has %lld bytes of shared "
+                  "memory",
+                  who(vm, t).s, verb_of(write), n, (unsigned long long)addr,
+                  (long long)vm->smem_size);
+}
+
+static SByte *sbyte_now(TlSimtVm *vm, uint64_t b) {
+  SByte *s = &vm->sbytes[b];
+  if (s->epoch != vm->epoch) {
+    s->epoch = vm->epoch;
+    s->writer = W_NONE;
+    s->reader = W_NONE;
+  }
+  return s;
+}
+
+static bool pending_error(TlSimtVm *vm, SInst *in, int t, uint64_t b,
+                          bool write) {
+  const Copy *c = &vm->copies.data[vm->sbytes[b].pending - 1];
+  sv_error(vm, in->op,
+           "%s %s shared address %llu while a cp.async into it is pending "
+           "(no cp.async.wait_group has completed it)",
+           who(vm, t).s, verb_of(write), (unsigned long long)b);
+  sv_note(vm, c->op, "the cp.async, by %s", who(vm, c->thread).s);
+  return false;
+}
+
+/* Reads n shared bytes for thread t: bounds, pending copies,
+ * uninitialised bytes and races are errors. */
+static bool shared_read(TlSimtVm *vm, SInst *in, int t, uint64_t addr,
+                        unsigned n, uint8_t *out) {
+  if (!shared_in_bounds(vm, in, t, addr, n, false))
+    return false;
+  for (unsigned i = 0; i < n; i++) {
+    uint64_t b = addr + i;
+    SByte *s = &vm->sbytes[b];
+    if (s->pending)
+      return pending_error(vm, in, t, b, false);
+    if (!s->init)
+      return sv_error(vm, in->op,
+                      "%s reads uninitialised shared memory: byte %llu was "
+                      "never written",
+                      who(vm, t).s, (unsigned long long)b);
+    s = sbyte_now(vm, b);
+    if (s->writer >= 0 && s->writer != t) {
+      sv_error(vm, in->op,
+               "data race: %s reads shared address %llu, written by %s since "
+               "the last barrier",
+               who(vm, t).s, (unsigned long long)b, who(vm, s->writer).s);
+      sv_note(vm, s->wop, "the write");
+      return false;
+    }
+    s->reader = s->reader == W_NONE || s->reader == t ? t : R_MANY;
+    out[i] = vm->smem[b];
+  }
+  return true;
+}
+
+static bool shared_write(TlSimtVm *vm, SInst *in, int t, uint64_t addr,
+                         unsigned n, const uint8_t *src) {
+  if (!shared_in_bounds(vm, in, t, addr, n, true))
+    return false;
+  for (unsigned i = 0; i < n; i++) {
+    uint64_t b = addr + i;
+    if (vm->sbytes[b].pending)
+      return pending_error(vm, in, t, b, true);
+    SByte *s = sbyte_now(vm, b);
+    if (s->writer >= 0 && s->writer != t) {
+      sv_error(vm, in->op,
+               "data race: %s writes shared address %llu, also written by %s "
+               "since the last barrier",
+               who(vm, t).s, (unsigned long long)b, who(vm, s->writer).s);
+      sv_note(vm, s->wop, "the other write");
+      return false;
+    }
+    if (s->reader == R_MANY || (s->reader >= 0 && s->reader != t)) {
+      if (s->reader == R_MANY)
+        return sv_error(vm, in->op,
+                        "data race: %s writes shared address %llu, read by "
+                        "other threads since the last barrier",
+                        who(vm, t).s, (unsigned long long)b);
+      return sv_error(vm, in->op,
+                      "data race: %s writes shared address %llu, read by %s "
+                      "since the last barrier",
+                      who(vm, t).s, (unsigned long long)b,
+                      who(vm, s->reader).s);
+    }
+    s->writer = t;
+    s->wop = in->op;
+    s->init = 1;
+    vm->smem[b] = src[i];
+  }
+  return true;
+}
+
+/* The bytes of an access of n bytes for thread t, read (or written from
+ * buf), with the address's alignment checked against `align`. */
+static bool access(TlSimtVm *vm, SInst *in, int t, bool shared, uint64_t addr,
+                   unsigned n, uint64_t align, bool write, uint8_t *buf) {
+  const char *why =
+      align > n ? "the op's alignment attribute" : "the access size";
+  if (shared) {
+    if (!shared_in_bounds(vm, in, t, addr, n, write) ||
+        !aligned(vm, in, t, addr, align, n, write, true, why))
+      return false;
+    return write ? shared_write(vm, in, t, addr, n, buf)
+                 : shared_read(vm, in, t, addr, n, buf);
+  }
+  uint8_t *p = global_at(vm, in, t, addr, n, write);
+  if (!p || !aligned(vm, in, t, addr, align, n, write, false, why))
+    return false;
+  if (write)
+    memcpy(p, buf, n);
+  else
+    memcpy(buf, p, n);
+  return true;
+}
+
+/*===--- Shared memory and copies ----------------------------------------===*/
+
+static void complete_copy(TlSimtVm *vm, uint32_t id) {
+  Copy *c = &vm->copies.data[id];
+  for (uint32_t i = 0; i < c->size; i++) {
+    uint64_t b = c->dst + i;
+    SByte *s = sbyte_now(vm, b);
+    s->pending = 0;
+    s->init = 1;
+    s->writer = c->thread;
+    s->wop = c->op;
+    vm->smem[b] = c->data[i];
+  }
+}
+
+static bool exec_cp_async(TlSimtVm *vm, SInst *in, const Mask *m) {
+  unsigned size = in->bytes;
+  for (int j = 0; j < m->n; j++) {
+    int t = m->t[j];
+    uint64_t dst = reg(vm, in->in[0], t)[0], src = reg(vm, in->in[1], t)[0];
+    uint64_t n = size;
+    if (in->nin == 3) {
+      uint64_t c = reg(vm, in->in[2], t)[0];
+      n = c;
+      if (n > size)
+        return sv_error(
+            vm, in->op,
+            "%s copies with source size %lld, more than the %u "
+            "bytes of the copy",
+            who(vm, t).s,
+            (long long)e_sval(
+                etype(vm, tl_value_type(tl_op_operand(in->op, 2))), c),
+            size);
+    }
+    if (!shared_in_bounds(vm, in, t, dst, size, true) ||
+        !aligned(vm, in, t, dst, size, size, true, true, "the copy size"))
+      return false;
+    Copy c;
+    memset(&c, 0, sizeof c);
+    if (n) {
+      uint8_t *p = global_at(vm, in, t, src, (unsigned)n, false);
+      if (!p || !aligned(vm, in, t, src, size, (unsigned)n, false, false,
+                         "the copy size"))
+        return false;
+      memcpy(c.data, p, n);
+    } else if (!aligned(vm, in, t, src, size, 0, false, false,
+                        "the copy size")) {
+      return false;
+    }
+    for (unsigned i = 0; i < size; i++)
+      if (vm->sbytes[dst + i].pending)
+        return pending_error(vm, in, t, dst + i, true);
+    c.thread = t;
+    c.group = GROUP_OPEN;
+    c.dst = (uint32_t)dst;
+    c.size = size;
+    c.op = in->op;
+    uint32_t id = (uint32_t)vm->copies.len;
+    tl_vec_push(&vm->copies, c);
+    tl_vec_push(&vm->live, id);
+    for (unsigned i = 0; i < size; i++)
+      vm->sbytes[dst + i].pending = id + 1;
+  }
+  return true;
+}
+
+static void mark_active(TlSimtVm *vm, const Mask *m, uint8_t v) {
+  for (int j = 0; j < m->n; j++)
+    vm->active[m->t[j]] = v;
+}
+
+static void exec_commit(TlSimtVm *vm, const Mask *m) {
+  mark_active(vm, m, 1);
+  for (size_t i = 0; i < vm->live.len; i++) {
+    Copy *c = &vm->copies.data[vm->live.data[i]];
+    if (c->group == GROUP_OPEN && vm->active[c->thread])
+      c->group = vm->committed[c->thread];
+  }
+  /* A commit with no copies makes an empty group (PTX). */
+  for (int j = 0; j < m->n; j++)
+    vm->committed[m->t[j]]++;
+  mark_active(vm, m, 0);
+}
+
+/* cp.async.wait_group N: completes this thread's committed groups but the
+ * newest N. */
+static void exec_wait(TlSimtVm *vm, SInst *in, const Mask *m) {
+  mark_active(vm, m, 1);
+  size_t keep = 0;
+  for (size_t i = 0; i < vm->live.len; i++) {
+    uint32_t id = vm->live.data[i];
+    Copy *c = &vm->copies.data[id];
+    if (vm->active[c->thread] && c->group != GROUP_OPEN &&
+        (uint64_t)c->group + (uint64_t)in->imm < vm->committed[c->thread])
+      complete_copy(vm, id);
+    else
+      vm->live.data[keep++] = id;
+  }
+  vm->live.len = keep;
+  mark_active(vm, m, 0);
+}
+
+/*===--- Warp-collective ops ---------------------------------------------===*/
+
+/* Every warp with an active lane must have all 32 lanes active. */
+static bool full_warps(TlSimtVm *vm, SInst *in, const Mask *m) {
+  int counts[32] = {0};
+  for (int j = 0; j < m->n; j++)
+    counts[m->t[j] / 32]++;
+  for (int w = 0; w < 32; w++)
+    if (counts[w] && counts[w] != 32)
+      return sv_error(vm, in->op,
+                      "warp %d executes this warp-collective op with %d of "
+                      "its 32 lanes; every lane must execute it",
+                      w, counts[w]);
+  return true;
+}
+
+/* The warps of an active set made of whole warps. */
+static int warps_of(const Mask *m, int *ws) {
+  int n = 0;
+  for (int j = 0; j < m->n; j += 32)
+    ws[n++] = m->t[j] / 32;
+  return n;
+}
+
+static bool exec_shfl(TlSimtVm *vm, SInst *in, const Mask *m) {
+  if (!full_warps(vm, in, m))
+    return false;
+  int ws[32], nw = warps_of(m, ws);
+  for (int k = 0; k < nw; k++) {
+    uint64_t val[32], res[32][17];
+    int base = ws[k] * 32;
+    for (int l = 0; l < 32; l++) {
+      uint64_t bits[17];
+      pack(reg(vm, in->in[0], base + l), in->vn_in, in->vb_in, bits);
+      val[l] = bits[0] & 0xffffffffu;
+    }
+    for (int l = 0; l < 32; l++) {
+      /* PTX shfl.sync: b[4:0] is the lane or offset; c = 0x1f (idx,
+       * bfly, down) or 0 (up) makes the whole warp one segment, so
+       * maxLane is 31 for c = 0x1f and 0 for up. */
+      unsigned bval = (unsigned)reg(vm, in->in[1], base + l)[0] & 31, j;
+      bool ok;
+      switch (in->pred) {
+      case 0:
+        j = bval;
+        ok = true;
+        break;
+      case 1:
+        j = (unsigned)l ^ bval;
+        ok = true;
+        break;
+      case 2:
+        ok = (int)l - (int)bval >= 0;
+        j = (unsigned)(l - (int)bval);
+        break;
+      default:
+        j = (unsigned)l + bval;
+        ok = j <= 31;
+        break;
+      }
+      uint64_t bits[17] = {0};
+      bits[0] = val[ok ? j : (unsigned)l];
+      unpack(bits, in->vn_out, in->vb_out, res[l]);
+    }
+    for (int l = 0; l < 32; l++)
+      memcpy(reg(vm, in->out[0], base + l), res[l], in->vn_out * 8);
+  }
+  return true;
+}
+
+static bool exec_ldmatrix(TlSimtVm *vm, SInst *in, const Mask *m) {
+  if (!full_warps(vm, in, m))
+    return false;
+  int ws[32], nw = warps_of(m, ws);
+  unsigned num = (unsigned)in->imm;
+  for (int k = 0; k < nw; k++) {
+    int base = ws[k] * 32;
+    uint8_t rows[32][16];
+    /* Lanes 8i .. 8i + 7 give the rows of matrix i. */
+    for (unsigned r = 0; r < 8 * num; r++) {
+      int t = base + (int)r;
+      uint64_t addr = reg(vm, in->in[0], t)[0];
+      if (!shared_in_bounds(vm, in, t, addr, 16, false) ||
+          !aligned(vm, in, t, addr, 16, 16, false, true,
+                   "an ldmatrix row is 16 bytes, 16-byte aligned") ||
+          !shared_read(vm, in, t, addr, 16, rows[r]))
+        return false;
+    }
+    for (int l = 0; l < 32; l++) {
+      uint64_t *out = reg(vm, in->out[0], base + l);
+      memset(out, 0, num * 8);
+      for (unsigned i = 0; i < in->local; i++) {
+        int32_t flat = in->map[l * in->local + i];
+        int row = flat / 8, col = flat % 8;
+        uint64_t v = rows[row][2 * col] | (uint64_t)rows[row][2 * col + 1] << 8;
+        out[i / 2] |= v << (16 * (i % 2));
+      }
+    }
+  }
+  return true;
+}
+
+/* An element (bits wide, a code) of a fragment: local i of one lane's
+ * 32-bit registers, element j of a register at bits j * bits. */
+static uint32_t frag_get(const uint64_t *regs, unsigned i, unsigned bits) {
+  unsigned per = 32 / bits;
+  return (uint32_t)(regs[i / per] >> (i % per * bits)) &
+         (bits == 32 ? 0xffffffffu : (1u << bits) - 1);
+}
+
+/* The exponent the tensor cores align by: a subnormal's is its format's
+ * smallest normal exponent. */
+static int fexp(double x, const EType *e) {
+  int emin = 2 - (1 << (e->dt.exp_bits - 1));
+  int x_exp = ilogb(x);
+  return x_exp < emin ? emin : x_exp;
+}
+
+/* One element of a float mma as the H200's tensor cores compute it
+ * (matched bit for bit on random outputs of every f16 and bf16 form,
+ * subnormal and zero operands included; docs/vm.md): E is the largest of
+ * exp(a_k) + exp(b_k) over the nonzero products and exp(c), exp being the
+ * unbiased exponent (a subnormal's the format's smallest); each product
+ * and c is truncated toward zero to a multiple of 2^(E-25); the exact sum
+ * of those is rounded toward zero to f32, or to nearest even to f16.
+ * A NaN operand, an infinity times zero, or infinities of both signs give
+ * NaN, other infinities an infinity. Returns false (the caller then sums
+ * in order, which gives IEEE's signed zero) when every term is zero. row
+ * is a row of A (K codes), col a column of B (stride n). */
+static bool mma_sm90(const Mma *f, const EType *in_et, const EType *acc_et,
+                     const uint32_t *row, const uint32_t *col, unsigned n,
+                     uint64_t *d) {
+  double c = e_f(acc_et, *d);
+  int E = INT_MIN;
+  double a[16], b[16];
+  /* Infinities: the exact sum's (no overflow before the final rounding). */
+  bool nan = isnan(c), pinf = c == INFINITY, ninf = c == -INFINITY;
+  if (c != 0 && isfinite(c))
+    E = fexp(c, acc_et);
+  for (unsigned k = 0; k < f->k; k++) {
+    a[k] = e_f(in_et, row[k]);
+    b[k] = e_f(in_et, col[k * n]);
+    double p = a[k] * b[k];
+    nan |= isnan(p);
+    pinf |= p == INFINITY;
+    ninf |= p == -INFINITY;
+    if (a[k] != 0 && b[k] != 0 && isfinite(p) &&
+        fexp(a[k], in_et) + fexp(b[k], in_et) > E)
+      E = fexp(a[k], in_et) + fexp(b[k], in_et);
+  }
+  if (nan || (pinf && ninf)) {
+    *d = sv_nan(acc_et);
+    return true;
+  }
+  if (pinf || ninf) {
+    *d = e_fencode(acc_et, pinf ? INFINITY : -INFINITY);
+    return true;
+  }
+  if (E == INT_MIN) /* every term is zero: IEEE's signed-zero sum */
+    return false;
+  /* Each term is below 2^(E+2), so a multiple of 2^(E-25) below 2^27:
+   * seventeen of them sum exactly in 64 bits. */
+  int q = E - 25;
+  int64_t sum = (int64_t)trunc(ldexp(c, -q));
+  for (unsigned k = 0; k < f->k; k++)
+    sum += (int64_t)trunc(ldexp(a[k] * b[k], -q));
+  bool neg = sum < 0;
+  uint64_t mag = neg ? (uint64_t)0 - (uint64_t)sum : (uint64_t)sum;
+  *d = f->acc == MA_F32 ? sv_round_ieee(neg, mag, q, 8, 23, SV_RZ)
+                        : sv_round_ieee(neg, mag, q, 5, 10, SV_RN);
+  return true;
+}
+
+static bool exec_mma(TlSimtVm *vm, SInst *in, const Mask *m) {
+  if (!full_warps(vm, in, m))
+    return false;
+  const Mma *f = in->mma;
+  unsigned M = f->m, N = f->n, K = f->k;
+  uint32_t *A = tl_xmalloc(sizeof(uint32_t) * M * K);
+  uint32_t *B = tl_xmalloc(sizeof(uint32_t) * K * N);
+  uint64_t *C = tl_xmalloc(sizeof(uint64_t) * M * N);
+  const EType *in_et = f->in == MI_F16 || f->in == MI_BF16
+                           ? etype(vm, f->in == MI_F16 ? tl_type_f16(vm->ctx)
+                                                       : tl_type_bf16(vm->ctx))
+                           : NULL;
+  const EType *acc_et =
+      f->acc == MA_S32 ? NULL
+                       : etype(vm, f->acc == MA_F32 ? tl_type_f32(vm->ctx)
+                                                    : tl_type_f16(vm->ctx));
+  int ws[32], nw = warps_of(m, ws);
+  for (int k = 0; k < nw; k++) {
+    int base = ws[k] * 32;
+    for (int l = 0; l < 32; l++) {
+      const uint64_t *ra = reg(vm, in->in[0], base + l);
+      const uint64_t *rb = reg(vm, in->in[1], base + l);
+      const uint64_t *rc = reg(vm, in->in[2], base + l);
+      for (unsigned i = 0; i < f->alocal; i++)
+        A[f->amap[l * f->alocal + i]] = frag_get(ra, i, f->bits);
+      for (unsigned i = 0; i < f->blocal; i++)
+        B[f->bmap[l * f->blocal + i]] = frag_get(rb, i, f->bits);
+      for (unsigned i = 0; i < f->clocal; i++)
+        C[f->cmap[l * f->clocal + i]] =
+            f->acc == MA_F16 ? frag_get(rc, i, 16) : rc[i] & 0xffffffffu;
+    }
+    /* d[i][j] = c[i][j] + sum over k of a[i][k] * b[k][j]. Floats: k in
+     * increasing order, each product exact and each sum rounded once to
+     * the accumulator type (the order and rounding of tl.dot); integers:
+     * exact, then wrapped (or clamped with satfinite) to 32 bits. */
+    for (unsigned i = 0; i < M; i++)
+      for (unsigned j = 0; j < N; j++) {
+        uint64_t *d = &C[i * N + j];
+        if (f->acc == MA_S32) {
+          int64_t s = (int32_t)(uint32_t)*d;
+          for (unsigned kk = 0; kk < K; kk++) {
+            uint32_t a = A[i * K + kk], b = B[kk * N + j];
+            if (f->in == MI_B1)
+              s += a & b;
+            else
+              s += (int64_t)(f->a_signed ? (int8_t)a : (int64_t)a) *
+                   (f->b_signed ? (int8_t)b : (int64_t)b);
+          }
+          if (f->satfinite)
+            s = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s;
+          *d = (uint32_t)s;
+        } else if (vm->mma_model == TL_SIMT_MMA_SM90 &&
+                   mma_sm90(f, in_et, acc_et, A + i * K, B + j, N, d)) {
+          /* the H200's datapath computed *d */
+        } else {
+          uint64_t acc = *d;
+          for (unsigned kk = 0; kk < K; kk++) {
+            double p = e_f(in_et, A[i * K + kk]) * e_f(in_et, B[kk * N + j]);
+            double sum = e_add_odd(e_f(acc_et, acc), p);
+            acc = isnan(sum) ? sv_nan(acc_et) : e_fencode(acc_et, sum);
+          }
+          *d = acc;
+        }
+      }
+    for (int l = 0; l < 32; l++) {
+      uint64_t *rd = reg(vm, in->out[0], base + l);
+      if (f->acc == MA_F16)
+        memset(rd, 0, 8 * (f->clocal / 2));
+      for (unsigned i = 0; i < f->clocal; i++) {
+        uint64_t v = C[f->cmap[l * f->clocal + i]];
+        if (f->acc == MA_F16)
+          rd[i / 2] |= v << (16 * (i % 2));
+        else
+          rd[i] = v;
+      }
+    }
+  }
+  tl_free(A);
+  tl_free(B);
+  tl_free(C);
+  return true;
+}
+
+/* bar.sync id{, threads}: with the kernel's lock-step execution, the
+ * threads that arrive are the active set; all the block's threads (or
+ * exactly `threads` of them) must be there. A barrier starts a new race
+ * epoch; it completes no cp.async. */
+static bool exec_barrier(TlSimtVm *vm, SInst *in, const Mask *m) {
+  if (in->imm2 > vm->T)
+    return sv_error(vm, in->op,
+                    "bar.sync %lld, %lld waits for %lld threads, but the "
+                    "block has %d",
+                    (long long)in->imm, (long long)in->imm2,
+                    (long long)in->imm2, vm->T);
+  if (in->imm2 && m->n != in->imm2)
+    return sv_error(vm, in->op,
+                    "divergent barrier: %d threads arrive at bar.sync %lld, "
+                    "%lld, which waits for %lld",
+                    m->n, (long long)in->imm, (long long)in->imm2,
+                    (long long)in->imm2);
+  if (!in->imm2 && m->n != vm->T) {
+    mark_active(vm, m, 1);
+    int miss = 0;
+    while (vm->active[miss])
+      miss++;
+    mark_active(vm, m, 0);
+    return sv_error(vm, in->op,
+                    "divergent barrier: %d of the block's %d threads arrive "
+                    "at bar.sync %lld, which waits for all of them; %s does "
+                    "not",
+                    m->n, vm->T, (long long)in->imm, who(vm, miss).s);
+  }
+  vm->epoch++;
+  vm->stats.barriers++;
+  return true;
+}
+
+/*===--- Scalar and register ops -----------------------------------------===*/
+
+static bool cmp_int(int pred, int c) {
+  static const bool table[6][3] = {/* less, equal, greater */
+                                   {0, 1, 0}, {1, 0, 1}, {1, 0, 0},
+                                   {1, 1, 0}, {0, 0, 1}, {0, 1, 1}};
+  return table[pred][c + 1];
+}
+
+/* The 14 predicates of arith.cmpf, in the verifier's order. */
+static bool cmp_float(int pred, double x, double y) {
+  bool uno = isnan(x) || isnan(y);
+  bool lt = x<y, eq = x == y, gt = x> y;
+  static const uint8_t table[14] = {
+      /* bit 0 lt, bit 1 eq, bit 2 gt, bit 3 unordered */
+      2, 4, 6, 1, 3, 5, 7, 10, 12, 14, 9, 11, 13, 8};
+  unsigned want = table[pred];
+  return uno ? (want & 8) != 0
+             : ((lt && (want & 1)) || (eq && (want & 2)) || (gt && (want & 4)));
+}
+
+static bool thread_note(TlSimtVm *vm, int t) {
+  tl_emit_note(vm->ctx, tl_op_loc(vm->func), "in %s", who(vm, t).s);
+  return false;
+}
+
+static bool exec_arith(TlSimtVm *vm, SInst *in, const Mask *m) {
+  const EType *e = in->et;
+  for (int j = 0; j < m->n; j++) {
+    int t = m->t[j];
+    uint64_t a = in->nin > 0 ? reg(vm, in->in[0], t)[0] : 0;
+    uint64_t b = in->nin > 1 ? reg(vm, in->in[1], t)[0] : 0;
+    uint64_t r = 0;
+    switch (in->code) {
+    case OC_CONST:
+      r = in->konst;
+      break;
+    case OC_ADDI:
+    case OC_SUBI:
+    case OC_MULI:
+    case OC_DIVI:
+    case OC_REMI:
+    case OC_CEILDIVI:
+    case OC_ANDI:
+    case OC_ORI:
+    case OC_XORI:
+    case OC_SHLI:
+    case OC_SHRI:
+    case OC_MINI:
+    case OC_MAXI:
+      if (!vm_int_binary(vm->tl, in->op, e, (OpCode)in->code, a, b, &r)) {
+        vm->failed = true;
+        return thread_note(vm, t);
+      }
+      break;
+    case OC_ADDF:
+    case OC_SUBF:
+    case OC_MULF:
+    case OC_DIVF:
+    case OC_MINF:
+    case OC_MAXF:
+      r = vm_float_binary(e, (OpCode)in->code, a, b);
+      break;
+    case OC_NEGF:
+      r = a ^ (1ull << (e->bits - 1));
+      break;
+    case OC_ABSF:
+      r = a & ~(1ull << (e->bits - 1));
+      break;
+    case OC_CMPI: {
+      const EType *o = in->et2;
+      int c;
+      if (o->kind == EK_SINT) {
+        int64_t x = e_sval(o, a), y = e_sval(o, b);
+        c = (x > y) - (x < y);
+      } else {
+        c = (a > b) - (a < b);
+      }
+      r = cmp_int(in->pred, c);
+      break;
+    }
+    case OC_CMPF:
+      r = cmp_float(in->pred, e_f(in->et2, a), e_f(in->et2, b));
+      break;
+    case OC_SELECT:
+      r = a ? b : reg(vm, in->in[2], t)[0];
+      break;
+    case OC_EXTI:
+      r = (uint64_t)e_sval(in->et2, a) & e->mask;
+      break;
+    case OC_TRUNCI:
+    case OC_BITCAST:
+      r = a & e->mask;
+      break;
+    default: /* itofp, fptoi, extf, truncf */
+      r = e_convert(in->et2, e, a);
+      break;
+    }
+    reg(vm, in->out[0], t)[0] = r;
+  }
+  return true;
+}
+
+static uint16_t half_op(int code, bool bf, uint16_t a, uint16_t b, uint16_t c) {
+  switch (code) {
+  case SC_ADD2:
+    return bf ? tl_bf16_add(a, b) : tl_f16_add(a, b);
+  case SC_SUB2: /* a + (-b): the negation is exact */
+    return bf ? tl_bf16_add(a, b ^ 0x8000) : tl_f16_add(a, b ^ 0x8000);
+  case SC_MUL2:
+    return bf ? tl_bf16_mul(a, b) : tl_f16_mul(a, b);
+  default:
+    return bf ? tl_bf16_fma(a, b, c) : tl_f16_fma(a, b, c);
+  }
+}
+
+static bool exec_reg(TlSimtVm *vm, SInst *in, const Mask *m) {
+  for (int j = 0; j < m->n; j++) {
+    int t = m->t[j];
+    uint64_t *out = reg(vm, in->out[0], t);
+    const uint64_t *a = in->nin > 0 ? reg(vm, in->in[0], t) : NULL;
+    const uint64_t *b = in->nin > 1 ? reg(vm, in->in[1], t) : NULL;
+    const uint64_t *c = in->nin > 2 ? reg(vm, in->in[2], t) : NULL;
+    switch (in->code) {
+    case SC_THREAD_ID: {
+      int64_t v = in->imm == 0   ? t % vm->bdim[0]
+                  : in->imm == 1 ? t / vm->bdim[0] % vm->bdim[1]
+                                 : t / (vm->bdim[0] * vm->bdim[1]);
+      out[0] = (uint64_t)v;
+      break;
+    }
+    case SC_BLOCK_ID:
+      out[0] = (uint64_t)vm->bidx[in->imm];
+      break;
+    case SC_BLOCK_DIM:
+      out[0] = (uint64_t)vm->bdim[in->imm];
+      break;
+    case SC_GRID_DIM:
+      out[0] = (uint64_t)vm->grid[in->imm];
+      break;
+    case SC_LANE_ID:
+      out[0] = (uint64_t)(t % 32);
+      break;
+    case SC_WARP_ID:
+      out[0] = (uint64_t)(t / 32);
+      break;
+    case SC_PTR_ADD: /* the offset extends by its signedness */
+      out[0] = a[0] + (uint64_t)e_sval(in->et2, b[0]);
+      break;
+    case SC_SMEM_BASE:
+      out[0] = 0;
+      break;
+    case SC_PRMT:
+      out[0] =
+          sv_prmt((uint32_t)a[0], (uint32_t)b[0], (uint32_t)c[0], in->pred);
+      break;
+    case SC_LOP3:
+      out[0] = sv_lop3((uint32_t)a[0], (uint32_t)b[0], (uint32_t)c[0],
+                       (unsigned)in->imm);
+      break;
+    case SC_ADD2:
+    case SC_SUB2:
+    case SC_MUL2:
+    case SC_FMA2: {
+      bool bf = in->et->dt.exp_bits == 8;
+      for (int h = 0; h < 2; h++)
+        out[h] = half_op(in->code, bf, (uint16_t)a[h], (uint16_t)b[h],
+                         c ? (uint16_t)c[h] : 0);
+      break;
+    }
+    case SC_CVT:
+      out[0] = sv_cvt(in->et2, in->et, a[0], in->rnd, in->flag);
+      break;
+    case SC_CVT_PACK:
+      out[0] = sv_cvt(in->et2, in->et, a[0], in->rnd, false);
+      out[1] = sv_cvt(in->et2, in->et, b[0], in->rnd, false);
+      break;
+    case SC_BITCAST: {
+      uint64_t bits[17];
+      pack(a, in->vn_in, in->vb_in, bits);
+      unpack(bits, in->vn_out, in->vb_out, out);
+      break;
+    }
+    case SC_EXTRACT:
+      out[0] = a[in->imm];
+      break;
+    case SC_BUILD:
+      for (unsigned i = 0; i < in->nin; i++)
+        out[i] = reg(vm, in->in[i], t)[0];
+      break;
+    default:
+      TL_UNREACHABLE("not a register op");
+    }
+  }
+  return true;
+}
+
+static bool exec_load_store(TlSimtVm *vm, SInst *in, const Mask *m) {
+  bool store = in->code == SC_STORE;
+  unsigned pi = store ? 1 : 0;
+  bool shared = tl_simt_ptr_space(tl_value_type(tl_op_operand(in->op, pi))) ==
+                TL_SIMT_SHARED;
+  unsigned n = in->bytes, eb = in->vb_in / 8;
+  for (int j = 0; j < m->n; j++) {
+    int t = m->t[j];
+    uint64_t addr = reg(vm, in->in[pi], t)[0];
+    uint8_t buf[16];
+    if (store) {
+      const uint64_t *v = reg(vm, in->in[0], t);
+      for (unsigned i = 0; i < in->vn_in; i++)
+        for (unsigned k = 0; k < eb; k++)
+          buf[i * eb + k] = (uint8_t)(v[i] >> (8 * k));
+    }
+    if (!access(vm, in, t, shared, addr, n, (uint64_t)in->imm2, store, buf))
+      return false;
+    if (!store) {
+      uint64_t *v = reg(vm, in->out[0], t);
+      for (unsigned i = 0; i < in->vn_in; i++) {
+        uint64_t x = 0;
+        for (unsigned k = 0; k < eb; k++)
+          x |= (uint64_t)buf[i * eb + k] << (8 * k);
+        v[i] = x;
+      }
+    }
+  }
+  return true;
+}
+
+/*===--- Control flow ----------------------------------------------------===*/
+
+static bool run_body(TlSimtVm *vm, SBody *b, const Mask *m);
+
+static Mask mask_new(int cap) {
+  Mask m = {tl_xmalloc(sizeof(int32_t) * (size_t)(cap ? cap : 1)), 0};
+  return m;
+}
+
+static bool exec_if(TlSimtVm *vm, SInst *in, const Mask *m) {
+  Mask mt = mask_new(m->n), me = mask_new(m->n);
+  for (int j = 0; j < m->n; j++) {
+    int t = m->t[j];
+    Mask *dst = reg(vm, in->in[0], t)[0] ? &mt : &me;
+    dst->t[dst->n++] = t;
+  }
+  bool ok = true;
+  /* The then side runs first, then the else side; both see the memory
+   * effects of the ones before (the GPU serialises divergent paths in an
+   * unspecified order: a kernel whose result depends on it races). */
+  for (unsigned r = 0; r < 2 && ok; r++) {
+    Mask *sub = r ? &me : &mt;
+    if (!sub->n || r >= in->nregions || !in->regions[r].insts)
+      continue;
+    ok = run_body(vm, &in->regions[r], sub);
+    if (ok && in->nout)
+      copy_vals(vm, in->out, in->regions[r].yield, in->nout, sub);
+  }
+  tl_free(mt.t);
+  tl_free(me.t);
+  return ok;
+}
+
+/* scf.for with per-thread bounds: each thread runs iv = lb, lb + step, ...
+ * while iv < ub, leaving the loop on its own; the loop ends when no thread
+ * is left in it. */
+static bool exec_for(TlSimtVm *vm, SInst *in, const Mask *m) {
+  const EType *e = in->et2;
+  SBody *body = &in->regions[0];
+  bool sgn = e->kind == EK_SINT;
+  for (int j = 0; j < m->n; j++) {
+    int t = m->t[j];
+    uint64_t step = reg(vm, in->in[2], t)[0];
+    if (sgn ? e_sval(e, step) <= 0 : step == 0) {
+      sv_error(vm, in->op, "step must be positive, but is %lld",
+               (long long)(sgn ? e_sval(e, step) : (int64_t)step));
+      return thread_note(vm, t);
+    }
+  }
+  copy_vals(vm, body->args + 1, in->in + 3, in->nin - 3, m);
+  Mask act = mask_new(m->n);
+  for (int j = 0; j < m->n; j++) {
+    int t = m->t[j];
+    uint64_t lb = reg(vm, in->in[0], t)[0], ub = reg(vm, in->in[1], t)[0];
+    if (sgn ? e_sval(e, lb) < e_sval(e, ub) : lb < ub) {
+      reg(vm, body->args[0], t)[0] = lb;
+      act.t[act.n++] = t;
+    }
+  }
+  bool ok = true;
+  while (act.n && ok) {
+    ok = run_body(vm, body, &act);
+    if (!ok)
+      break;
+    copy_vals(vm, body->args + 1, body->yield, body->nyield, &act);
+    int keep = 0;
+    for (int j = 0; j < act.n; j++) {
+      int t = act.t[j];
+      uint64_t iv = reg(vm, body->args[0], t)[0];
+      uint64_t ub = reg(vm, in->in[1], t)[0], step = reg(vm, in->in[2], t)[0];
+      /* Next iv = iv + step; the thread leaves when that reaches ub,
+       * without wrapping around the type. */
+      uint64_t gap =
+          sgn ? (uint64_t)e_sval(e, ub) - (uint64_t)e_sval(e, iv) : ub - iv;
+      if (gap <= step)
+        continue;
+      reg(vm, body->args[0], t)[0] = (iv + step) & e->mask;
+      act.t[keep++] = t;
+    }
+    act.n = keep;
+  }
+  tl_free(act.t);
+  if (ok && in->nout)
+    copy_vals(vm, in->out, body->args + 1, in->nout, m);
+  return ok;
+}
+
+static bool exec_while(TlSimtVm *vm, SInst *in, const Mask *m) {
+  SBody *before = &in->regions[0], *after = &in->regions[1];
+  copy_vals(vm, before->args, in->in, in->nin, m);
+  Mask act = mask_new(m->n), go = mask_new(m->n), stop = mask_new(m->n);
+  memcpy(act.t, m->t, sizeof(int32_t) * (size_t)m->n);
+  act.n = m->n;
+  bool ok = true;
+  while (act.n && ok) {
+    ok = run_body(vm, before, &act);
+    if (!ok)
+      break;
+    go.n = stop.n = 0;
+    for (int j = 0; j < act.n; j++) {
+      int t = act.t[j];
+      Mask *dst = reg(vm, before->yield[0], t)[0] ? &go : &stop;
+      dst->t[dst->n++] = t;
+    }
+    if (stop.n && in->nout)
+      copy_vals(vm, in->out, before->yield + 1, in->nout, &stop);
+    if (!go.n)
+      break;
+    copy_vals(vm, after->args, before->yield + 1, before->nyield - 1, &go);
+    ok = run_body(vm, after, &go);
+    if (ok)
+      copy_vals(vm, before->args, after->yield, after->nyield, &go);
+    memcpy(act.t, go.t, sizeof(int32_t) * (size_t)go.n);
+    act.n = go.n;
+  }
+  tl_free(act.t);
+  tl_free(go.t);
+  tl_free(stop.t);
+  return ok;
+}
+
+static bool run_body(TlSimtVm *vm, SBody *b, const Mask *m) {
+  for (unsigned i = 0; i < b->n; i++) {
+    SInst *in = &b->insts[i];
+    vm->stats.ops++;
+    vm->stats.thread_ops += m->n;
+    bool ok;
+    switch (in->code) {
+    case OC_FOR:
+      ok = exec_for(vm, in, m);
+      break;
+    case OC_IF:
+      ok = exec_if(vm, in, m);
+      break;
+    case OC_WHILE:
+      ok = exec_while(vm, in, m);
+      break;
+    case SC_LOAD:
+    case SC_STORE:
+      ok = exec_load_store(vm, in, m);
+      break;
+    case SC_CP_ASYNC:
+      ok = exec_cp_async(vm, in, m);
+      break;
+    case SC_COMMIT:
+      exec_commit(vm, m);
+      ok = true;
+      break;
+    case SC_WAIT:
+      exec_wait(vm, in, m);
+      ok = true;
+      break;
+    case SC_BARRIER:
+      ok = exec_barrier(vm, in, m);
+      break;
+    case SC_LDMATRIX:
+      ok = exec_ldmatrix(vm, in, m);
+      break;
+    case SC_MMA:
+      ok = exec_mma(vm, in, m);
+      break;
+    case SC_SHFL:
+      ok = exec_shfl(vm, in, m);
+      break;
+    default:
+      ok =
+          in->code < SC_THREAD_ID ? exec_arith(vm, in, m) : exec_reg(vm, in, m);
+      break;
+    }
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+/*===--- Running ---------------------------------------------------------===*/
+
+static bool check_launch(TlOp *func, const TlSimtLaunch *l) {
+  for (int d = 0; d < 3; d++) {
+    if (l->grid[d] < 1 || l->grid[d] > INT32_MAX) {
+      tl_op_emit_error(func,
+                       "grid dimension %c is %lld; it must be 1 to "
+                       "2147483647",
+                       "xyz"[d], (long long)l -> grid[d]);
+      return false;
+    }
+    if (l->block[d] < 1 || l->block[d] > 1024) {
+      tl_op_emit_error(func,
+                       "block dimension %c is %lld; it must be 1 to "
+                       "1024",
+                       "xyz"[d], (long long)l -> block[d]);
+      return false;
+    }
+  }
+  int64_t T = l->block[0] * l->block[1] * l->block[2];
+  if (T > 1024) {
+    tl_op_emit_error(func, "a block of %lld threads is more than 1024",
+                     (long long)T);
+    return false;
+  }
+  if (l->smem_bytes < 0 || l->smem_bytes > TL_SIMT_VM_MAX_SMEM) {
+    tl_op_emit_error(func,
+                     "%lld bytes of dynamic shared memory; a block has 0 to "
+                     "%d",
+                     (long long)l->smem_bytes, TL_SIMT_VM_MAX_SMEM);
+    return false;
+  }
+  int64_t req = int_attr(func, "threads", 0),
+          mx = int_attr(func, "max_threads", 0);
+  if (req > 0 && req != T) {
+    tl_op_emit_error(func,
+                     "the kernel requires %lld threads per block (threads = "
+                     "%lld), but the launch has %lld",
+                     (long long)req, (long long)req, (long long)T);
+    return false;
+  }
+  if (req <= 0 && mx > 0 && T > mx) {
+    tl_op_emit_error(func,
+                     "the kernel allows at most %lld threads per block "
+                     "(max_threads = %lld), but the launch has %lld",
+                     (long long)mx, (long long)mx, (long long)T);
+    return false;
+  }
+  return true;
+}
+
+static bool bind(TlSimtVm *vm, TlOp *func, unsigned nargs,
+                 const TlVmArg *args) {
+  unsigned n = tl_simt_vm_num_params(func);
+  if (nargs != n) {
+    tl_op_emit_error(func, "takes %u arguments, but %u are given", n, nargs);
+    return false;
+  }
+  for (unsigned i = 0; i < n; i++) {
+    TlType *t = tl_simt_vm_param_type(func, i);
+    const char *name = tl_simt_vm_param_name(func, i);
+    const TlVmArg *a = &args[i];
+    uint64_t v;
+    if (tl_simt_is_ptr(t)) {
+      if (tl_simt_ptr_space(t) != TL_SIMT_GLOBAL) {
+        tl_op_emit_error(func,
+                         "parameter '%s' is a shared pointer; kernel "
+                         "pointers are global",
+                         name);
+        return false;
+      }
+      if (a->kind != TL_VM_ARG_BUFFER) {
+        tl_op_emit_error(func,
+                         "parameter '%s' (!simt.ptr<global>) needs a "
+                         "buffer",
+                         name);
+        return false;
+      }
+      if (!a->data && a->size) {
+        tl_op_emit_error(func, "parameter '%s' has a NULL buffer", name);
+        return false;
+      }
+      if (a->size > GLOBAL_OFF_MASK) {
+        tl_op_emit_error(func,
+                         "parameter '%s' has a buffer of 2^40 bytes or "
+                         "more",
+                         name);
+        return false;
+      }
+      v = global_base(i);
+    } else {
+      const EType *e = etype(vm, t);
+      if (a->kind == TL_VM_ARG_BUFFER) {
+        tl_op_emit_error(func,
+                         "parameter '%s' is a scalar, but a buffer is "
+                         "given",
+                         name);
+        return false;
+      }
+      if (e->kind == EK_FLOAT)
+        v = e_fencode(e, a->kind == TL_VM_ARG_FLOAT ? a->f : (double)a->i);
+      else if (a->kind == TL_VM_ARG_FLOAT) {
+        tl_op_emit_error(func,
+                         "parameter '%s' is an integer, but a float is "
+                         "given",
+                         name);
+        return false;
+      } else
+        v = (uint64_t)a->i & e->mask;
+    }
+    uint32_t s = vm->k->body.args[i];
+    for (int th = 0; th < vm->T; th++)
+      reg(vm, s, th)[0] = v;
+  }
+  return true;
+}
+
+static void block_begin(TlSimtVm *vm) {
+  memset(vm->sbytes, 0, sizeof(SByte) * (size_t)(vm->smem_size + 1));
+  memset(vm->smem, 0, (size_t)vm->smem_size + 1);
+  memset(vm->committed, 0, sizeof(uint32_t) * (size_t)vm->T);
+  vm->copies.len = 0;
+  vm->live.len = 0;
+  vm->epoch = 1;
+}
+
+/* Copies nobody waited for are an error: their data may never land. */
+static bool block_end(TlSimtVm *vm) {
+  if (!vm->live.len)
+    return true;
+  const Copy *c = &vm->copies.data[vm->live.data[0]];
+  return sv_error(vm, c->op,
+                  "the cp.async of %s into shared address %u is still "
+                  "pending when the kernel ends (no cp.async.wait_group "
+                  "completed it)",
+                  who(vm, c->thread).s, c->dst);
+}
+
+TlResult tl_simt_vm_run(TlSimtVm *vm, TlOp *func, const TlSimtLaunch *launch,
+                        unsigned nargs, const TlVmArg *args) {
+  memset(&vm->stats, 0, sizeof vm->stats);
+  vm->failed = false;
+  if (!is_simt_kernel(func)) {
+    tl_op_emit_error(func, "is not a kernel (a func with the 'kernel' "
+                           "attribute)");
+    return TL_FAILURE;
+  }
+  if (!check_launch(func, launch))
+    return TL_FAILURE;
+  SKernel *k = compile_kernel(vm, func);
+  if (!k)
+    return TL_FAILURE;
+  vm->k = k;
+  vm->func = func;
+  vm->args = args;
+  vm->nargs = nargs;
+  memcpy(vm->grid, launch->grid, sizeof vm->grid);
+  memcpy(vm->bdim, launch->block, sizeof vm->bdim);
+  vm->T = (int)(launch->block[0] * launch->block[1] * launch->block[2]);
+  vm->smem_size = launch->smem_bytes;
+  size_t words = (size_t)k->total * (size_t)vm->T + 1;
+  if (words > vm->rf_cap) {
+    tl_free(vm->rf);
+    vm->rf = tl_xmalloc(sizeof(uint64_t) * words);
+    vm->rf_cap = words;
+  }
+  memset(vm->rf, 0, sizeof(uint64_t) * words);
+  tl_free(vm->smem);
+  tl_free(vm->sbytes);
+  tl_free(vm->committed);
+  tl_free(vm->active);
+  vm->smem = tl_xmalloc((size_t)vm->smem_size + 1);
+  vm->sbytes = tl_xmalloc(sizeof(SByte) * ((size_t)vm->smem_size + 1));
+  vm->committed = tl_xmalloc(sizeof(uint32_t) * (size_t)vm->T);
+  vm->active = tl_xcalloc((size_t)vm->T, 1);
+  TlResult result = TL_SUCCESS;
+  if (!bind(vm, func, nargs, args)) {
+    result = TL_FAILURE;
+    goto out;
+  }
+  Mask all = mask_new(vm->T);
+  for (int t = 0; t < vm->T; t++)
+    all.t[all.n++] = t;
+  for (int64_t z = 0; z < vm->grid[2] && !result; z++)
+    for (int64_t y = 0; y < vm->grid[1] && !result; y++)
+      for (int64_t x = 0; x < vm->grid[0] && !result; x++) {
+        vm->bidx[0] = x;
+        vm->bidx[1] = y;
+        vm->bidx[2] = z;
+        block_begin(vm);
+        bool ok = run_body(vm, &k->body, &all) && block_end(vm);
+        vm->stats.blocks++;
+        if (!ok) {
+          tl_emit_note(vm->ctx, tl_op_loc(func),
+                       "in block (%lld, %lld, %lld) of the grid (%lld, %lld, "
+                       "%lld)",
+                       (long long)x, (long long)y, (long long)z,
+                       (long long)vm->grid[0], (long long)vm->grid[1],
+                       (long long)vm->grid[2]);
+          result = TL_FAILURE;
+        }
+      }
+  tl_free(all.t);
+out:
+  vm->func = NULL;
+  vm->args = NULL;
+  return result;
+}
+
+TlResult tl_simt_vm_run_named(TlSimtVm *vm, TlModule *m, const char *name,
+                              const TlSimtLaunch *launch, unsigned nargs,
+                              const TlVmArg *args) {
+  TlOp *f = tl_simt_vm_find_kernel(m, name);
+  return f ? tl_simt_vm_run(vm, f, launch, nargs, args) : TL_FAILURE;
+}
