@@ -57,41 +57,6 @@ static const struct {
   const char *name;
   int code;
 } op_table[] = {
-    {"arith.constant", OC_CONST},
-    {"arith.addi", OC_ADDI},
-    {"arith.subi", OC_SUBI},
-    {"arith.muli", OC_MULI},
-    {"arith.divi", OC_DIVI},
-    {"arith.remi", OC_REMI},
-    {"arith.ceildivi", OC_CEILDIVI},
-    {"arith.andi", OC_ANDI},
-    {"arith.ori", OC_ORI},
-    {"arith.xori", OC_XORI},
-    {"arith.shli", OC_SHLI},
-    {"arith.shri", OC_SHRI},
-    {"arith.mini", OC_MINI},
-    {"arith.maxi", OC_MAXI},
-    {"arith.addf", OC_ADDF},
-    {"arith.subf", OC_SUBF},
-    {"arith.mulf", OC_MULF},
-    {"arith.divf", OC_DIVF},
-    {"arith.minf", OC_MINF},
-    {"arith.maxf", OC_MAXF},
-    {"arith.negf", OC_NEGF},
-    {"arith.absf", OC_ABSF},
-    {"arith.cmpi", OC_CMPI},
-    {"arith.cmpf", OC_CMPF},
-    {"arith.select", OC_SELECT},
-    {"arith.exti", OC_EXTI},
-    {"arith.trunci", OC_TRUNCI},
-    {"arith.itofp", OC_ITOFP},
-    {"arith.fptoi", OC_FPTOI},
-    {"arith.extf", OC_EXTF},
-    {"arith.truncf", OC_TRUNCF},
-    {"arith.bitcast", OC_BITCAST},
-    {"scf.for", OC_FOR},
-    {"scf.if", OC_IF},
-    {"scf.while", OC_WHILE},
     {"simt.thread_id", SC_THREAD_ID},
     {"simt.block_id", SC_BLOCK_ID},
     {"simt.block_dim", SC_BLOCK_DIM},
@@ -492,6 +457,9 @@ static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
   static const char *const shfl_modes[] = {"idx", "bfly", "up", "down", NULL};
   in->op = op;
   in->code = -1;
+  int sc = vm_scalar_opcode(tl_op_name(op));
+  if (sc >= 0)
+    in->code = sc;
   for (size_t i = 0; i < sizeof op_table / sizeof op_table[0]; i++)
     if (!strcmp(op_table[i].name, tl_op_name(op)))
       in->code = op_table[i].code;

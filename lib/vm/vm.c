@@ -193,10 +193,11 @@ int64_t vm_int_operand(TlVm *vm, const Inst *in, unsigned i) {
 
 /*===--- Compilation ------------------------------------------------------===*/
 
+/* The opcodes of arith and scf ops, which both VMs run the same way. */
 static const struct {
   const char *name;
   OpCode code;
-} op_names[] = {
+} scalar_ops[] = {
     {"arith.constant", OC_CONST},
     {"arith.addi", OC_ADDI},
     {"arith.subi", OC_SUBI},
@@ -232,6 +233,19 @@ static const struct {
     {"scf.for", OC_FOR},
     {"scf.if", OC_IF},
     {"scf.while", OC_WHILE},
+};
+
+int vm_scalar_opcode(const char *name) {
+  for (size_t i = 0; i < sizeof scalar_ops / sizeof scalar_ops[0]; i++)
+    if (strcmp(scalar_ops[i].name, name) == 0)
+      return scalar_ops[i].code;
+  return -1;
+}
+
+static const struct {
+  const char *name;
+  OpCode code;
+} op_names[] = {
     {"tl.template", OC_TEMPLATE},
     {"tl.block_indices", OC_BLOCK_INDICES},
     {"tl.view_global", OC_VIEW_GLOBAL},
@@ -317,6 +331,9 @@ static bool compile_block(TlVm *vm, TlBlock *b, Body *out);
 static bool compile_op(TlVm *vm, TlOp *op, Inst *in) {
   in->op = op;
   in->code = OC_UNKNOWN;
+  int sc = vm_scalar_opcode(tl_op_name(op));
+  if (sc >= 0)
+    in->code = (OpCode)sc;
   for (size_t i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
     if (strcmp(op_names[i].name, tl_op_name(op)) == 0)
       in->code = op_names[i].code;

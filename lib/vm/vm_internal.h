@@ -342,4 +342,8 @@ bool vm_exec_memory(TlVm *vm, Inst *in);
 void vm_block_begin(TlVm *vm);
 bool vm_block_end(TlVm *vm, bool check);
 
+/* The opcode of an arith or scf op (both VMs run them the same way), or
+ * -1 for any other op. */
+int vm_scalar_opcode(const char *name);
+
 #endif
