@@ -19,7 +19,8 @@ static void usage(FILE *out) {
         "attribute, in the simt, arith and scf dialects) to PTX.\n"
         "\n"
         "options:\n"
-        "  -o FILE          write the output to FILE (default: stdout)\n"
+        "  -o FILE          write the output to FILE (default: stdout); with PTX,\n"
+        "                   also FILE.json, the kernels' launch metadata\n"
         "  -mcpu=SM         target: sm_80 (default), sm_86, sm_89, sm_90, sm_90a\n"
         "  -mptx=N          PTX ISA version x 10 (default 80 = PTX 8.0)\n"
         "  -O0 .. -O3       LLVM optimization level (default -O3)\n"
@@ -52,6 +53,76 @@ static char *read_file(const char *path, size_t *len) {
     fclose(f);
   *len = s.len;
   return s.data ? s.data : tl_xcalloc(1, 1);
+}
+
+static void json_string(TlStr *out, const char *s) {
+  tl_str_putc(out, '"');
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\')
+      tl_str_printf(out, "\\%c", *s);
+    else if ((unsigned char)*s < 32)
+      tl_str_printf(out, "\\u%04x", (unsigned char)*s);
+    else
+      tl_str_putc(out, *s);
+  }
+  tl_str_putc(out, '"');
+}
+
+/* What a launcher needs for every kernel of the module (docs/target.md):
+ * {"target": ..., "kernels": [{"name", "threads", "smem_bytes", "params":
+ * [{"name", "type"}], "grid": [expressions], "template": {name: value}}]}.
+ * Names and expressions come from the lowered func's attributes. */
+static void write_metadata(TlModule *m, const TlTargetOptions *o, TlStr *out) {
+  tl_str_puts(out, "{\n  \"target\": ");
+  json_string(out, o->cpu ? o->cpu : "sm_80");
+  tl_str_puts(out, ",\n  \"kernels\": [");
+  bool first = true;
+  for (TlOp *op = tl_block_first_op(tl_module_body(m)); op; op = tl_op_next(op)) {
+    if (strcmp(tl_op_name(op), "builtin.func") || !tl_op_attr(op, "kernel"))
+      continue;
+    tl_str_puts(out, first ? "\n    {" : ",\n    {");
+    first = false;
+    tl_str_puts(out, "\"name\": ");
+    json_string(out, tl_symbol_name(op));
+    TlAttr *th = tl_op_attr(op, "threads"), *sm = tl_op_attr(op, "smem_bytes");
+    tl_str_printf(out, ", \"threads\": %lld, \"smem_bytes\": %lld",
+                  th && tl_attr_kind(th) == TL_ATTR_INT ? (long long)tl_attr_int_value(th) : 0,
+                  sm && tl_attr_kind(sm) == TL_ATTR_INT ? (long long)tl_attr_int_value(sm) : 0);
+    TlType *ft = tl_attr_type_value(tl_op_attr(op, "function_type"));
+    TlAttr *names = tl_op_attr(op, "arg_names");
+    tl_str_puts(out, ",\n     \"params\": [");
+    for (unsigned i = 0; i < tl_type_function_num_inputs(ft); i++) {
+      TlStr ty = {0};
+      tl_type_print(tl_type_function_input(ft, i), &ty);
+      tl_str_puts(out, i ? ", {\"name\": " : "{\"name\": ");
+      if (names && tl_attr_kind(names) == TL_ATTR_ARRAY && i < tl_attr_array_size(names))
+        json_string(out, tl_attr_string_value(tl_attr_array_elem(names, i), NULL));
+      else
+        tl_str_printf(out, "\"arg%u\"", i);
+      tl_str_puts(out, ", \"type\": ");
+      json_string(out, ty.data);
+      tl_str_putc(out, '}');
+      tl_str_free(&ty);
+    }
+    tl_str_puts(out, "],\n     \"grid\": [");
+    TlAttr *grid = tl_op_attr(op, "grid");
+    for (unsigned i = 0; grid && tl_attr_kind(grid) == TL_ATTR_ARRAY && i < tl_attr_array_size(grid); i++) {
+      if (i)
+        tl_str_puts(out, ", ");
+      json_string(out, tl_attr_string_value(tl_attr_array_elem(grid, i), NULL));
+    }
+    tl_str_puts(out, "],\n     \"template\": {");
+    TlAttr *templ = tl_op_attr(op, "template");
+    for (unsigned i = 0; templ && tl_attr_kind(templ) == TL_ATTR_DICT && i < tl_attr_dict_size(templ); i++) {
+      TlNamedAttr e = tl_attr_dict_entry(templ, i);
+      if (i)
+        tl_str_puts(out, ", ");
+      json_string(out, e.name);
+      tl_str_printf(out, ": %lld", (long long)tl_attr_int_value(e.attr));
+    }
+    tl_str_puts(out, "}}");
+  }
+  tl_str_puts(out, "\n  ]\n}\n");
 }
 
 int main(int argc, char **argv) {
@@ -138,6 +209,23 @@ int main(int argc, char **argv) {
             "total %.2f ms\n",
             times.translate_ms, times.optimize_ms, times.codegen_ms,
             times.translate_ms + times.optimize_ms + times.codegen_ms);
+  if (output && strcmp(output, "-") && !emit_llvm) {
+    /* The launch metadata beside the PTX: OUTPUT.json. */
+    TlStr meta = {0}, path = {0};
+    write_metadata(m, &topts, &meta);
+    tl_str_printf(&path, "%s.json", output);
+    FILE *mf = fopen(path.data, "wb");
+    if (!mf) {
+      fprintf(stderr, "tl-llc: error: cannot write '%s': %s\n", path.data, strerror(errno));
+      tl_str_free(&meta);
+      tl_str_free(&path);
+      goto fail;
+    }
+    fputs(tl_str_cstr(&meta), mf);
+    fclose(mf);
+    tl_str_free(&meta);
+    tl_str_free(&path);
+  }
   FILE *f = output && strcmp(output, "-") ? fopen(output, "wb") : stdout;
   if (!f) {
     fprintf(stderr, "tl-llc: error: cannot write '%s': %s\n", output, strerror(errno));
