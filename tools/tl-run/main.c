@@ -1,6 +1,7 @@
 /* tl-run: run a kernel on the VM with seeded random, zero or .npy inputs,
  * save outputs as .npy, compare them with references.
  *
+ *   tl-run kernel.tl [--bench [--json] [--flops N]] ... (on the GPU)
  *   tl-run --vm kernel.tl [--kernel NAME] [-D NAME=VALUE] --arg NAME=SPEC...
  *          [--save NAME=out.npy] [--check NAME=ref.npy --atol X --rtol Y]
  *          [--seed N] [--print NAME]
@@ -17,6 +18,9 @@
 #include "tl/dialects.h"
 #include "tl/simt.h"
 #include "tl/simt_vm.h"
+#include "tl/pass.h"
+#include "tl/runtime.h"
+#include "tl/target.h"
 #include "tl/tl.h"
 #include "tl/vm.h"
 
@@ -36,6 +40,8 @@ typedef struct Options {
   bool block_given;
   int64_t grid[3], block[3], smem; /* --simt launch */
   bool mma_sm90;                   /* --mma sm90 */
+  bool bench, json, no_vm_check;   /* GPU: --bench, --json, --no-vm-check */
+  double flops;                    /* GPU: --flops N for --bench */
   const char *input;
   const char *kernel;
   TL_VEC(Pair) args, saves, checks;
@@ -65,13 +71,22 @@ static int fail(const char *fmt, ...) {
 }
 
 static void usage(FILE *out) {
-  fputs("usage: tl-run --vm kernel.tl [options]\n"
+  fputs("usage: tl-run kernel.tl [options]          (on the GPU)\n"
+        "       tl-run --vm kernel.tl [options]\n"
         "       tl-run --simt kernel.tl --block N [--grid X] [options]\n"
         "\n"
         "Runs a tl.kernel over its grid on the CPU virtual machine, or a simt\n"
         "kernel on the thread-level VM.\n"
         "\n"
         "options:\n"
+        "  (GPU)                 without --vm or --simt: lower the tl.kernel,\n"
+        "                        compile it for the device, run it, and compare\n"
+        "                        every buffer with the VM's run (exact for ints,\n"
+        "                        2 f16 ulps for floats unless --atol/--rtol)\n"
+        "  --bench               GPU: also time it (median of 50 runs, cold L2)\n"
+        "  --json                GPU: print the timing as JSON\n"
+        "  --flops N             GPU: the kernel's operation count, for FLOP/s\n"
+        "  --no-vm-check         GPU: skip the comparison with the VM\n"
         "  --vm                  run on the VM (the GPU path is not available "
         "yet)\n"
         "  --simt                the kernel is a simt func; run it on the "
@@ -207,6 +222,17 @@ static int parse_args(int argc, char **argv, Options *o) {
       o->vm = true;
     } else if (!strcmp(a, "--simt")) {
       o->simt = true;
+    } else if (!strcmp(a, "--bench")) {
+      o->bench = true;
+    } else if (!strcmp(a, "--json")) {
+      o->json = o->bench = true;
+    } else if (!strcmp(a, "--no-vm-check")) {
+      o->no_vm_check = true;
+    } else if (FLAG("--flops")) {
+      v = flag_value(argc, argv, &i, "--flops");
+      if (!v || !parse_double(v, &o->flops) || o->flops < 0)
+        return fail("--flops needs a non-negative number%s%s%s", v ? ", not '" : "",
+                    v ? v : "", v ? "'" : "");
     } else if (FLAG("--mma")) {
       v = flag_value(argc, argv, &i, "--mma");
       if (!v || (strcmp(v, "sequential") && strcmp(v, "sm90")))
@@ -282,8 +308,9 @@ static int parse_args(int argc, char **argv, Options *o) {
     return fail("no input file (run 'tl-run --help' for usage)");
   if (o->vm && o->simt)
     return fail("--vm runs a tl.kernel and --simt a simt func; give one");
-  if (!o->vm && !o->simt)
-    return fail("the GPU path is not available yet; run on the VM with --vm");
+  if ((o->vm || o->simt) && (o->bench || o->no_vm_check || o->flops))
+    return fail("--bench, --json, --flops and --no-vm-check apply to GPU runs "
+                "(no --vm or --simt)");
   return 0;
 }
 
@@ -598,6 +625,201 @@ static void print_buffer(const char *name, const Arg *a) {
   printf("\n");
 }
 
+/*===--- GPU ------------------------------------------------------------===*/
+
+/* The C value of a scalar argument as the kernel parameter expects it. */
+typedef union Scalar {
+  int8_t i8;
+  int16_t i16;
+  int32_t i32;
+  int64_t i64;
+  float f32;
+  double f64;
+} Scalar;
+
+static bool scalar_value(const TlType *t, const TlVmArg *a, Scalar *out) {
+  unsigned w = tl_type_bitwidth(t);
+  if (tl_type_is_int(t)) {
+    int64_t v = a->kind == TL_VM_ARG_INT ? a->i : (int64_t)a->f;
+    if (w <= 8)
+      out->i8 = (int8_t)v;
+    else if (w <= 16)
+      out->i16 = (int16_t)v;
+    else if (w <= 32)
+      out->i32 = (int32_t)v;
+    else
+      out->i64 = v;
+    return true;
+  }
+  double v = a->kind == TL_VM_ARG_FLOAT ? a->f : (double)a->i;
+  if (w == 32)
+    out->f32 = (float)v;
+  else if (w == 64)
+    out->f64 = v;
+  else
+    return false;
+  return true;
+}
+
+/* Compiles the kernel of `text` for the device: a second parse, lowered to
+ * simt and through tl-llc's pipeline. */
+static void *gpu_compile(TlContext *ctx, TlRuntime *rt, const char *name,
+                         const char *text, size_t len, const char *kernel_name) {
+  TlModule *m = tl_parse_module(ctx, name, text, len, 1);
+  TlPipeline *pl = tl_pipeline_create();
+  TlPipelineConfig cfg = {.verify_each = true};
+  void *k = NULL;
+  TlTarget *t = NULL;
+  TlStr ptx = {0};
+  if (!m || TL_FAILED(tl_pipeline_parse(pl, "lower-tl-to-simt,canonicalize,cse",
+                                        tl_context_diag(ctx))) ||
+      TL_FAILED(tl_pipeline_run(pl, m, &cfg)))
+    goto out;
+  unsigned sm = tl_runtime_sm(rt);
+  TlTargetOptions o = {sm >= 90 ? "sm_90a" : sm >= 89 ? "sm_89" : sm >= 86 ? "sm_86" : "sm_80",
+                       0, 3};
+  t = tl_target_create(ctx, &o);
+  if (t && !TL_FAILED(tl_target_compile(t, m, &ptx, NULL, NULL)))
+    k = tl_runtime_kernel(rt, ptx.data, ptx.len, kernel_name);
+out:
+  tl_str_free(&ptx);
+  tl_target_destroy(t);
+  tl_pipeline_destroy(pl);
+  tl_module_destroy(m);
+  return k;
+}
+
+/* Runs the kernel on the GPU with the bound arguments, leaving the results
+ * in args; compares them with the VM's (run on copies) unless told not
+ * to; times it with --bench. */
+static bool run_gpu(const Options *o, TlContext *ctx, TlOp *kernel, Arg *args,
+                    unsigned n, const char *text, size_t len) {
+  TlRuntime *rt = tl_runtime_create(tl_context_diag(ctx), 0);
+  if (!rt)
+    return !fail("cannot run on the GPU (use --vm to run on the CPU)");
+  bool ok = false;
+  TlDevPtr *dev = tl_xcalloc(n + 1, sizeof *dev);
+  Scalar *vals = tl_xcalloc(n + 1, sizeof *vals);
+  void **kargs = tl_xcalloc(n + 1, sizeof *kargs);
+  int64_t *ints = tl_xcalloc(n + 1, sizeof *ints);
+  TlVmArg *ref = tl_xcalloc(n + 1, sizeof *ref);
+  int64_t grid[3], threads;
+  TlErr err;
+  for (unsigned i = 0; i < n; i++)
+    ints[i] = args[i].vm.kind == TL_VM_ARG_INT ? args[i].vm.i : 0;
+  if (!tl_kernel_launch_dims(kernel, ints, grid, &threads, &err)) {
+    fail("cannot launch @%s: %s", tl_symbol_name(kernel), err.msg);
+    goto out;
+  }
+  void *k = gpu_compile(ctx, rt, o->input, text, len, tl_symbol_name(kernel));
+  if (!k)
+    goto out;
+  for (unsigned i = 0; i < n; i++) {
+    TlVmArg *a = &args[i].vm;
+    if (a->kind == TL_VM_ARG_BUFFER) {
+      if (!(dev[i] = tl_runtime_alloc(rt, a->size)) ||
+          TL_FAILED(tl_runtime_upload(rt, dev[i], a->data, a->size)))
+        goto out;
+      kargs[i] = &dev[i];
+    } else {
+      if (!scalar_value(param_type(kernel, i), a, &vals[i])) {
+        fail("parameter %s: scalars of this type cannot be passed to the GPU",
+             param_name(kernel, i));
+        goto out;
+      }
+      kargs[i] = &vals[i];
+    }
+  }
+  /* The VM's results on copies of the inputs, before the GPU's overwrite
+   * the buffers. */
+  for (unsigned i = 0; i < n; i++) {
+    ref[i] = args[i].vm;
+    if (ref[i].kind == TL_VM_ARG_BUFFER && !o->no_vm_check)
+      ref[i].data = memcpy(tl_xmalloc(ref[i].size ? ref[i].size : 1), args[i].vm.data,
+                           ref[i].size);
+  }
+  TlLaunch l = {{(unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2]},
+                {(unsigned)threads, 1, 1}, 0};
+  if (TL_FAILED(tl_runtime_launch(rt, k, &l, kargs)))
+    goto out;
+  for (unsigned i = 0; i < n; i++)
+    if (dev[i] && TL_FAILED(tl_runtime_download(rt, args[i].vm.data, dev[i], args[i].vm.size)))
+      goto out;
+  ok = true;
+  if (!o->no_vm_check) {
+    TlVm *vm = tl_vm_create(ctx);
+    ok = !TL_FAILED(tl_vm_run(vm, kernel, n, ref));
+    tl_vm_destroy(vm);
+    /* Exact for integers; floats within --atol/--rtol, by default 2 f16
+     * ulps (2^-9 relative) plus 2^-10: the GPU's mma sums in another order
+     * than the VM's k-ordered dot. */
+    double atol = o->atol || o->rtol ? o->atol : 0x1p-10;
+    double rtol = o->atol || o->rtol ? o->rtol : 0x1p-9;
+    for (unsigned i = 0; ok && i < n; i++) {
+      if (args[i].vm.kind != TL_VM_ARG_BUFFER)
+        continue;
+      TlDType t = args[i].vm.dtype;
+      size_t bad = 0;
+      double worst = 0;
+      for (size_t e = 0; e < args[i].count; e++) {
+        double g = tl_dtype_decode(t, tl_dtype_load(t, args[i].vm.data, e));
+        double r = tl_dtype_decode(t, tl_dtype_load(t, ref[i].data, e));
+        if ((isnan(g) && isnan(r)) || g == r)
+          continue;
+        double d = fabs(g - r);
+        if (!(d <= worst))
+          worst = d;
+        if (!tl_dtype_is_float(t) || !(d <= atol + rtol * fabs(r)))
+          bad++;
+      }
+      if (bad) {
+        fail("%s: %zu of %zu elements differ between the GPU and the VM (worst %g)",
+             param_name(kernel, i), bad, args[i].count, worst);
+        ok = false;
+      } else {
+        printf("gpu %s: matches the VM (%zu elements, max abs difference %g)\n",
+               param_name(kernel, i), args[i].count, worst);
+      }
+    }
+  }
+  if (ok && o->bench) {
+    double ms;
+    ok = !TL_FAILED(tl_runtime_time(rt, k, &l, kargs, 5, 50, &ms));
+    double bytes = 0;
+    for (unsigned i = 0; i < n; i++)
+      if (args[i].vm.kind == TL_VM_ARG_BUFFER)
+        bytes += (double)args[i].vm.size;
+    if (ok && o->json) {
+      char tf[32];
+      snprintf(tf, sizeof tf, o->flops ? "%.3f" : "null", o->flops / (ms * 1e9));
+      printf("{\"kernel\": \"%s\", \"device\": \"%s\", \"median_ms\": %.6f, "
+             "\"bytes\": %.0f, \"gbytes_per_s\": %.3f, \"tflops\": %s}\n",
+             tl_symbol_name(kernel), tl_runtime_device_name(rt), ms, bytes,
+             bytes / (ms * 1e6), tf);
+    }
+    else if (ok)
+      printf("bench @%s on %s: %.4f ms median (50 runs, cold L2), %.1f GB/s over "
+             "the %.0f bytes of its buffers%s",
+             tl_symbol_name(kernel), tl_runtime_device_name(rt), ms, bytes / (ms * 1e6),
+             bytes, o->flops ? "" : "\n");
+    if (ok && !o->json && o->flops)
+      printf(", %.2f TFLOP/s\n", o->flops / (ms * 1e9));
+  }
+out:
+  for (unsigned i = 0; i < n; i++) {
+    tl_runtime_free(rt, dev[i]);
+    if (ref[i].kind == TL_VM_ARG_BUFFER && !o->no_vm_check && ref[i].data != args[i].vm.data)
+      tl_free(ref[i].data);
+  }
+  tl_free(dev);
+  tl_free(vals);
+  tl_free(kargs);
+  tl_free(ints);
+  tl_free(ref);
+  tl_runtime_destroy(rt);
+  return ok;
+}
+
 /*===--- Driver -----------------------------------------------------------===*/
 
 int main(int argc, char **argv) {
@@ -676,7 +898,9 @@ int main(int argc, char **argv) {
   for (unsigned i = 0; i < nparams; i++)
     vargs[i] = args[i].vm;
   TlResult r;
-  if (o.simt) {
+  if (!o.vm && !o.simt) {
+    r = run_gpu(&o, ctx, kernel, args, nparams, text, len) ? TL_SUCCESS : TL_FAILURE;
+  } else if (o.simt) {
     TlSimtVm *svm = tl_simt_vm_create(ctx);
     if (o.mma_sm90)
       tl_simt_vm_set_mma_model(svm, TL_SIMT_MMA_SM90);
