@@ -578,7 +578,8 @@ static bool lower_alloc_register(Lower *L, TlOp *op) {
   return true;
 }
 
-/* view and reshape keep every thread's bits: only the type changes. */
+/* view, reshape and permute keep every thread's bits: only the type
+ * changes. */
 static bool lower_reinterpret(Lower *L, TlOp *op) {
   Tile *src = tile_of(L, tl_op_operand(op, 0));
   Tile *t = new_tile(L, tl_value_type(tl_op_result(op, 0)));
@@ -999,7 +1000,8 @@ static bool lower_op(Lower *L, TlOp *op) {
     return lower_load_global(L, op);
   if (!strcmp(n, "tl.store_global"))
     return lower_store_global(L, op);
-  if (!strcmp(n, "tl.view") || !strcmp(n, "tl.reshape"))
+  if (!strcmp(n, "tl.view") || !strcmp(n, "tl.reshape") ||
+      !strcmp(n, "tl.permute"))
     return lower_reinterpret(L, op);
   if (!strcmp(n, "tl.cast"))
     return lower_cast(L, op);

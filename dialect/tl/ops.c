@@ -1169,6 +1169,102 @@ static TlResult reshape_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
+/* `%src, [p0, p1, ...] : From -> To`: result dimension k is operand
+ * dimension p_k. Each thread keeps its elements in the same local order;
+ * only the indexing changes, so the result layout is exactly
+ * tl_layout_permute of the operand's. */
+static TlResult permute_parse(TlParser *p, TlOpState *st) {
+  TlOperandRef a;
+  TlValue *v;
+  TlAttr *perm;
+  TlType *from, *to;
+  if (TL_FAILED(tl_parse_operand(p, &a)) || TL_FAILED(tl_parse_punct(p, ",")) ||
+      TL_FAILED(tl_parse_attr(p, &perm)) ||
+      TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &from)) ||
+      TL_FAILED(tl_parse_punct(p, "->")) || TL_FAILED(tl_parse_type(p, &to)) ||
+      TL_FAILED(tl_parser_resolve(p, &a, from, &v)))
+    return TL_FAILURE;
+  tl_op_state_add_operand(st, v);
+  tl_op_state_set_attr(st, "perm", perm);
+  tl_op_state_add_result(st, to);
+  return TL_SUCCESS;
+}
+
+static void permute_print(TlPrinter *p, TlOp *op) {
+  static const char *const elided[] = {"perm", NULL};
+  tl_print_str(p, " ");
+  tl_print_operand(p, tl_op_operand(op, 0));
+  tl_print_str(p, ", [");
+  TlAttr *perm = tl_op_attr(op, "perm");
+  for (unsigned i = 0; i < tl_attr_array_size(perm); i++)
+    tl_printf(p, "%s%lld", i ? ", " : "",
+              (long long)tl_attr_int_value(tl_attr_array_elem(perm, i)));
+  tl_print_str(p, "]");
+  tl_print_attr_dict(p, op, elided);
+  tl_print_str(p, " : ");
+  tl_print_type(p, otype(op, 0));
+  tl_print_str(p, " -> ");
+  tl_print_type(p, rtype(op, 0));
+}
+
+/* The permutation of an op whose "perm" attribute the verifier accepted. */
+bool tl_permute_perm(TlOp *op, int *perm) {
+  TlAttr *a = tl_op_attr(op, "perm");
+  if (!a || tl_attr_kind(a) != TL_ATTR_ARRAY ||
+      tl_attr_array_size(a) != tl_tensor_rank(otype(op, 0)))
+    return false;
+  for (unsigned i = 0; i < tl_attr_array_size(a); i++) {
+    TlAttr *e = tl_attr_array_elem(a, i);
+    if (tl_attr_kind(e) != TL_ATTR_INT)
+      return false;
+    int64_t x = tl_attr_int_value(e);
+    if (x < 0 || x >= TL_LAYOUT_MAX_RANK)
+      return false;
+    perm[i] = (int)x;
+  }
+  return true;
+}
+
+static TlResult permute_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 1, 1)))
+    return TL_FAILURE;
+  TlType *a = otype(op, 0), *r = rtype(op, 0);
+  if (!is_reg(a) || !is_reg(r) || tl_tensor_elem(a) != tl_tensor_elem(r)) {
+    tl_op_emit_error(op, "operand and result must be !tl.reg tiles of one "
+                         "element type");
+    return TL_FAILURE;
+  }
+  unsigned rank = tl_tensor_rank(a);
+  int perm[TL_LAYOUT_MAX_RANK];
+  if (!tl_permute_perm(op, perm)) {
+    tl_op_emit_error(op, "'perm' must be an array of %u dimension indices",
+                     rank);
+    return TL_FAILURE;
+  }
+  TlLayout want;
+  TlErr err;
+  if (!tl_layout_permute(&want, tl_reg_layout(a), perm, &err)) {
+    tl_op_emit_error(op, "invalid permutation: %s", err.msg);
+    return TL_FAILURE;
+  }
+  bool shape_ok = tl_tensor_rank(r) == rank;
+  for (unsigned k = 0; shape_ok && k < rank; k++)
+    shape_ok = tl_tensor_dim(r, k) == tl_tensor_dim(a, (unsigned)perm[k]);
+  if (!shape_ok) {
+    tl_op_emit_error(op, "the result shape must be the operand's permuted");
+    return TL_FAILURE;
+  }
+  if (!tl_layout_equal(&want, tl_reg_layout(r))) {
+    TlStr s = {0};
+    tl_layout_print(&want, &s);
+    tl_op_emit_error(op, "the permuted layout is %s", tl_str_cstr(&s));
+    tl_str_free(&s);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
 /*===--- dot -------------------------------------------------------------===*/
 
 /* `%a, %b, %c : A, B -> C` */
@@ -1442,6 +1538,29 @@ static const TlPattern view_patterns[] = {{"tl.view", "compose-views", compose},
 static const TlPattern reshape_patterns[] = {
     {"tl.reshape", "compose-reshapes", compose}, {0}};
 
+/* permute(permute(x, p), q) = permute(x, c) with c[k] = p[q[k]]: result
+ * dimension k reads the inner result's dimension q[k], which reads x's
+ * dimension p[q[k]]. Layouts compose the same way, so the op stays valid. */
+static TlResult compose_permutes(TlRewriter *rw, TlOp *op) {
+  TlOp *inner = tl_value_def(tl_op_operand(op, 0));
+  int p[TL_LAYOUT_MAX_RANK], q[TL_LAYOUT_MAX_RANK];
+  if (!inner || tl_op_def(inner) != tl_op_def(op) ||
+      !tl_permute_perm(inner, p) || !tl_permute_perm(op, q))
+    return TL_FAILURE;
+  TlContext *ctx = tl_op_context(op);
+  TlAttr *elems[TL_LAYOUT_MAX_RANK];
+  unsigned rank = tl_tensor_rank(otype(op, 0));
+  for (unsigned k = 0; k < rank; k++)
+    elems[k] = tl_attr_int(ctx, tl_type_int(ctx, 64, true), p[q[k]]);
+  TlValue *x = tl_op_operand(inner, 0);
+  tl_op_set_attr(op, "perm", tl_attr_array(ctx, rank, elems));
+  tl_rewriter_update_operands(rw, op, 1, &x);
+  return TL_SUCCESS;
+}
+
+static const TlPattern permute_patterns[] = {
+    {"tl.permute", "compose-permutes", compose_permutes}, {0}};
+
 static const TlOpDef cast_def = {
     .name = "tl.cast",
     .summary = "converts every element to another type, keeping shape and layout",
@@ -1461,6 +1580,16 @@ static const TlOpDef view_def = {
     .print = convert_print,
     .fold = identity_fold,
     .patterns = view_patterns,
+};
+static const TlOpDef permute_def = {
+    .name = "tl.permute",
+    .summary = "reorders the dimensions of a tile (no data movement)",
+    .traits = TL_TRAIT_PURE,
+    .verify = permute_verify,
+    .parse = permute_parse,
+    .print = permute_print,
+    .fold = identity_fold, /* same type: same (thread, local) -> element */
+    .patterns = permute_patterns,
 };
 static const TlOpDef reshape_def = {
     .name = "tl.reshape",
@@ -1526,6 +1655,7 @@ const TlOpDef *const tl_tl_ops[] = {&tl_kernel_def,
                                     &cast_def,
                                     &view_def,
                                     &reshape_def,
+                                    &permute_def,
                                     &dot_def,
                                     &reduce_def,
                                     &add_def,

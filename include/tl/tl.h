@@ -142,6 +142,11 @@ TlOp *tl_enclosing_kernel(TlOp *op);
 bool tl_kernel_launch_dims(TlOp *kernel, const int64_t *int_args,
                            int64_t grid[3], int64_t *threads, TlErr *err);
 
+/* The permutation of a verified tl.permute: perm[k] is the operand
+ * dimension that result dimension k reads. False when the "perm" attribute
+ * is missing or not an array of operand-rank dimension indices. */
+bool tl_permute_perm(TlOp *op, int *perm);
+
 #ifdef __cplusplus
 }
 #endif

@@ -293,6 +293,40 @@ static bool exec_reshape(TlVm *vm, Inst *in) {
   return true;
 }
 
+/* Result element j (row-major) is operand element j with its indices
+ * moved: result dimension k walks operand dimension perm[k]. */
+static bool exec_permute(TlVm *vm, Inst *in) {
+  const Tile *a = operand_tile(vm, in, 0);
+  Tile *r = tile_new(vm, result_type(in), false);
+  TlType *at = a->type;
+  int rank = (int)tl_tensor_rank(at), perm[TL_LAYOUT_MAX_RANK];
+  if (!tl_permute_perm(in->op, perm))
+    TL_UNREACHABLE("tl.permute is verified");
+  int64_t astride[TL_LAYOUT_MAX_RANK], rs[TL_LAYOUT_MAX_RANK],
+      j[TL_LAYOUT_MAX_RANK] = {0};
+  int64_t s = 1;
+  for (int d = rank - 1; d >= 0; d--) {
+    astride[d] = s;
+    s *= tl_tensor_dim(at, (unsigned)d);
+  }
+  for (int k = 0; k < rank; k++)
+    rs[k] = tl_tensor_dim(at, (unsigned)perm[k]);
+  if (a->undef)
+    r->undef = tl_xcalloc((size_t)r->n, 1);
+  for (int64_t i = 0; i < r->n; i++) {
+    int64_t f = 0;
+    for (int k = 0; k < rank; k++)
+      f += j[k] * astride[perm[k]];
+    r->v[i] = a->v[f];
+    if (a->undef)
+      r->undef[i] = a->undef[f];
+    for (int k = rank - 1; k >= 0 && ++j[k] == rs[k]; k--)
+      j[k] = 0;
+  }
+  vm_put_tile(vm, in, 0, r);
+  return true;
+}
+
 static bool exec_cast(TlVm *vm, Inst *in) {
   const Tile *a = operand_tile(vm, in, 0);
   const EType *s = in->et2, *d = in->et;
@@ -628,6 +662,8 @@ bool vm_exec_tile(TlVm *vm, Inst *in) {
     return exec_view(vm, in);
   case OC_RESHAPE:
     return exec_reshape(vm, in);
+  case OC_PERMUTE:
+    return exec_permute(vm, in);
   case OC_DOT:
     return exec_dot(vm, in);
   case OC_REDUCE:

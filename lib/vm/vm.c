@@ -268,6 +268,7 @@ static const struct {
     {"tl.cast", OC_CAST},
     {"tl.view", OC_VIEW},
     {"tl.reshape", OC_RESHAPE},
+    {"tl.permute", OC_PERMUTE},
     {"tl.dot", OC_DOT},
     {"tl.reduce", OC_REDUCE},
     {"tl.add", OC_ADD},

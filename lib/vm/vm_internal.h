@@ -200,6 +200,7 @@ typedef enum OpCode {
   OC_CAST,
   OC_VIEW,
   OC_RESHAPE,
+  OC_PERMUTE,
   OC_DOT,
   OC_REDUCE,
   /* elementwise, in one run so that OC_EW_FIRST..OC_EW_LAST tests it */
