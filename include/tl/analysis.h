@@ -77,6 +77,15 @@ int64_t tl_kernel_smem_bytes(TlOp *kernel);
  * integer parameter. Reports every problem at the kernel and fails. */
 TlResult tl_kernel_check_assumptions(TlOp *kernel);
 
+/* Checks one launch of a kernel against its `assume`: values[i] is the
+ * value of integer parameter i (two's complement) or the byte address of
+ * pointer parameter i, for i < n; other entries are ignored, and 0 (which
+ * every power of two divides) stands for an address the caller does not
+ * know. Reports each broken promise at the kernel, with the argument's
+ * name and value, and fails; fails too for a malformed `assume`. */
+TlResult tl_kernel_check_launch_assumptions(TlOp *kernel, unsigned n,
+                                           const uint64_t *values);
+
 typedef struct TlAnalysis TlAnalysis;
 
 /* Analyses every integer and pointer value nested in `root`: a tl.kernel

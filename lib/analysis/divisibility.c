@@ -214,6 +214,44 @@ TlResult tl_kernel_check_assumptions(TlOp *kernel) {
   return r;
 }
 
+TlResult tl_kernel_check_launch_assumptions(TlOp *kernel, unsigned n,
+                                           const uint64_t *values) {
+  if (TL_FAILED(tl_kernel_check_assumptions(kernel)))
+    return TL_FAILURE;
+  TlAttr *as = tl_op_attr(kernel, "assume");
+  if (!as)
+    return TL_SUCCESS;
+  TlResult r = TL_SUCCESS;
+  TlBlock *entry = tl_region_first_block(tl_op_region(kernel, 0));
+  for (unsigned i = 0; i < tl_attr_dict_size(as); i++) {
+    TlNamedAttr e = tl_attr_dict_entry(as, i);
+    int p = param_index(kernel, e.name);
+    uint64_t d = (uint64_t)tl_attr_int_value(e.attr);
+    if (p < 0 || (unsigned)p >= n || !(values[p] & (d - 1)))
+      continue;
+    TlType *t = tl_value_type(tl_block_arg(entry, (unsigned)p));
+    if (tl_type_is_ptr(t))
+      tl_op_emit_error(kernel,
+                       "argument '%s' at address 0x%llx breaks 'assume': it "
+                       "is not %llu-byte aligned",
+                       e.name, (unsigned long long)values[p],
+                       (unsigned long long)d);
+    else if (tl_type_int_signed(t))
+      tl_op_emit_error(kernel,
+                       "argument '%s' = %lld breaks 'assume': it is not a "
+                       "multiple of %llu",
+                       e.name, (long long)values[p], (unsigned long long)d);
+    else
+      tl_op_emit_error(kernel,
+                       "argument '%s' = %llu breaks 'assume': it is not a "
+                       "multiple of %llu",
+                       e.name, (unsigned long long)values[p],
+                       (unsigned long long)d);
+    r = TL_FAILURE;
+  }
+  return r;
+}
+
 /* A pointer to T is aligned to T when T is a whole power-of-two number of
  * bytes: the hardware's scalar accesses require it. */
 static int natural_tz(TlType *ptr) {

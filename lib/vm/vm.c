@@ -3,6 +3,7 @@
  * control flow (scf) and the scalar ops of arith. Tile ops live in tile.c,
  * memory ops in memory.c; docs/vm.md states the semantics. */
 #include "vm_internal.h"
+#include "tl/analysis.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -1001,11 +1002,19 @@ TlResult tl_vm_run(TlVm *vm, TlOp *kernel, unsigned nargs,
     memset(vm->slots + vm->slot_cap, 0, sizeof(Val) * (nslots - vm->slot_cap));
     vm->slot_cap = nslots;
   }
-  int64_t ints[64] = {0};
+  /* Integer arguments for the grid expressions, and for `assume` (the
+   * VM's buffers have no addresses: 0, aligned to anything). */
+  int64_t *ints = tl_xcalloc((size_t)nargs + 1, sizeof *ints);
   TlErr err;
-  if (!bind_args(vm, kernel, body, nargs, args, ints))
+  bool bound = bind_args(vm, kernel, body, nargs, args, ints) &&
+               !TL_FAILED(tl_kernel_check_launch_assumptions(
+                   kernel, nargs, (const uint64_t *)ints));
+  bool sized = bound && tl_kernel_launch_dims(kernel, ints, vm->grid,
+                                              &vm->threads, &err);
+  tl_free(ints);
+  if (!bound)
     return TL_FAILURE;
-  if (!tl_kernel_launch_dims(kernel, ints, vm->grid, &vm->threads, &err)) {
+  if (!sized) {
     tl_op_emit_error(kernel, "cannot compute the launch size: %s", err.msg);
     return TL_FAILURE;
   }

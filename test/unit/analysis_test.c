@@ -354,6 +354,61 @@ static void test_view_alignment(TlContext *ctx) {
   tl_module_destroy(m);
 }
 
+/*===--- Launch checks of `assume` ---------------------------------------===*/
+
+/* Runs the launch check on values[0..n) and returns the number of errors,
+ * the last one in last_error. */
+static int launch_errors(TlContext *ctx, TlOp *k, unsigned n,
+                         const uint64_t *values) {
+  errors = 0;
+  last_error[0] = 0;
+  tl_diag_set_handler(tl_context_diag(ctx), capture, NULL);
+  TlResult r = tl_kernel_check_launch_assumptions(k, n, values);
+  tl_diag_set_handler(tl_context_diag(ctx), NULL, NULL);
+  CHECK_EQ_INT(TL_FAILED(r), errors > 0);
+  return errors;
+}
+
+static void test_launch_assumptions(TlContext *ctx) {
+  const char *src =
+      "tl.kernel @k(%a: !tl.ptr<bf16>, %n: i32, %u: u32, %x: f32) grid(1) "
+      "threads(32) attributes {assume = {a = 256, n = 8, u = 4}} {\n"
+      "}\n"
+      "tl.kernel @free(%n: i32) grid(1) threads(32) {\n"
+      "}\n";
+  TlModule *m = parse(ctx, src);
+  if (!m)
+    return;
+  TlOp *k = first_op(m, "tl.kernel"), *free_k = tl_op_next(k);
+  /* Kept: an unknown address (0), a negative multiple, any float bits. */
+  uint64_t ok[4] = {0, (uint64_t)-16, 12, 0x3f800001};
+  CHECK_EQ_INT(launch_errors(ctx, k, 4, ok), 0);
+  uint64_t aligned[4] = {0x7f0000000100, 8, 0, 0};
+  CHECK_EQ_INT(launch_errors(ctx, k, 4, aligned), 0);
+  /* Broken: each argument named with its value. */
+  uint64_t addr[4] = {0x7f0000000180, 8, 4, 0};
+  CHECK_EQ_INT(launch_errors(ctx, k, 4, addr), 1);
+  CHECK_EQ_STR(last_error, "'tl.kernel' op argument 'a' at address "
+                           "0x7f0000000180 breaks 'assume': it is not "
+                           "256-byte aligned");
+  uint64_t neg[4] = {0, (uint64_t)-12, 4, 0};
+  CHECK_EQ_INT(launch_errors(ctx, k, 4, neg), 1);
+  CHECK_EQ_STR(last_error, "'tl.kernel' op argument 'n' = -12 breaks "
+                           "'assume': it is not a multiple of 8");
+  uint64_t big[4] = {0, 8, 4294967294u, 0};
+  CHECK_EQ_INT(launch_errors(ctx, k, 4, big), 1);
+  CHECK_EQ_STR(last_error, "'tl.kernel' op argument 'u' = 4294967294 breaks "
+                           "'assume': it is not a multiple of 4");
+  /* All three at once; only the first n values are read. */
+  uint64_t all[4] = {1, 1, 1, 0};
+  CHECK_EQ_INT(launch_errors(ctx, k, 4, all), 3);
+  CHECK_EQ_INT(launch_errors(ctx, k, 1, all), 1);
+  CHECK_EQ_INT(launch_errors(ctx, k, 0, all), 0);
+  /* No `assume`: nothing to break. */
+  CHECK_EQ_INT(launch_errors(ctx, free_k, 1, all), 0);
+  tl_module_destroy(m);
+}
+
 int main(void) {
   TlContext *ctx = tl_context_create();
   tl_register_all_dialects(ctx);
@@ -361,6 +416,7 @@ int main(void) {
   test_plan(ctx);
   test_soundness(ctx);
   test_view_alignment(ctx);
+  test_launch_assumptions(ctx);
   tl_context_destroy(ctx);
   return unit_report();
 }

@@ -15,6 +15,7 @@
  * malformed input, a kernel error, or a failed --check. docs/tools.md
  * describes the flags; docs/vm.md ("The thread-level VM") those of
  * --simt. */
+#include "tl/analysis.h"
 #include "tl/dialects.h"
 #include "tl/simt.h"
 #include "tl/simt_vm.h"
@@ -730,6 +731,15 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlOp *kernel, Arg *args,
       kargs[i] = &vals[i];
     }
   }
+  /* The launch must keep the kernel's `assume` promises: integer values
+   * and the device addresses of the buffers. */
+  uint64_t *assumed = tl_xcalloc(n + 1, sizeof *assumed);
+  for (unsigned i = 0; i < n; i++)
+    assumed[i] = dev[i] ? dev[i] : (uint64_t)ints[i];
+  bool kept = !TL_FAILED(tl_kernel_check_launch_assumptions(kernel, n, assumed));
+  tl_free(assumed);
+  if (!kept)
+    goto out;
   /* The VM's results on copies of the inputs, before the GPU's overwrite
    * the buffers. */
   for (unsigned i = 0; i < n; i++) {
