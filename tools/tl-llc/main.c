@@ -5,6 +5,7 @@
  * Exit status: 0 on success; 1 for bad input, a bad command line or a
  * compilation error. */
 #include "tl/dialects.h"
+#include "tl/pass.h"
 #include "tl/target.h"
 
 #include <errno.h>
@@ -15,8 +16,9 @@
 static void usage(FILE *out) {
   fputs("usage: tl-llc [options] [input.tl | -]\n"
         "\n"
-        "Compiles the kernels of a TL module (funcs with the 'kernel'\n"
-        "attribute, in the simt, arith and scf dialects) to PTX.\n"
+        "Compiles the kernels of a TL module to PTX: tl.kernel ops (lowered\n"
+        "first with lower-tl-to-simt,canonicalize,cse) and funcs with the\n"
+        "'kernel' attribute in the simt, arith and scf dialects.\n"
         "\n"
         "options:\n"
         "  -o FILE          write the output to FILE (default: stdout); with PTX,\n"
@@ -29,6 +31,25 @@ static void usage(FILE *out) {
         "  --time           report the compile time of each phase on stderr\n"
         "  --help           show this help\n",
         out);
+}
+
+/* Lowers the module's tl.kernel ops to simt kernels, the pipeline tl-opt
+ * and tl-run use; a module of simt kernels is left as it is. */
+static TlResult lower_tl_kernels(TlModule *m) {
+  bool has_tl = false;
+  for (TlOp *op = tl_block_first_op(tl_module_body(m)); op && !has_tl;
+       op = tl_op_next(op))
+    has_tl = strcmp(tl_op_name(op), "tl.kernel") == 0;
+  if (!has_tl)
+    return TL_SUCCESS;
+  TlPipeline *pl = tl_pipeline_create();
+  TlPipelineConfig cfg = {.verify_each = true};
+  TlResult r = tl_pipeline_parse(pl, "lower-tl-to-simt,canonicalize,cse",
+                                 tl_context_diag(tl_op_context(tl_module_op(m))));
+  if (!TL_FAILED(r))
+    r = tl_pipeline_run(pl, m, &cfg);
+  tl_pipeline_destroy(pl);
+  return r;
 }
 
 static int cli_error(const char *fmt, const char *arg) {
@@ -195,7 +216,8 @@ int main(int argc, char **argv) {
   tl_free(text);
   TlTarget *target = NULL;
   TlStr out = {0};
-  if (!m || TL_FAILED(tl_verify(tl_module_op(m))))
+  if (!m || TL_FAILED(tl_verify(tl_module_op(m))) ||
+      TL_FAILED(lower_tl_kernels(m)))
     goto fail;
   target = tl_target_create(ctx, &topts);
   if (!target)
