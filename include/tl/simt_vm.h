@@ -103,6 +103,11 @@ typedef enum TlSimtMmaModel {
 } TlSimtMmaModel;
 void tl_simt_vm_set_mma_model(TlSimtVm *vm, TlSimtMmaModel model);
 
+/* A budget of executed ops for each run (TlSimtVmStats.ops, summed over
+ * all blocks; 0, the default: none). A run that exceeds it stops with an
+ * error at the innermost loop then running, instead of hanging. */
+void tl_simt_vm_set_op_limit(TlSimtVm *vm, int64_t max_ops);
+
 #ifdef __cplusplus
 }
 #endif

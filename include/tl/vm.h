@@ -98,6 +98,12 @@ void tl_vm_destroy(TlVm *vm); /* NULL is a no-op */
  * stays owned by the caller. */
 void tl_vm_set_print_stream(TlVm *vm, FILE *out);
 
+/* A budget of executed ops for each run, summed over all blocks (0, the
+ * default: none). A run that exceeds it stops with an error at the
+ * innermost loop then running, so that a kernel whose loop never ends
+ * fails instead of hanging. */
+void tl_vm_set_op_limit(TlVm *vm, int64_t max_ops);
+
 /* Counters of the last run (for tests and tools). */
 typedef struct TlVmStats {
   int64_t blocks;  /* thread blocks run */

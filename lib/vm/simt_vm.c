@@ -176,6 +176,7 @@ struct TlSimtVm {
   TL_VEC(uint32_t) words;
   TlSimtVmStats stats;
   TlSimtMmaModel mma_model;
+  int64_t max_ops; /* 0: no budget */
 
   /* The run in progress. */
   TlOp *func;
@@ -301,6 +302,10 @@ TlSimtVmStats tl_simt_vm_stats(const TlSimtVm *vm) { return vm->stats; }
 
 void tl_simt_vm_set_mma_model(TlSimtVm *vm, TlSimtMmaModel model) {
   vm->mma_model = model;
+}
+
+void tl_simt_vm_set_op_limit(TlSimtVm *vm, int64_t max_ops) {
+  vm->max_ops = max_ops > 0 ? max_ops : 0;
 }
 
 /*===--- Errors ----------------------------------------------------------===*/
@@ -1563,6 +1568,17 @@ static bool exec_if(TlSimtVm *vm, SInst *in, const Mask *m) {
 /* scf.for with per-thread bounds: each thread runs iv = lb, lb + step, ...
  * while iv < ub, leaving the loop on its own; the loop ends when no thread
  * is left in it. */
+/* After each loop iteration: false, after an error at the loop, once the
+ * run has executed more ops than its budget. */
+static bool within_budget(TlSimtVm *vm, SInst *loop) {
+  if (!vm->max_ops || vm->stats.ops <= vm->max_ops)
+    return true;
+  return sv_error(vm, loop->op,
+                  "the run exceeds its budget of %lld executed ops in this "
+                  "loop (does it ever end?)",
+                  (long long)vm->max_ops);
+}
+
 static bool exec_for(TlSimtVm *vm, SInst *in, const Mask *m) {
   const EType *e = in->et2;
   SBody *body = &in->regions[0];
@@ -1588,7 +1604,7 @@ static bool exec_for(TlSimtVm *vm, SInst *in, const Mask *m) {
   }
   bool ok = true;
   while (act.n && ok) {
-    ok = run_body(vm, body, &act);
+    ok = run_body(vm, body, &act) && within_budget(vm, in);
     if (!ok)
       break;
     copy_vals(vm, body->args + 1, body->yield, body->nyield, &act);
@@ -1636,7 +1652,7 @@ static bool exec_while(TlSimtVm *vm, SInst *in, const Mask *m) {
     if (!go.n)
       break;
     copy_vals(vm, after->args, before->yield + 1, before->nyield - 1, &go);
-    ok = run_body(vm, after, &go);
+    ok = run_body(vm, after, &go) && within_budget(vm, in);
     if (ok)
       copy_vals(vm, before->args, after->yield, after->nyield, &go);
     memcpy(act.t, go.t, sizeof(int32_t) * (size_t)go.n);

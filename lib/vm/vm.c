@@ -99,6 +99,21 @@ void tl_vm_destroy(TlVm *vm) {
 }
 
 void tl_vm_set_print_stream(TlVm *vm, FILE *out) { vm->print_out = out; }
+void tl_vm_set_op_limit(TlVm *vm, int64_t max_ops) {
+  vm->max_ops = max_ops > 0 ? max_ops : 0;
+}
+
+/* After each loop iteration: false, after an error at the loop, once the
+ * run has executed more ops than its budget. */
+static bool within_budget(TlVm *vm, Inst *loop) {
+  if (!vm->max_ops || vm->stats.ops <= vm->max_ops)
+    return true;
+  vm_error(vm, loop->op,
+           "the run exceeds its budget of %lld executed ops in this loop "
+           "(does it ever end?)",
+           (long long)vm->max_ops);
+  return false;
+}
 
 TlVmStats tl_vm_stats(const TlVm *vm) { return vm->stats; }
 
@@ -776,6 +791,8 @@ static Flow exec_for(TlVm *vm, Inst *in) {
     Flow f = run_body(vm, body);
     if (f != F_OK)
       return f;
+    if (!within_budget(vm, in))
+      return F_ERROR;
     move_vals(vm, body->args + 1, body->yield, body->nyield);
     /* Next iv = iv + step; the loop ends when that reaches ub, without
      * wrapping around the type. */
@@ -818,6 +835,8 @@ static Flow exec_while(TlVm *vm, Inst *in) {
     f = run_body(vm, after);
     if (f != F_OK)
       return f;
+    if (!within_budget(vm, in))
+      return F_ERROR;
     move_vals(vm, before->args, after->yield, after->nyield);
   }
 }

@@ -281,6 +281,7 @@ void pmap_free(PMap *m);
 struct TlVm {
   TlContext *ctx;
   FILE *print_out;
+  int64_t max_ops;        /* 0: no budget */
   TlVmStats stats;
   TlArena arena; /* compiled kernels, element types, layout tables */
   PMap etypes;   /* TlType* -> EType* */

@@ -49,6 +49,7 @@ typedef struct Options {
   TL_VEC(const char *) defines, prints;
   double atol, rtol;
   uint64_t seed;
+  int64_t max_ops; /* the VMs' op budget (0: none) */
 } Options;
 
 /* A bound argument. */
@@ -76,8 +77,8 @@ static void usage(FILE *out) {
         "       tl-run --vm kernel.tl [options]\n"
         "       tl-run --simt kernel.tl --block N [--grid X] [options]\n"
         "\n"
-        "Runs a tl.kernel over its grid on the CPU virtual machine, or a simt\n"
-        "kernel on the thread-level VM.\n"
+        "Runs a tl.kernel over its grid on the GPU or on the CPU virtual\n"
+        "machine, or a simt kernel on the thread-level VM.\n"
         "\n"
         "options:\n"
         "  (GPU)                 without --vm or --simt: lower the tl.kernel,\n"
@@ -88,8 +89,7 @@ static void usage(FILE *out) {
         "  --json                GPU: print the timing as JSON\n"
         "  --flops N             GPU: the kernel's operation count, for FLOP/s\n"
         "  --no-vm-check         GPU: skip the comparison with the VM\n"
-        "  --vm                  run on the VM (the GPU path is not available "
-        "yet)\n"
+        "  --vm                  run on the block-level VM instead of the GPU\n"
         "  --simt                the kernel is a simt func; run it on the "
         "thread-level VM\n"
         "  --grid X[,Y,Z]        --simt: blocks in the grid (default 1)\n"
@@ -116,6 +116,8 @@ static void usage(FILE *out) {
         "Y*|ref|\n"
         "                        (default 0 and 0: exact)\n"
         "  --seed N              seed of rand: inputs (default 0)\n"
+        "  --max-ops N           stop a VM run after N executed ops, at the\n"
+        "                        loop then running (default 10^9; 0: never)\n"
         "  --print NAME          print a buffer after the run\n"
         "  --help                show this help\n",
         out);
@@ -261,7 +263,7 @@ static int parse_args(int argc, char **argv, Options *o) {
       tl_vec_push(&o->defines, v);
     } else if (FLAG("--kernel") || FLAG("--arg") || FLAG("--save") ||
                FLAG("--check") || FLAG("--atol") || FLAG("--rtol") ||
-               FLAG("--seed") || FLAG("--print")) {
+               FLAG("--seed") || FLAG("--print") || FLAG("--max-ops")) {
       const char *flag = FLAG("--kernel")  ? "--kernel"
                          : FLAG("--arg")   ? "--arg"
                          : FLAG("--save")  ? "--save"
@@ -269,7 +271,8 @@ static int parse_args(int argc, char **argv, Options *o) {
                          : FLAG("--atol")  ? "--atol"
                          : FLAG("--rtol")  ? "--rtol"
                          : FLAG("--seed")  ? "--seed"
-                                           : "--print";
+                         : FLAG("--print") ? "--print"
+                                           : "--max-ops";
       v = flag_value(argc, argv, &i, flag);
       if (!v)
         return fail("%s needs a value", flag);
@@ -287,6 +290,9 @@ static int parse_args(int argc, char **argv, Options *o) {
         if (!parse_i64(v, &s))
           return fail("--seed needs an integer, not '%s'", v);
         o->seed = (uint64_t)s;
+      } else if (!strcmp(flag, "--max-ops")) {
+        if (!parse_i64(v, &o->max_ops) || o->max_ops < 0)
+          return fail("--max-ops needs a non-negative integer, not '%s'", v);
       } else {
         if (!split_pair(v, &p))
           return fail("%s needs NAME=%s, not '%s'", flag,
@@ -758,6 +764,7 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlOp *kernel, Arg *args,
   ok = true;
   if (!o->no_vm_check) {
     TlVm *vm = tl_vm_create(ctx);
+    tl_vm_set_op_limit(vm, o->max_ops);
     ok = !TL_FAILED(tl_vm_run(vm, kernel, n, ref));
     tl_vm_destroy(vm);
     /* Exact for integers; floats within --atol/--rtol, by default 2 f16
@@ -837,6 +844,7 @@ int main(int argc, char **argv) {
   memset(&o, 0, sizeof o);
   o.grid[0] = o.grid[1] = o.grid[2] = 1;
   o.block[0] = o.block[1] = o.block[2] = 1;
+  o.max_ops = 1000000000;
   int status = parse_args(argc, argv, &o);
   TlContext *ctx = NULL;
   TlModule *m = NULL;
@@ -914,10 +922,12 @@ int main(int argc, char **argv) {
     TlSimtVm *svm = tl_simt_vm_create(ctx);
     if (o.mma_sm90)
       tl_simt_vm_set_mma_model(svm, TL_SIMT_MMA_SM90);
+    tl_simt_vm_set_op_limit(svm, o.max_ops);
     r = tl_simt_vm_run(svm, kernel, &launch, nparams, vargs);
     tl_simt_vm_destroy(svm);
   } else {
     vm = tl_vm_create(ctx);
+    tl_vm_set_op_limit(vm, o.max_ops);
     r = tl_vm_run(vm, kernel, nparams, vargs);
   }
   tl_free(vargs);
