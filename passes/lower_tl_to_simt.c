@@ -32,6 +32,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The most dynamic shared memory a block may use (sm_90's 227 KB). */
+#define TL_SMEM_LIMIT 232448
+
 const TlPassOptionDef tl_pass_lower_tl_to_simt_options[] = {{NULL, 0, NULL, NULL}};
 
 /*===--- Lowered values --------------------------------------------------===*/
@@ -50,11 +53,19 @@ typedef struct View {
   TlType *elem;
 } View;
 
+/* A shared tile: its first byte and its layout (element offsets). */
+typedef struct Smem {
+  TlValue *base; /* !simt.ptr<shared> */
+  TlSharedLayout layout;
+  TlType *elem;
+} Smem;
+
 typedef struct Entry {
   TlValue *from;
   TlValue *scalar;
   Tile *tile;
   View *view;
+  Smem *smem;
 } Entry;
 
 typedef struct Lower {
@@ -78,12 +89,12 @@ static Entry *find(Lower *L, TlValue *v) {
 }
 
 static void put_scalar(Lower *L, TlValue *from, TlValue *to) {
-  Entry e = {from, to, NULL, NULL};
+  Entry e = {from, to, NULL, NULL, NULL};
   tl_vec_push(&L->map, e);
 }
 
 static void put_tile(Lower *L, TlValue *from, Tile *t) {
-  Entry e = {from, NULL, t, NULL};
+  Entry e = {from, NULL, t, NULL, NULL};
   tl_vec_push(&L->map, e);
 }
 
@@ -295,7 +306,7 @@ static bool lower_view_global(Lower *L, TlOp *op) {
     for (int d = (int)v->rank - 2; d >= 0; d--)
       v->strides[d] = op2(L, "arith.muli", v->strides[d + 1], v->dims[d + 1]);
   }
-  Entry e = {tl_op_result(op, 0), NULL, NULL, v};
+  Entry e = {tl_op_result(op, 0), NULL, NULL, v, NULL};
   tl_vec_push(&L->map, e);
   return true;
 }
@@ -535,6 +546,132 @@ static bool lower_store_global(Lower *L, TlOp *op) {
     TlValue *ops[2] = {x, p};
     make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
     i++;
+  }
+  return true;
+}
+
+/*===--- Shared memory ---------------------------------------------------===*/
+
+/* tl.alloc_shared: the planned offset past the dynamic shared memory's
+ * start. A tile that reuses the bytes of earlier ones first waits for the
+ * block (every access to those happened before, docs/analysis.md). */
+static bool lower_alloc_shared(Lower *L, TlOp *op) {
+  int64_t off;
+  TlErr err;
+  Smem *m = TL_ARENA_NEW(&L->arena, Smem);
+  TlType *st = tl_value_type(tl_op_result(op, 0));
+  if (!tl_shared_offset(op, &off))
+    return fail(L, op, "a shared tile the plan did not place");
+  if (!tl_shared_type_layout(st, &m->layout, &err))
+    return fail(L, op, "a shared tile without a layout");
+  m->elem = tl_tensor_elem(st);
+  if (tl_shared_reuses(op))
+    make(L, "simt.barrier", 0, NULL, 0, NULL, 0, NULL);
+  TlType *pt = tl_simt_ptr_type(L->ctx, TL_SIMT_SHARED);
+  TlValue *b = tl_op_result(make(L, "simt.smem_base", 0, NULL, 1, &pt, 0, NULL), 0);
+  if (off) {
+    TlValue *ops[2] = {b, cst(L, i64(L), off)};
+    b = tl_op_result(make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+  }
+  m->base = b;
+  Entry e = {tl_op_result(op, 0), NULL, NULL, NULL, m};
+  tl_vec_push(&L->map, e);
+  return true;
+}
+
+static Smem *smem_of(Lower *L, TlValue *v) {
+  Entry *e = find(L, v);
+  return e ? e->smem : NULL;
+}
+
+/* Byte address of the shared element at (off + idx): the layout's mixed
+ * radix per dimension, its strides and base, then its swizzle. */
+static TlValue *smem_addr(Lower *L, Smem *m, TlValue **off, TlValue **idx) {
+  const TlSharedLayout *l = &m->layout;
+  TlValue *lin = cst(L, i64(L), l->base);
+  for (int d = 0; d < l->rank; d++) {
+    TlValue *pos = op2(L, "arith.addi", off[d], idx[d]);
+    /* The dimension's modes, least significant (last) first. */
+    int64_t below = 1;
+    for (int j = l->num_modes - 1; j >= 0; j--) {
+      if (l->mode_dim[j] != d)
+        continue;
+      bool top = true;
+      for (int q = 0; q < j; q++)
+        top &= l->mode_dim[q] != d;
+      TlValue *dg = pos;
+      if (below > 1)
+        dg = op2(L, "arith.divi", dg, cst(L, i64(L), below));
+      if (!top)
+        dg = op2(L, "arith.remi", dg, cst(L, i64(L), l->mode_shape[j]));
+      if (l->mode_stride[j] != 1)
+        dg = op2(L, "arith.muli", dg, cst(L, i64(L), l->mode_stride[j]));
+      lin = op2(L, "arith.addi", lin, dg);
+      below *= l->mode_shape[j];
+    }
+  }
+  if (l->swizzle_bits) {
+    int64_t mask = ((INT64_C(1) << l->swizzle_bits) - 1) << l->swizzle_base;
+    TlValue *hi = op2(L, "arith.shri", lin, cst(L, i64(L), l->swizzle_shift));
+    lin = op2(L, "arith.xori", lin, op2(L, "arith.andi", hi, cst(L, i64(L), mask)));
+  }
+  unsigned b = tl_type_bitwidth(m->elem);
+  TlValue *bytes = b == 8 ? lin : op2(L, "arith.muli", lin, cst(L, i64(L), b / 8));
+  TlValue *ops[2] = {m->base, bytes};
+  TlType *pt = tl_value_type(m->base);
+  return tl_op_result(make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+}
+
+/* One access per element: tiles of 8, 16 or 32-bit elements. */
+static bool lower_load_shared(Lower *L, TlOp *op) {
+  Smem *m = smem_of(L, tl_op_operand(op, 0));
+  TlType *rt = tl_value_type(tl_op_result(op, 0));
+  unsigned b = elem_bits(rt);
+  if (!m)
+    return fail(L, op, "shared tiles not made by tl.alloc_shared");
+  if (b != 8 && b != 16 && b != 32)
+    return fail(L, op, "shared loads of elements other than 8, 16 or 32 bits");
+  TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
+  for (int d = 0; d < m->layout.rank; d++)
+    off[d] = to_i64(L, scalar(L, tl_op_operand(op, 1 + (unsigned)d)));
+  Tile *t = zero_tile(L, rt);
+  const TlLayout *l = tl_reg_layout(rt);
+  TlType *mem = tl_type_int(L->ctx, b, false);
+  for (int64_t i = 0; i < tl_layout_local_size(l); i++) {
+    index_of(L, l, i, idx);
+    TlValue *p = smem_addr(L, m, off, idx);
+    TlValue *x = tl_op_result(make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0);
+    if (b < 32)
+      x = op1(L, "arith.exti", x, u32(L));
+    set_elem(L, t, (unsigned)i, x);
+  }
+  put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
+static bool lower_store_shared(Lower *L, TlOp *op) {
+  Tile *t = tile_of(L, tl_op_operand(op, 0));
+  Smem *m = smem_of(L, tl_op_operand(op, 1));
+  unsigned b = elem_bits(t->type);
+  if (!m)
+    return fail(L, op, "shared tiles not made by tl.alloc_shared");
+  if (b != 8 && b != 16 && b != 32)
+    return fail(L, op, "shared stores of elements other than 8, 16 or 32 bits");
+  if (tl_layout_replication(tl_reg_layout(t->type)) != 1)
+    return fail(L, op, "stores of replicated tiles");
+  TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
+  for (int d = 0; d < m->layout.rank; d++)
+    off[d] = to_i64(L, scalar(L, tl_op_operand(op, 2 + (unsigned)d)));
+  const TlLayout *l = tl_reg_layout(t->type);
+  TlType *mem = tl_type_int(L->ctx, b, false);
+  for (int64_t i = 0; i < tl_layout_local_size(l); i++) {
+    index_of(L, l, i, idx);
+    TlValue *p = smem_addr(L, m, off, idx);
+    TlValue *x = get_elem(L, t, (unsigned)i);
+    if (b < 32)
+      x = op1(L, "arith.trunci", x, mem);
+    TlValue *ops[2] = {x, p};
+    make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
   }
   return true;
 }
@@ -1011,6 +1148,14 @@ static bool lower_op(Lower *L, TlOp *op) {
       !strcmp(n, "tl.div") || !strcmp(n, "tl.max") || !strcmp(n, "tl.min") ||
       !strcmp(n, "tl.and") || !strcmp(n, "tl.or") || !strcmp(n, "tl.xor"))
     return lower_elementwise(L, op);
+  if (!strcmp(n, "tl.alloc_shared"))
+    return lower_alloc_shared(L, op);
+  if (!strcmp(n, "tl.free_shared"))
+    return true; /* the plan already reuses its bytes */
+  if (!strcmp(n, "tl.load_shared"))
+    return lower_load_shared(L, op);
+  if (!strcmp(n, "tl.store_shared"))
+    return lower_store_shared(L, op);
   if (!strcmp(n, "tl.synchronize")) {
     make(L, "simt.barrier", 0, NULL, 0, NULL, 0, NULL);
     return true;
@@ -1081,6 +1226,15 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
   tl_op_state_set_attr(&st, "template", tl_op_attr(k, "template"));
   st.nregions = 1;
   L.facts = tl_analysis_run(k);
+  /* Shared tiles at their planned offsets, the total on the func. */
+  if (L.facts && TL_FAILED(tl_plan_shared_memory(k, TL_SMEM_LIMIT))) {
+    tl_analysis_destroy(L.facts);
+    L.facts = NULL;
+  }
+  if (L.facts)
+    tl_op_state_set_attr(&st, "smem_bytes",
+                         tl_attr_int(ctx, tl_type_int(ctx, 64, true),
+                                     tl_kernel_smem_bytes(k)));
   if (!L.facts) {
     tl_op_state_free(&st);
     tl_vec_free(&ins);

@@ -38,7 +38,7 @@ typedef struct Pair {
 
 typedef struct Options {
   bool vm, simt;
-  bool block_given;
+  bool block_given, smem_given;
   int64_t grid[3], block[3], smem; /* --simt launch */
   bool mma_sm90;                   /* --mma sm90 */
   bool bench, json, no_vm_check;   /* GPU: --bench, --json, --no-vm-check */
@@ -97,7 +97,8 @@ static void usage(FILE *out) {
         "kernel's\n"
         "                        'threads' attribute)\n"
         "  --smem BYTES          --simt: dynamic shared memory per block "
-        "(default 0)\n"
+        "(default:\n"
+        "                        the kernel's 'smem_bytes' attribute, or 0)\n"
         "  --mma MODEL           --simt: how mma sums floats: sequential "
         "(tl.dot's\n"
         "                        order, the default) or sm90 (the H200's "
@@ -252,6 +253,7 @@ static int parse_args(int argc, char **argv, Options *o) {
       if (flag[2] == 's') {
         if (!parse_i64(v, &o->smem) || o->smem < 0)
           return fail("--smem needs a number of bytes, not '%s'", v);
+        o->smem_given = true;
       } else if (!parse_dims(v, flag[2] == 'g' ? o->grid : o->block)) {
         return fail("%s needs X[,Y,Z] of positive sizes, not '%s'", flag, v);
       }
@@ -671,7 +673,8 @@ static bool scalar_value(const TlType *t, const TlVmArg *a, Scalar *out) {
 /* Compiles the kernel of `text` for the device: a second parse, lowered to
  * simt and through tl-llc's pipeline. */
 static void *gpu_compile(TlContext *ctx, TlRuntime *rt, const char *name,
-                         const char *text, size_t len, const char *kernel_name) {
+                         const char *text, size_t len, const char *kernel_name,
+                         unsigned *smem_bytes) {
   TlModule *m = tl_parse_module(ctx, name, text, len, 1);
   TlPipeline *pl = tl_pipeline_create();
   TlPipelineConfig cfg = {.verify_each = true};
@@ -682,6 +685,13 @@ static void *gpu_compile(TlContext *ctx, TlRuntime *rt, const char *name,
                                         tl_context_diag(ctx))) ||
       TL_FAILED(tl_pipeline_run(pl, m, &cfg)))
     goto out;
+  /* The lowered kernel's planned shared memory. */
+  for (TlOp *f = tl_block_first_op(tl_module_body(m)); f; f = tl_op_next(f)) {
+    TlAttr *sb = tl_op_attr(f, "smem_bytes");
+    const char *fname = tl_symbol_name(f);
+    if (sb && tl_attr_kind(sb) == TL_ATTR_INT && fname && !strcmp(fname, kernel_name))
+      *smem_bytes = (unsigned)tl_attr_int_value(sb);
+  }
   unsigned sm = tl_runtime_sm(rt);
   TlTargetOptions o = {sm >= 90 ? "sm_90a" : sm >= 89 ? "sm_89" : sm >= 86 ? "sm_86" : "sm_80",
                        0, 3};
@@ -718,7 +728,8 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlOp *kernel, Arg *args,
     fail("cannot launch @%s: %s", tl_symbol_name(kernel), err.msg);
     goto out;
   }
-  void *k = gpu_compile(ctx, rt, o->input, text, len, tl_symbol_name(kernel));
+  unsigned smem = 0;
+  void *k = gpu_compile(ctx, rt, o->input, text, len, tl_symbol_name(kernel), &smem);
   if (!k)
     goto out;
   for (unsigned i = 0; i < n; i++) {
@@ -755,7 +766,7 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlOp *kernel, Arg *args,
                            ref[i].size);
   }
   TlLaunch l = {{(unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2]},
-                {(unsigned)threads, 1, 1}, 0};
+                {(unsigned)threads, 1, 1}, smem};
   if (TL_FAILED(tl_runtime_launch(rt, k, &l, kargs)))
     goto out;
   for (unsigned i = 0; i < n; i++)
@@ -892,6 +903,10 @@ int main(int argc, char **argv) {
     }
     if (!o.block_given)
       launch.block[0] = tl_attr_int_value(threads);
+    /* The lowering records the kernel's planned shared memory. */
+    TlAttr *smem = tl_op_attr(kernel, "smem_bytes");
+    if (!o.smem_given && smem && tl_attr_kind(smem) == TL_ATTR_INT)
+      launch.smem_bytes = tl_attr_int_value(smem);
   } else if (o.block_given || o.grid[0] != 1 || o.grid[1] != 1 ||
              o.grid[2] != 1 || o.smem || o.mma_sm90) {
     fail("--grid, --block, --smem and --mma apply to --simt only (a "
