@@ -676,6 +676,88 @@ static bool lower_store_shared(Lower *L, TlOp *op) {
   return true;
 }
 
+/* The widest chunk of w elements (w * bytes of 4, 8 or 16) that both
+ * sides of a copy keep contiguous and aligned: along the tile's last
+ * dimension, which the global view must hold contiguously, with every row
+ * start aligned to the chunk; in shared memory an innermost mode of stride
+ * 1 that w divides, every other stride and the base multiples of w, and a
+ * swizzle that moves whole chunks (2^M >= w). The chunks must also spread
+ * evenly over the block's threads. 0 when no width qualifies. */
+static int64_t copy_width(Lower *L, TlOp *op, const Smem *m, int64_t n) {
+  const TlSharedLayout *l = &m->layout;
+  int64_t eb = tl_type_bitwidth(m->elem) / 8, last = l->shape[l->rank - 1];
+  TlAccessAlignment acc;
+  if (!L->facts || !tl_analysis_access_alignment(L->facts, op, &acc) ||
+      acc.contiguous < last)
+    return 0;
+  int inner = -1;
+  for (int j = l->num_modes - 1; j >= 0 && inner < 0; j--)
+    if (l->mode_dim[j] == l->rank - 1)
+      inner = j;
+  for (int64_t w = 16 / eb; w >= 1 && w * eb >= 4; w /= 2) {
+    bool ok = last % w == 0 && acc.row % (w * eb) == 0 && l->base % w == 0 &&
+              (n / w) % L->threads == 0 && inner >= 0 &&
+              l->mode_stride[inner] == 1 && l->mode_shape[inner] % w == 0 &&
+              (!l->swizzle_bits || (INT64_C(1) << l->swizzle_base) >= w);
+    for (int j = 0; ok && j < l->num_modes; j++)
+      ok = j == inner || l->mode_stride[j] % w == 0;
+    if (ok)
+      return w;
+  }
+  return 0;
+}
+
+/* tl.copy_async: the tile in chunks of w elements in row-major order,
+ * chunk c copied by thread c % T with one cp.async (consecutive threads
+ * read consecutive global chunks). */
+static bool lower_copy_async(Lower *L, TlOp *op) {
+  Smem *m = smem_of(L, tl_op_operand(op, 0));
+  View *v = view_of(L, tl_op_operand(op, 1));
+  if (!m || !v)
+    return fail(L, op, "copies between tensors not made by tl.alloc_shared and "
+                       "tl.view_global");
+  if (tl_op_attr(op, "masked"))
+    return fail(L, op, "masked copies");
+  unsigned b = tl_type_bitwidth(m->elem);
+  if (b != 8 && b != 16 && b != 32)
+    return fail(L, op, "copies of elements other than 8, 16 or 32 bits");
+  const TlSharedLayout *sl = &m->layout;
+  int rank = sl->rank;
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++)
+    n *= sl->shape[d];
+  int64_t w = copy_width(L, op, m, n);
+  if (!w)
+    return fail(L, op, "copies without 4, 8 or 16-byte chunks that are contiguous "
+                       "and aligned on both sides and spread evenly over the "
+                       "block's threads");
+  unsigned cb = (unsigned)(w * b / 8);
+  TlValue *off[TL_LAYOUT_MAX_RANK], *zero[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
+  for (int d = 0; d < rank; d++) {
+    off[d] = to_i64(L, scalar(L, tl_op_operand(op, 2 + (unsigned)d)));
+    zero[d] = cst(L, i64(L), 0);
+  }
+  TlValue *first = op2(L, "arith.muli", op1(L, "arith.exti", L->tid, i64(L)),
+                       cst(L, i64(L), w));
+  TlNamedAttr attrs[2] = {{"size", tl_attr_int(L->ctx, i64(L), cb)},
+                          {"cache", str(L, cb == 16 ? "cg" : "ca")}};
+  for (int64_t k = 0; k < n / w / L->threads; k++) {
+    /* Element e = (tid + k * T) * w, unravelled row-major. */
+    TlValue *e = op2(L, "arith.addi", first, cst(L, i64(L), k * L->threads * w));
+    int64_t stride = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+      TlValue *q = stride > 1 ? op2(L, "arith.divi", e, cst(L, i64(L), stride)) : e;
+      idx[d] = d > 0 ? op2(L, "arith.remi", q, cst(L, i64(L), sl->shape[d])) : q;
+      stride *= sl->shape[d];
+    }
+    TlValue *bitoff;
+    TlValue *src = elem_addr(L, v, off, idx, &bitoff);
+    TlValue *ops[2] = {smem_addr(L, m, zero, idx), src};
+    make(L, "simt.cp_async", 2, ops, 0, NULL, 2, attrs);
+  }
+  return true;
+}
+
 /*===--- Register tiles --------------------------------------------------===*/
 
 static bool lower_alloc_register(Lower *L, TlOp *op) {
@@ -1156,6 +1238,17 @@ static bool lower_op(Lower *L, TlOp *op) {
     return lower_load_shared(L, op);
   if (!strcmp(n, "tl.store_shared"))
     return lower_store_shared(L, op);
+  if (!strcmp(n, "tl.copy_async"))
+    return lower_copy_async(L, op);
+  if (!strcmp(n, "tl.copy_async_commit")) {
+    make(L, "simt.cp_async_commit", 0, NULL, 0, NULL, 0, NULL);
+    return true;
+  }
+  if (!strcmp(n, "tl.copy_async_wait")) {
+    TlNamedAttr p = {"pending", tl_op_attr(op, "pending")};
+    make(L, "simt.cp_async_wait", 0, NULL, 0, NULL, 1, &p);
+    return true;
+  }
   if (!strcmp(n, "tl.synchronize")) {
     make(L, "simt.barrier", 0, NULL, 0, NULL, 0, NULL);
     return true;
