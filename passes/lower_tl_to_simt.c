@@ -1072,6 +1072,97 @@ static bool lower_elementwise(Lower *L, TlOp *op) {
   return true;
 }
 
+/* tl.neg, tl.abs, tl.not: per element in its compute type; integer
+ * results wrap to the element's width (set_elem keeps its bits). */
+static bool lower_unary(Lower *L, TlOp *op) {
+  const char *n = tl_op_name(op) + 3;
+  Tile *x = tile_of(L, tl_op_operand(op, 0));
+  TlType *rt = tl_value_type(tl_op_result(op, 0));
+  Tile *t = zero_tile(L, rt);
+  int64_t count = tl_layout_local_size(tl_reg_layout(rt));
+  for (int64_t i = 0; i < count; i++) {
+    TlType *ct;
+    TlValue *a = decode(L, x, (unsigned)i, &ct), *r;
+    if (!a)
+      return fail(L, op, "elementwise arithmetic on this element type (cast it first)");
+    bool fl = tl_type_is_float(ct);
+    if (!strcmp(n, "not")) {
+      if (fl)
+        return fail(L, op, "bitwise ops on floats");
+      r = op2(L, "arith.xori", a, cst(L, ct, -1));
+    } else if (fl) {
+      r = op1(L, !strcmp(n, "neg") ? "arith.negf" : "arith.absf", a, ct);
+    } else {
+      TlValue *neg = op2(L, "arith.subi", cst(L, ct, 0), a);
+      if (!strcmp(n, "neg") || !tl_type_int_signed(ct)) {
+        r = !strcmp(n, "neg") ? neg : a;
+      } else {
+        TlType *i1 = tl_type_bool(L->ctx);
+        TlNamedAttr lt = {"predicate", str(L, "lt")};
+        TlValue *ops[2] = {a, cst(L, ct, 0)};
+        TlValue *below = tl_op_result(make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &lt), 0);
+        TlValue *sel[3] = {below, neg, a};
+        r = tl_op_result(make(L, "arith.select", 3, sel, 1, &ct, 0, NULL), 0);
+      }
+    }
+    if (fl)
+      encode(L, t, (unsigned)i, r);
+    else
+      set_elem(L, t, (unsigned)i, tl_type_int_signed(ct) ? op1(L, "arith.bitcast", r, u32(L)) : r);
+  }
+  put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
+/* tl.cmp: arith.cmpi by the compute type's signedness, or arith.cmpf with
+ * the ordered predicate (false on NaN) except `ne`, which is unordered
+ * (true on NaN); each i1 result becomes one bit of the tile. */
+static bool lower_cmp(Lower *L, TlOp *op) {
+  const char *pred = tl_attr_string_value(tl_op_attr(op, "predicate"), NULL);
+  Tile *x = tile_of(L, tl_op_operand(op, 0)), *y = tile_of(L, tl_op_operand(op, 1));
+  TlType *rt = tl_value_type(tl_op_result(op, 0));
+  Tile *t = zero_tile(L, rt);
+  TlType *i1 = tl_type_bool(L->ctx), *w = u32(L);
+  TlValue *one = cst(L, w, 1), *zero = cst(L, w, 0);
+  int64_t count = tl_layout_local_size(tl_reg_layout(rt));
+  for (int64_t i = 0; i < count; i++) {
+    TlType *ct;
+    TlValue *a = decode(L, x, (unsigned)i, &ct), *b = decode(L, y, (unsigned)i, &ct);
+    if (!a)
+      return fail(L, op, "comparisons of this element type (cast it first)");
+    bool fl = tl_type_is_float(ct);
+    char fpred[8];
+    snprintf(fpred, sizeof fpred, "%s%s", strcmp(pred, "ne") ? "o" : "u", pred);
+    TlNamedAttr pa = {"predicate", str(L, fl ? fpred : pred)};
+    TlValue *ops[2] = {a, b};
+    TlValue *c = tl_op_result(make(L, fl ? "arith.cmpf" : "arith.cmpi", 2, ops, 1, &i1, 1, &pa), 0);
+    TlValue *sel[3] = {c, one, zero};
+    set_elem(L, t, (unsigned)i, tl_op_result(make(L, "arith.select", 3, sel, 1, &w, 0, NULL), 0));
+  }
+  put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
+/* tl.where: each element's bits from %a or %b by its condition bit. */
+static bool lower_where(Lower *L, TlOp *op) {
+  Tile *c = tile_of(L, tl_op_operand(op, 0));
+  Tile *a = tile_of(L, tl_op_operand(op, 1)), *b = tile_of(L, tl_op_operand(op, 2));
+  TlType *rt = tl_value_type(tl_op_result(op, 0));
+  Tile *t = zero_tile(L, rt);
+  TlType *i1 = tl_type_bool(L->ctx), *w = u32(L);
+  TlValue *zero = cst(L, w, 0);
+  TlNamedAttr ne = {"predicate", str(L, "ne")};
+  int64_t count = tl_layout_local_size(tl_reg_layout(rt));
+  for (int64_t i = 0; i < count; i++) {
+    TlValue *ops[2] = {get_elem(L, c, (unsigned)i), zero};
+    TlValue *bit = tl_op_result(make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &ne), 0);
+    TlValue *sel[3] = {bit, get_elem(L, a, (unsigned)i), get_elem(L, b, (unsigned)i)};
+    set_elem(L, t, (unsigned)i, tl_op_result(make(L, "arith.select", 3, sel, 1, &w, 0, NULL), 0));
+  }
+  put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
 /*===--- Control flow and the driver -------------------------------------===*/
 
 static bool lower_block(Lower *L, TlBlock *blk);
@@ -1230,6 +1321,12 @@ static bool lower_op(Lower *L, TlOp *op) {
       !strcmp(n, "tl.div") || !strcmp(n, "tl.max") || !strcmp(n, "tl.min") ||
       !strcmp(n, "tl.and") || !strcmp(n, "tl.or") || !strcmp(n, "tl.xor"))
     return lower_elementwise(L, op);
+  if (!strcmp(n, "tl.neg") || !strcmp(n, "tl.abs") || !strcmp(n, "tl.not"))
+    return lower_unary(L, op);
+  if (!strcmp(n, "tl.cmp"))
+    return lower_cmp(L, op);
+  if (!strcmp(n, "tl.where"))
+    return lower_where(L, op);
   if (!strcmp(n, "tl.alloc_shared"))
     return lower_alloc_shared(L, op);
   if (!strcmp(n, "tl.free_shared"))
