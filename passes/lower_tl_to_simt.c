@@ -1163,6 +1163,63 @@ static bool lower_where(Lower *L, TlOp *op) {
   return true;
 }
 
+/* The operand's local element that every thread reads for the result's
+ * local element i of a tile broadcast, or -1 when some thread of the block
+ * does not hold it (the broadcast would move elements between threads). */
+static int64_t broadcast_source(Lower *L, const TlLayout *src, const TlLayout *dst,
+                                int64_t i) {
+  int64_t j = -1, ts = tl_layout_num_threads(src), td = tl_layout_num_threads(dst);
+  int64_t holders[1024];
+  for (int64_t t = 0; t < (int64_t)L->threads; t++) {
+    int64_t idx[TL_LAYOUT_MAX_RANK], local, count;
+    if (!tl_layout_map(dst, t % td, i, idx, NULL))
+      return -1;
+    for (int d = 0; d < src->rank; d++)
+      if (src->shape[d] == 1)
+        idx[d] = 0;
+    if (!tl_layout_locate(src, idx, &local, holders, 1024, &count, NULL) ||
+        (j >= 0 && local != j))
+      return -1;
+    j = local;
+    bool held = false;
+    for (int64_t k = 0; k < count && k < 1024 && !held; k++)
+      held = holders[k] == t % ts;
+    if (!held)
+      return -1;
+  }
+  return j;
+}
+
+/* tl.broadcast of a scalar (its bits in every element) or of a tile whose
+ * every result element some local element of the same thread holds. */
+static bool lower_broadcast(Lower *L, TlOp *op) {
+  TlValue *a = tl_op_operand(op, 0);
+  TlType *rt = tl_value_type(tl_op_result(op, 0));
+  Tile *t = zero_tile(L, rt);
+  unsigned b = elem_bits(rt);
+  int64_t count = tl_layout_local_size(tl_reg_layout(rt));
+  if (tl_tensor_kind(tl_value_type(a)) != TL_TENSOR_REG) {
+    if (b != 8 && b != 16 && b != 32)
+      return fail(L, op, "broadcasts of scalars other than 8, 16 or 32 bits");
+    TlValue *bits = op1(L, "arith.bitcast", scalar(L, a), tl_type_int(L->ctx, b, false));
+    if (b < 32)
+      bits = op1(L, "arith.exti", bits, u32(L));
+    for (int64_t i = 0; i < count; i++)
+      set_elem(L, t, (unsigned)i, bits);
+    put_tile(L, tl_op_result(op, 0), t);
+    return true;
+  }
+  Tile *x = tile_of(L, a);
+  for (int64_t i = 0; i < count; i++) {
+    int64_t j = broadcast_source(L, tl_reg_layout(x->type), tl_reg_layout(rt), i);
+    if (j < 0)
+      return fail(L, op, "broadcasts that move elements between threads");
+    set_elem(L, t, (unsigned)i, get_elem(L, x, (unsigned)j));
+  }
+  put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
 /*===--- Control flow and the driver -------------------------------------===*/
 
 static bool lower_block(Lower *L, TlBlock *blk);
@@ -1325,6 +1382,8 @@ static bool lower_op(Lower *L, TlOp *op) {
     return lower_unary(L, op);
   if (!strcmp(n, "tl.cmp"))
     return lower_cmp(L, op);
+  if (!strcmp(n, "tl.broadcast"))
+    return lower_broadcast(L, op);
   if (!strcmp(n, "tl.where"))
     return lower_where(L, op);
   if (!strcmp(n, "tl.alloc_shared"))
