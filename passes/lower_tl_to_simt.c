@@ -1220,6 +1220,114 @@ static bool lower_broadcast(Lower *L, TlOp *op) {
   return true;
 }
 
+/* A value of a compute type as 32 bits for a shuffle, and back. */
+static TlValue *to_word(Lower *L, TlValue *v, TlType *ct) {
+  if (tl_type_is_float(ct) && tl_type_bitwidth(ct) == 16)
+    return op1(L, "arith.exti", op1(L, "arith.bitcast", v, tl_type_int(L->ctx, 16, false)),
+               u32(L));
+  return ct == u32(L) ? v : op1(L, "arith.bitcast", v, u32(L));
+}
+
+static TlValue *from_word(Lower *L, TlValue *w, TlType *ct) {
+  if (tl_type_is_float(ct) && tl_type_bitwidth(ct) == 16)
+    return op1(L, "arith.bitcast", op1(L, "arith.trunci", w, tl_type_int(L->ctx, 16, false)),
+               ct);
+  return ct == u32(L) ? w : op1(L, "arith.bitcast", w, ct);
+}
+
+/* tl.reduce: each thread combines its local elements of a result element
+ * in index order, then the lanes holding the other parts exchange partial
+ * results by butterfly shuffles (xor over the thread-index bits of the
+ * dimension's spatial modes), so every lane ends with the whole result, as
+ * the reduced layout's replication requires. Integer and max/min results
+ * equal the VM's; a float sum adds in another order than its index order. */
+static bool lower_reduce(Lower *L, TlOp *op) {
+  const char *kind = tl_attr_string_value(tl_op_attr(op, "kind"), NULL);
+  int d = (int)tl_attr_int_value(tl_op_attr(op, "dim"));
+  Tile *x = tile_of(L, tl_op_operand(op, 0));
+  TlType *rt = tl_value_type(tl_op_result(op, 0));
+  const TlLayout *A = tl_reg_layout(x->type), *R = tl_reg_layout(rt);
+  bool sum = !strcmp(kind, "sum"), max = !strcmp(kind, "max");
+  const char *fop = sum ? "arith.addf" : max ? "arith.maxf" : "arith.minf";
+  const char *iop = sum ? "arith.addi" : max ? "arith.maxi" : "arith.mini";
+  /* Butterfly masks: the thread-index bits of d's spatial modes. */
+  int64_t masks[32], below = 1;
+  int nm = 0;
+  for (int k = A->num_spatial - 1; k >= 0; k--) {
+    int m = A->spatial_modes[k];
+    int64_t size = m >= 0 ? A->mode_shape[m] : -m;
+    if (m >= 0 && A->mode_dim[m] == d && size > 1) {
+      if ((size & (size - 1)) || (below & (below - 1)) || below * size > 32)
+        return fail(L, op, "reductions across warps or over thread groups that are not "
+                           "powers of two");
+      for (int64_t q = below; q < below * size; q *= 2)
+        masks[nm++] = q;
+    }
+    below *= size;
+  }
+  if (nm && L->threads % 32)
+    return fail(L, op, "reductions across threads in blocks that are not whole warps");
+  Tile *t = zero_tile(L, rt);
+  int64_t na = tl_layout_local_size(A), nr = tl_layout_local_size(R);
+  int64_t *order = tl_xmalloc(sizeof *order * (size_t)(na + 1));
+  int64_t *pos = tl_xmalloc(sizeof *pos * (size_t)(na + 1));
+  bool ok = true;
+  for (int64_t r = 0; r < nr && ok; r++) {
+    int64_t cr[TL_LAYOUT_MAX_RANK], c[TL_LAYOUT_MAX_RANK];
+    const_index(R, r, cr);
+    /* The operand's local elements of this result, by their index in d. */
+    int64_t n = 0;
+    for (int64_t i = 0; i < na; i++) {
+      const_index(A, i, c);
+      bool same = true;
+      for (int e = 0; e < A->rank && same; e++)
+        same = e == d || c[e] == cr[e];
+      if (!same)
+        continue;
+      int64_t k = n++;
+      while (k > 0 && pos[k - 1] > c[d]) {
+        pos[k] = pos[k - 1];
+        order[k] = order[k - 1];
+        k--;
+      }
+      pos[k] = c[d];
+      order[k] = i;
+    }
+    TlType *ct = NULL;
+    TlValue *acc = NULL;
+    for (int64_t k = 0; k < n && ok; k++) {
+      TlValue *v = decode(L, x, (unsigned)order[k], &ct);
+      if (!v) {
+        ok = fail(L, op, "reductions of this element type (cast it first)");
+        break;
+      }
+      acc = acc ? op2(L, tl_type_is_float(ct) ? fop : iop, acc, v) : v;
+    }
+    if (ok && !acc)
+      ok = fail(L, op, "a reduced layout whose elements the lowering cannot match");
+    if (!ok)
+      break;
+    for (int k = 0; k < nm; k++) {
+      TlNamedAttr mode = {"mode", str(L, "bfly")};
+      TlType *w = u32(L);
+      TlValue *ops[2] = {to_word(L, acc, ct), cst(L, i32(L), masks[k])};
+      TlValue *o = tl_op_result(make(L, "simt.shfl", 2, ops, 1, &w, 1, &mode), 0);
+      acc = op2(L, tl_type_is_float(ct) ? fop : iop, acc, from_word(L, o, ct));
+    }
+    if (tl_type_is_float(ct))
+      encode(L, t, (unsigned)r, acc);
+    else
+      set_elem(L, t, (unsigned)r,
+               tl_type_int_signed(ct) ? op1(L, "arith.bitcast", acc, u32(L)) : acc);
+  }
+  tl_free(order);
+  tl_free(pos);
+  if (!ok)
+    return false;
+  put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
 /*===--- Control flow and the driver -------------------------------------===*/
 
 static bool lower_block(Lower *L, TlBlock *blk);
@@ -1384,6 +1492,8 @@ static bool lower_op(Lower *L, TlOp *op) {
     return lower_cmp(L, op);
   if (!strcmp(n, "tl.broadcast"))
     return lower_broadcast(L, op);
+  if (!strcmp(n, "tl.reduce"))
+    return lower_reduce(L, op);
   if (!strcmp(n, "tl.where"))
     return lower_where(L, op);
   if (!strcmp(n, "tl.alloc_shared"))
