@@ -1040,7 +1040,8 @@ static bool lower_elementwise(Lower *L, TlOp *op) {
              {"mul", "arith.mulf", "arith.muli"}, {"div", "arith.divf", "arith.divi"},
              {"max", "arith.maxf", "arith.maxi"}, {"min", "arith.minf", "arith.mini"},
              {"and", NULL, "arith.andi"},         {"or", NULL, "arith.ori"},
-             {"xor", NULL, "arith.xori"}};
+             {"xor", NULL, "arith.xori"},         {"mod", NULL, "arith.remi"},
+             {"shl", NULL, "arith.shli"},         {"shr", NULL, "arith.shri"}};
   const char *fop = NULL, *iop = NULL;
   for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
     if (!strcmp(tab[i].tl, n)) {
@@ -1060,7 +1061,7 @@ static bool lower_elementwise(Lower *L, TlOp *op) {
       return fail(L, op, "elementwise arithmetic on this element type (cast it first)");
     bool fl = tl_type_is_float(ct);
     if (fl && !fop)
-      return fail(L, op, "bitwise ops on floats");
+      return fail(L, op, !strcmp(n, "mod") ? "float remainders" : "bitwise ops on floats");
     TlValue *r = op2(L, fl ? fop : iop, a, b);
     if (fl) {
       encode(L, t, (unsigned)i, r);
@@ -1484,7 +1485,8 @@ static bool lower_op(Lower *L, TlOp *op) {
     return lower_dot(L, op);
   if (!strcmp(n, "tl.add") || !strcmp(n, "tl.sub") || !strcmp(n, "tl.mul") ||
       !strcmp(n, "tl.div") || !strcmp(n, "tl.max") || !strcmp(n, "tl.min") ||
-      !strcmp(n, "tl.and") || !strcmp(n, "tl.or") || !strcmp(n, "tl.xor"))
+      !strcmp(n, "tl.and") || !strcmp(n, "tl.or") || !strcmp(n, "tl.xor") ||
+      !strcmp(n, "tl.mod") || !strcmp(n, "tl.shl") || !strcmp(n, "tl.shr"))
     return lower_elementwise(L, op);
   if (!strcmp(n, "tl.neg") || !strcmp(n, "tl.abs") || !strcmp(n, "tl.not"))
     return lower_unary(L, op);
