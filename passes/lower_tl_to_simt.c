@@ -491,6 +491,56 @@ static bool lower_load_global(Lower *L, TlOp *op) {
   return true;
 }
 
+/* Whether the calling thread writes a store of a tile in layout l: every
+ * element once, by the thread whose replication digits are all 0 (threads
+ * beyond the layout's count hold replicas too). NULL when every thread
+ * writes. */
+static TlValue *writer_guard(Lower *L, const TlLayout *l) {
+  TlType *i1 = tl_type_bool(L->ctx);
+  TlValue *cond = NULL;
+  int64_t below = 1, count = tl_layout_num_threads(l);
+  if (count < (int64_t)L->threads) {
+    TlNamedAttr lt = {"predicate", str(L, "lt")};
+    TlValue *ops[2] = {L->tid, cst(L, i32(L), count)};
+    cond = tl_op_result(make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &lt), 0);
+  }
+  for (int k = l->num_spatial - 1; k >= 0; k--) {
+    int m = l->spatial_modes[k];
+    int64_t size = m >= 0 ? l->mode_shape[m] : -m;
+    if (m < 0 && size > 1) {
+      TlValue *d = below > 1 ? op2(L, "arith.divi", L->tid, cst(L, i32(L), below)) : L->tid;
+      if (below * size < count)
+        d = op2(L, "arith.remi", d, cst(L, i32(L), size));
+      TlNamedAttr eq = {"predicate", str(L, "eq")};
+      TlValue *ops[2] = {d, cst(L, i32(L), 0)};
+      TlValue *c = tl_op_result(make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &eq), 0);
+      cond = cond ? op2(L, "arith.andi", cond, c) : c;
+    }
+    below *= size;
+  }
+  return cond;
+}
+
+/* `scf.if cond {` with the builder in its then block; close_guard ends
+ * it. */
+static TlBuilder open_guard(Lower *L, TlValue *cond) {
+  TlOpState st;
+  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"), L->loc);
+  tl_op_state_add_operand(&st, cond);
+  st.nregions = 2;
+  TlOp *nif = tl_builder_insert(&L->b, &st);
+  TlBlock *then = tl_block_create(L->module);
+  tl_region_append_block(tl_op_region(nif, 0), then);
+  TlBuilder saved = L->b;
+  tl_builder_set_end(&L->b, then);
+  return saved;
+}
+
+static void close_guard(Lower *L, TlBuilder saved) {
+  tl_builder_create(&L->b, "scf.yield", L->loc, 0, NULL, 0, NULL);
+  L->b = saved;
+}
+
 static bool lower_store_global(Lower *L, TlOp *op) {
   Tile *t = tile_of(L, tl_op_operand(op, 0));
   View *v = view_of(L, tl_op_operand(op, 1));
@@ -499,12 +549,12 @@ static bool lower_store_global(Lower *L, TlOp *op) {
     return fail(L, op, "masked global stores");
   if (b < 8 || b > 32)
     return fail(L, op, "global stores of sub-byte or 64-bit elements");
-  if (tl_layout_replication(tl_reg_layout(t->type)) != 1)
-    return fail(L, op, "stores of replicated tiles");
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (unsigned d = 0; d < v->rank; d++)
     off[d] = to_i64(L, scalar(L, tl_op_operand(op, 2 + d)));
   const TlLayout *l = tl_reg_layout(t->type);
+  TlValue *guard = writer_guard(L, l);
+  TlBuilder outside = guard ? open_guard(L, guard) : L->b;
   TlType *mem = tl_type_int(L->ctx, b, false);
   for (int64_t i = 0; i < tl_layout_local_size(l);) {
     index_of(L, l, i, idx);
@@ -547,6 +597,8 @@ static bool lower_store_global(Lower *L, TlOp *op) {
     make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
     i++;
   }
+  if (guard)
+    close_guard(L, outside);
   return true;
 }
 
@@ -657,12 +709,12 @@ static bool lower_store_shared(Lower *L, TlOp *op) {
     return fail(L, op, "shared tiles not made by tl.alloc_shared");
   if (b != 8 && b != 16 && b != 32)
     return fail(L, op, "shared stores of elements other than 8, 16 or 32 bits");
-  if (tl_layout_replication(tl_reg_layout(t->type)) != 1)
-    return fail(L, op, "stores of replicated tiles");
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < m->layout.rank; d++)
     off[d] = to_i64(L, scalar(L, tl_op_operand(op, 2 + (unsigned)d)));
   const TlLayout *l = tl_reg_layout(t->type);
+  TlValue *guard = writer_guard(L, l);
+  TlBuilder outside = guard ? open_guard(L, guard) : L->b;
   TlType *mem = tl_type_int(L->ctx, b, false);
   for (int64_t i = 0; i < tl_layout_local_size(l); i++) {
     index_of(L, l, i, idx);
@@ -673,6 +725,8 @@ static bool lower_store_shared(Lower *L, TlOp *op) {
     TlValue *ops[2] = {x, p};
     make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
   }
+  if (guard)
+    close_guard(L, outside);
   return true;
 }
 
