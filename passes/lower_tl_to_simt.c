@@ -430,12 +430,55 @@ static TlNamedAttr align_attr(Lower *L, unsigned bytes) {
   return a;
 }
 
+/* Whether element (off + idx) lies inside the view: 0 <= pos < size in
+ * every dimension (i1). */
+static TlValue *in_view(Lower *L, View *v, TlValue **off, TlValue **idx) {
+  TlType *i1 = tl_type_bool(L->ctx);
+  TlValue *ok = NULL;
+  for (unsigned d = 0; d < v->rank; d++) {
+    TlValue *pos = op2(L, "arith.addi", off[d], idx[d]);
+    TlNamedAttr ge = {"predicate", str(L, "ge")}, lt = {"predicate", str(L, "lt")};
+    TlValue *lo[2] = {pos, cst(L, i64(L), 0)}, *hi[2] = {pos, v->dims[d]};
+    TlValue *a = tl_op_result(make(L, "arith.cmpi", 2, lo, 1, &i1, 1, &ge), 0);
+    TlValue *b = tl_op_result(make(L, "arith.cmpi", 2, hi, 1, &i1, 1, &lt), 0);
+    TlValue *both = op2(L, "arith.andi", a, b);
+    ok = ok ? op2(L, "arith.andi", ok, both) : both;
+  }
+  return ok;
+}
+
+/* One element of a masked load: `scf.if ok -> u32 { load } else { 0 }`. */
+static TlValue *masked_elem_load(Lower *L, TlValue *ok, TlValue *p, TlType *mem, unsigned b,
+                                 TlValue *bitoff) {
+  TlOpState st;
+  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"), L->loc);
+  tl_op_state_add_operand(&st, ok);
+  tl_op_state_add_result(&st, u32(L));
+  st.nregions = 2;
+  TlOp *nif = tl_builder_insert(&L->b, &st);
+  TlBuilder saved = L->b;
+  TlBlock *then = tl_block_create(L->module), *other = tl_block_create(L->module);
+  tl_region_append_block(tl_op_region(nif, 0), then);
+  tl_region_append_block(tl_op_region(nif, 1), other);
+  tl_builder_set_end(&L->b, then);
+  TlValue *x = tl_op_result(make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0);
+  if (b < 32)
+    x = op1(L, "arith.exti", x, u32(L));
+  if (bitoff)
+    x = op2(L, "arith.shri", x, bitoff);
+  tl_builder_create(&L->b, "scf.yield", L->loc, 1, &x, 0, NULL);
+  tl_builder_set_end(&L->b, other);
+  TlValue *z = cst(L, u32(L), 0);
+  tl_builder_create(&L->b, "scf.yield", L->loc, 1, &z, 0, NULL);
+  L->b = saved;
+  return tl_op_result(nif, 0);
+}
+
 static bool lower_load_global(Lower *L, TlOp *op) {
   View *v = view_of(L, tl_op_operand(op, 0));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
   unsigned b = elem_bits(rt);
-  if (tl_op_attr(op, "masked"))
-    return fail(L, op, "masked global loads");
+  bool masked = tl_op_attr(op, "masked") != NULL;
   if (b > 32 || (b < 8 && 8 % b))
     return fail(L, op, "global loads of elements that are wider than 32 bits or straddle "
                        "bytes (load bytes and tl.view them)");
@@ -449,7 +492,14 @@ static bool lower_load_global(Lower *L, TlOp *op) {
     index_of(L, l, i, idx);
     TlValue *bitoff;
     TlValue *p = elem_addr(L, v, off, idx, &bitoff);
-    int64_t w = b >= 8 ? vector_run(L, op, 0, l, i, b / 8) : 1;
+    int64_t w = b >= 8 && !masked ? vector_run(L, op, 0, l, i, b / 8) : 1;
+    if (masked) {
+      /* Outside the view the element reads 0 (element by element). */
+      set_elem(L, t, (unsigned)i,
+               masked_elem_load(L, in_view(L, v, off, idx), p, mem, b, bitoff));
+      i++;
+      continue;
+    }
     if (w > 1) {
       /* One access for w elements: its bytes are the elements' bits in
        * order, which is the tile's own packing. */
@@ -545,8 +595,7 @@ static bool lower_store_global(Lower *L, TlOp *op) {
   Tile *t = tile_of(L, tl_op_operand(op, 0));
   View *v = view_of(L, tl_op_operand(op, 1));
   unsigned b = elem_bits(t->type);
-  if (tl_op_attr(op, "masked"))
-    return fail(L, op, "masked global stores");
+  bool masked = tl_op_attr(op, "masked") != NULL;
   if (b < 8 || b > 32)
     return fail(L, op, "global stores of sub-byte or 64-bit elements");
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
@@ -560,7 +609,7 @@ static bool lower_store_global(Lower *L, TlOp *op) {
     index_of(L, l, i, idx);
     TlValue *bitoff;
     TlValue *p = elem_addr(L, v, off, idx, &bitoff);
-    int64_t w = vector_run(L, op, 1, l, i, b / 8);
+    int64_t w = masked ? 1 : vector_run(L, op, 1, l, i, b / 8);
     if (w > 1) {
       unsigned bytes = (unsigned)w * b / 8;
       TlType *at = access_type(L, bytes);
@@ -594,7 +643,11 @@ static bool lower_store_global(Lower *L, TlOp *op) {
     if (b < 32)
       x = op1(L, "arith.trunci", x, mem);
     TlValue *ops[2] = {x, p};
+    /* Outside the view the element is skipped. */
+    TlBuilder inside = masked ? open_guard(L, in_view(L, v, off, idx)) : L->b;
     make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
+    if (masked)
+      close_guard(L, inside);
     i++;
   }
   if (guard)
