@@ -1469,6 +1469,69 @@ static void bind_expanded(Lower *L, unsigned n, TlValue *const *olds, TlValue *c
   }
 }
 
+/* The types a value of type t expands to: a tile's words, else the
+ * scalar's lowered type. */
+typedef TL_VEC(TlType *) TypeVec;
+
+static void expand_type(Lower *L, TlType *t, TypeVec *out) {
+  if (tl_tensor_kind(t) == TL_TENSOR_REG) {
+    Tile *tile = new_tile(L, t);
+    for (unsigned j = 0; j < tile->nwords; j++)
+      tl_vec_push(out, u32(L));
+  } else {
+    tl_vec_push(out, tl_type_is_ptr(t) ? tl_simt_ptr_type(L->ctx, TL_SIMT_GLOBAL) : t);
+  }
+}
+
+/* scf.if: the same op over expanded results, each region lowered in
+ * place and its yield expanded. */
+static bool lower_if(Lower *L, TlOp *op) {
+  unsigned n = tl_op_num_results(op);
+  TypeVec types = {0};
+  for (unsigned i = 0; i < n; i++)
+    expand_type(L, tl_value_type(tl_op_result(op, i)), &types);
+  TlOpState st;
+  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"), L->loc);
+  tl_op_state_add_operand(&st, scalar(L, tl_op_operand(op, 0)));
+  for (size_t i = 0; i < types.len; i++)
+    tl_op_state_add_result(&st, types.data[i]);
+  st.nregions = 2;
+  TlOp *nif = tl_builder_insert(&L->b, &st);
+  TlBuilder saved = L->b;
+  bool ok = true;
+  for (unsigned r = 0; r < 2 && ok; r++) {
+    TlRegion *old = tl_op_region(op, r);
+    if (tl_region_empty(old))
+      continue;
+    TlBlock *ob = tl_region_first_block(old), *nb = tl_block_create(L->module);
+    tl_region_append_block(tl_op_region(nif, r), nb);
+    tl_builder_set_end(&L->b, nb);
+    ok = lower_block(L, ob);
+    if (ok) {
+      TlOp *y = tl_block_terminator(ob);
+      ValueVec outs = {0};
+      for (unsigned i = 0; y && i < tl_op_num_operands(y); i++)
+        expand_value(L, tl_op_operand(y, i), &outs);
+      tl_builder_create(&L->b, "scf.yield", L->loc, (unsigned)outs.len, outs.data, 0, NULL);
+      tl_vec_free(&outs);
+    }
+  }
+  L->b = saved;
+  if (ok) {
+    ValueVec res = {0};
+    for (unsigned i = 0; i < tl_op_num_results(nif); i++)
+      tl_vec_push(&res, tl_op_result(nif, i));
+    TlValue **oldres = tl_xmalloc(sizeof *oldres * (n + 1));
+    for (unsigned i = 0; i < n; i++)
+      oldres[i] = tl_op_result(op, i);
+    bind_expanded(L, n, oldres, res.data);
+    tl_free(oldres);
+    tl_vec_free(&res);
+  }
+  tl_vec_free(&types);
+  return ok;
+}
+
 static bool lower_for(Lower *L, TlOp *op) {
   unsigned n = tl_op_num_results(op);
   ValueVec inits = {0};
@@ -1556,6 +1619,8 @@ static bool lower_op(Lower *L, TlOp *op) {
     return lower_scalar_op(L, op);
   if (!strcmp(n, "scf.for"))
     return lower_for(L, op);
+  if (!strcmp(n, "scf.if"))
+    return lower_if(L, op);
   if (!strcmp(n, "tl.block_indices")) {
     static const char *const dims[] = {"x", "y", "z"};
     for (unsigned i = 0; i < tl_op_num_results(op); i++) {
