@@ -1532,6 +1532,79 @@ static bool lower_if(Lower *L, TlOp *op) {
   return ok;
 }
 
+/* Lowers region r of the old op into a new block of region r of nop:
+ * block arguments expanded, the body lowered, the terminator (same name)
+ * rebuilt over expanded operands, its first `keep` operands as they are
+ * (scf.condition's flag). */
+static bool lower_region_into(Lower *L, TlOp *op, TlOp *nop, unsigned r, unsigned keep) {
+  TlBlock *ob = tl_region_first_block(tl_op_region(op, r)), *nb = tl_block_create(L->module);
+  tl_region_append_block(tl_op_region(nop, r), nb);
+  unsigned na = tl_block_num_args(ob);
+  TypeVec types = {0};
+  for (unsigned i = 0; i < na; i++)
+    expand_type(L, tl_value_type(tl_block_arg(ob, i)), &types);
+  ValueVec args = {0};
+  for (size_t i = 0; i < types.len; i++)
+    tl_vec_push(&args, tl_block_add_arg(nb, types.data[i], L->loc));
+  TlValue **olds = tl_xmalloc(sizeof *olds * (na + 1));
+  for (unsigned i = 0; i < na; i++)
+    olds[i] = tl_block_arg(ob, i);
+  bind_expanded(L, na, olds, args.data);
+  tl_free(olds);
+  TlBuilder saved = L->b;
+  tl_builder_set_end(&L->b, nb);
+  bool ok = lower_block(L, ob);
+  if (ok) {
+    TlOp *y = tl_block_terminator(ob);
+    ValueVec outs = {0};
+    for (unsigned i = 0; i < tl_op_num_operands(y); i++) {
+      if (i < keep)
+        tl_vec_push(&outs, scalar(L, tl_op_operand(y, i)));
+      else
+        expand_value(L, tl_op_operand(y, i), &outs);
+    }
+    tl_builder_create(&L->b, tl_op_name(y), L->loc, (unsigned)outs.len, outs.data, 0, NULL);
+    tl_vec_free(&outs);
+  }
+  L->b = saved;
+  tl_vec_free(&types);
+  tl_vec_free(&args);
+  return ok;
+}
+
+/* scf.while: inits, results and both regions' arguments expanded. */
+static bool lower_while(Lower *L, TlOp *op) {
+  unsigned n = tl_op_num_results(op);
+  ValueVec inits = {0};
+  for (unsigned i = 0; i < tl_op_num_operands(op); i++)
+    expand_value(L, tl_op_operand(op, i), &inits);
+  TypeVec types = {0};
+  for (unsigned i = 0; i < n; i++)
+    expand_type(L, tl_value_type(tl_op_result(op, i)), &types);
+  TlOpState st;
+  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.while"), L->loc);
+  tl_op_state_add_operands(&st, (unsigned)inits.len, inits.data);
+  for (size_t i = 0; i < types.len; i++)
+    tl_op_state_add_result(&st, types.data[i]);
+  st.nregions = 2;
+  TlOp *nw = tl_builder_insert(&L->b, &st);
+  bool ok = lower_region_into(L, op, nw, 0, 1) && lower_region_into(L, op, nw, 1, 0);
+  if (ok) {
+    ValueVec res = {0};
+    for (unsigned i = 0; i < tl_op_num_results(nw); i++)
+      tl_vec_push(&res, tl_op_result(nw, i));
+    TlValue **oldres = tl_xmalloc(sizeof *oldres * (n + 1));
+    for (unsigned i = 0; i < n; i++)
+      oldres[i] = tl_op_result(op, i);
+    bind_expanded(L, n, oldres, res.data);
+    tl_free(oldres);
+    tl_vec_free(&res);
+  }
+  tl_vec_free(&inits);
+  tl_vec_free(&types);
+  return ok;
+}
+
 static bool lower_for(Lower *L, TlOp *op) {
   unsigned n = tl_op_num_results(op);
   ValueVec inits = {0};
@@ -1621,6 +1694,8 @@ static bool lower_op(Lower *L, TlOp *op) {
     return lower_for(L, op);
   if (!strcmp(n, "scf.if"))
     return lower_if(L, op);
+  if (!strcmp(n, "scf.while"))
+    return lower_while(L, op);
   if (!strcmp(n, "tl.block_indices")) {
     static const char *const dims[] = {"x", "y", "z"};
     for (unsigned i = 0; i < tl_op_num_results(op); i++) {
