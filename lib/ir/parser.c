@@ -838,15 +838,20 @@ TlResult tl_parse_shape_and_type(TlParser *p, TlDimVec *dims, TlType **elem) {
   while (!p->failed &&
          (p->tok.kind == T_INT || tok_is(p, T_PUNCT, "?"))) {
     int64_t d = -1;
-    if (p->tok.kind == T_INT) {
+    const char *after = p->tok.p + p->tok.n;
+    if (p->tok.kind == T_INT && p->tok.p[0] == '0' && p->tok.n > 1 && p->tok.p[1] == 'x') {
+      /* `0x8x...` lexes as the hex number 0x8: in a shape it is the
+       * dimension 0 followed by 'x'. */
+      d = 0;
+      after = p->tok.p + 1;
+    } else if (p->tok.kind == T_INT) {
       uint64_t m;
-      if (p->tok.p[0] == '0' && p->tok.n > 1 && (p->tok.p[1] == 'x' || p->tok.p[1] == 'X'))
+      if (p->tok.p[0] == '0' && p->tok.n > 1 && p->tok.p[1] == 'X')
         return fail(p, "expected dimension, found %s", tok_text(p));
       if (!parse_magnitude(&p->tok, &m) || m > (1ull << 40))
         return fail(p, "dimension %s is too large", tok_text(p));
       d = (int64_t)m;
     }
-    const char *after = p->tok.p + p->tok.n;
     if (after >= p->end || *after != 'x') {
       TlLoc l = loc_at(p, after);
       tl_parser_error(p, l, "expected 'x' after dimension in shape");
