@@ -208,6 +208,119 @@ static inline int64_t view_offset(const GView *g, const int64_t *off,
   return o;
 }
 
+/*===--- Global races -----------------------------------------------------===*/
+
+/* Blocks of one launch run in no fixed order and cannot wait for each
+ * other, so an element one block writes must not be touched by another;
+ * within a block, threads see each other's writes only across a
+ * tl.synchronize. Every access to a buffer element is checked against the
+ * last write and the reads of the run. */
+
+void vm_gtrack_begin(TlVm *vm) {
+  vm->gtrack = tl_xcalloc(vm->nargs + 1, sizeof *vm->gtrack);
+  for (unsigned i = 0; i < vm->nargs; i++) {
+    const TlVmArg *a = &vm->args[i];
+    if (a->kind != TL_VM_ARG_BUFFER || !a->dtype.bits)
+      continue;
+    size_t n = (a->size * 8) / a->dtype.bits;
+    vm->gtrack[i] = tl_xmalloc(sizeof(GElem) * (n + 1));
+    for (size_t e = 0; e < n; e++)
+      vm->gtrack[i][e] = (GElem){-1, -1, 0, 0, T_NONE, T_NONE, NULL};
+  }
+}
+
+void vm_gtrack_end(TlVm *vm) {
+  for (unsigned i = 0; vm->gtrack && i < vm->nargs; i++)
+    tl_free(vm->gtrack[i]);
+  tl_free(vm->gtrack);
+  vm->gtrack = NULL;
+}
+
+static int32_t linear_block(const TlVm *vm) {
+  return (int32_t)(vm->block[0] + vm->grid[0] * (vm->block[1] + vm->grid[1] * vm->block[2]));
+}
+
+static void block_text(const TlVm *vm, int32_t b, char *buf, size_t cap) {
+  int64_t x = b % vm->grid[0], y = (b / vm->grid[0]) % vm->grid[1],
+          z = b / (vm->grid[0] * vm->grid[1]);
+  snprintf(buf, cap, "(%lld, %lld, %lld)", (long long)x, (long long)y, (long long)z);
+}
+
+static const char *who(int t, char *buf, size_t cap) {
+  if (t == T_MANY)
+    snprintf(buf, cap, "several threads");
+  else
+    snprintf(buf, cap, "thread %d", t);
+  return buf;
+}
+
+/* One access by thread t (T_MANY for a replicated read or a copy) to
+ * element o of parameter p's buffer; false after a race error. A write of
+ * the value the element already holds (`same`) does not race with earlier
+ * writes: whichever lands last, the element ends the same. */
+static bool gtrack(TlVm *vm, Inst *in, int p, int64_t o, int t, bool write, bool same) {
+  if (!vm->gtrack || !vm->gtrack[p])
+    return true;
+  GElem *x = &vm->gtrack[p][o];
+  int32_t b = linear_block(vm);
+  const char *name = tl_vm_param_name(vm->kernel, (unsigned)p);
+  char bb[64], tb[32], ub[32];
+  if (x->wop && x->wblock != b && !(write && same)) {
+    block_text(vm, x->wblock, bb, sizeof bb);
+    vm_error(vm, in->op,
+             "data race on element %lld of '%s': %s by %s of this block, but "
+             "block %s wrote it (blocks of one launch are not ordered)",
+             (long long)o, name, write ? "written" : "read", who(t, tb, sizeof tb), bb);
+    vm_note(vm, x->wop, "the other block's write");
+    return false;
+  }
+  if (x->wop && x->wblock == b && x->wepoch == vm->epoch && (x->writer != t || t == T_MANY) &&
+      !(write && same)) {
+    vm_error(vm, in->op,
+             "data race on element %lld of '%s': %s by %s, written by %s "
+             "with no tl.synchronize between",
+             (long long)o, name, write ? "written" : "read", who(t, tb, sizeof tb),
+             who(x->writer, ub, sizeof ub));
+    vm_note(vm, x->wop, "the write");
+    return false;
+  }
+  if (write && x->reader != T_NONE) {
+    if (x->rblock != b) {
+      block_text(vm, x->rblock, bb, sizeof bb);
+      return vm_error(vm, in->op,
+                      "data race on element %lld of '%s': written by %s of this "
+                      "block, but block %s read it (blocks of one launch are not "
+                      "ordered)",
+                      (long long)o, name, who(t, tb, sizeof tb), bb);
+    }
+    if (x->repoch == vm->epoch && (x->reader != t || t == T_MANY))
+      return vm_error(vm, in->op,
+                      "data race on element %lld of '%s': written by %s, read "
+                      "by %s with no tl.synchronize between",
+                      (long long)o, name, who(t, tb, sizeof tb),
+                      who(x->reader, ub, sizeof ub));
+  }
+  if (write) {
+    x->wblock = b;
+    x->wepoch = vm->epoch;
+    x->writer = (int16_t)t;
+    x->wop = in->op;
+  } else if (x->reader == T_NONE || x->rblock != b || x->repoch != vm->epoch) {
+    x->rblock = b;
+    x->repoch = vm->epoch;
+    x->reader = (int16_t)t;
+  } else if (x->reader != t) {
+    x->reader = T_MANY;
+  }
+  return true;
+}
+
+/* The thread that accesses tile element e: its owner, or T_MANY when the
+ * layout replicates it (a read by several threads). */
+static int accessor(const LTab *lt, int64_t e) {
+  return lt->rep > 1 ? T_MANY : lt->owner[e];
+}
+
 /*===--- Global memory ----------------------------------------------------===*/
 
 static bool exec_view_global(TlVm *vm, Inst *in) {
@@ -268,8 +381,13 @@ static bool exec_load_global(TlVm *vm, Inst *in) {
     int64_t inner = shape[rank - 1], st = g->strides[rank - 1];
     for (int64_t e = 0; e < t->n; e += inner) {
       int64_t o = view_offset(g, off, j);
-      for (int64_t k = 0; k < inner; k++)
+      for (int64_t k = 0; k < inner; k++) {
+        if (!gtrack(vm, in, g->param, o + k * st, accessor(lt, e + k), false, false)) {
+          tile_release(t);
+          return false;
+        }
         t->v[e + k] = buf_load(a, o + k * st);
+      }
       for (int d = rank - 2; d >= 0 && ++j[d] == shape[d]; d--)
         j[d] = 0;
     }
@@ -282,6 +400,10 @@ static bool exec_load_global(TlVm *vm, Inst *in) {
     int64_t o;
     int r = global_at(vm, in, g, idx, masked, "reads", lt->owner[e], &o);
     if (r < 0) {
+      tile_release(t);
+      return false;
+    }
+    if (r && !gtrack(vm, in, g->param, o, accessor(lt, e), false, false)) {
       tile_release(t);
       return false;
     }
@@ -330,6 +452,9 @@ static bool exec_store_global(TlVm *vm, Inst *in) {
   memset(j, 0, sizeof j);
   if (box_inside(vm, g, off, shape)) {
     for (int64_t e = 0; e < t->n; e++) {
+      int64_t o = view_offset(g, off, j);
+      if (!gtrack(vm, in, g->param, o, lt->owner[e], true, buf_load(a, o) == t->v[e]))
+        return false;
       buf_store(a, view_offset(g, off, j), t->v[e]);
       for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
         j[d] = 0;
@@ -342,6 +467,8 @@ static bool exec_store_global(TlVm *vm, Inst *in) {
     int64_t o;
     int r = global_at(vm, in, g, idx, masked, "writes", lt->owner[e], &o);
     if (r < 0)
+      return false;
+    if (r && !gtrack(vm, in, g->param, o, lt->owner[e], true, buf_load(a, o) == t->v[e]))
       return false;
     if (r)
       buf_store(a, o, t->v[e]);
@@ -636,6 +763,8 @@ static bool exec_copy_async(TlVm *vm, Inst *in) {
     int64_t o;
     int r = global_at(vm, in, g, idx, masked, "copies", -1, &o);
     if (r < 0)
+      return false;
+    if (r && !gtrack(vm, in, g->param, o, T_MANY, false, false))
       return false;
     s->v[e] = r ? buf_load(a, o) : 0;
     x->pending = vm->open_group;

@@ -1044,6 +1044,7 @@ TlResult tl_vm_run(TlVm *vm, TlOp *kernel, unsigned nargs,
   vm->nargs = nargs;
   memcpy(vm->stats.grid, vm->grid, sizeof vm->grid);
   vm->stats.threads = vm->threads;
+  vm_gtrack_begin(vm);
   TlResult result = TL_SUCCESS;
   for (int64_t z = 0; z < vm->grid[2] && !result; z++)
     for (int64_t y = 0; y < vm->grid[1] && !result; y++)
@@ -1065,6 +1066,7 @@ TlResult tl_vm_run(TlVm *vm, TlOp *kernel, unsigned nargs,
           result = TL_FAILURE;
         }
       }
+  vm_gtrack_end(vm);
   /* Drop every value but the parameters' (they are rebound next run). */
   for (uint32_t i = 0; i < vm->slot_cap; i++)
     val_clear(&vm->slots[i]);

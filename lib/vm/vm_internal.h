@@ -109,6 +109,15 @@ typedef struct SElem {
   TlOp *wop; /* the op that last wrote it */
 } SElem;
 
+/* Accesses to one global element in the run: who last wrote it and who
+ * read it, by block (linear index) and epoch within the block. */
+typedef struct GElem {
+  int32_t wblock, rblock; /* -1: never */
+  uint32_t wepoch, repoch;
+  int16_t writer, reader; /* a thread or T_MANY */
+  TlOp *wop;
+} GElem;
+
 typedef struct Shared {
   TlType *type;
   int rank;
@@ -299,12 +308,17 @@ struct TlVm {
   uint32_t slot_cap;
   int64_t grid[3], block[3], threads;
   uint32_t epoch;
+  GElem **gtrack;      /* per pointer parameter, per element; NULL: none */
   uint32_t open_group; /* id of the group copy_async adds to */
   uint32_t done_group; /* every group with id <= this one completed */
   Shared *shared;      /* live and freed allocations of this block */
   TlArena block_arena; /* global views of this block */
   bool failed;
 };
+
+/* Race tracking of global memory for one run (memory.c). */
+void vm_gtrack_begin(TlVm *vm);
+void vm_gtrack_end(TlVm *vm);
 
 /* Element type of a scalar type (cached). */
 const EType *vm_etype(TlVm *vm, TlType *t);
