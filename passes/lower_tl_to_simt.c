@@ -1471,6 +1471,21 @@ static void bind_expanded(Lower *L, unsigned n, TlValue *const *olds, TlValue *c
 
 /* The types a value of type t expands to: a tile's words, else the
  * scalar's lowered type. */
+/* Maps the results of the old op to the expanded results of its lowered
+ * form. */
+static void bind_results(Lower *L, TlOp *op, TlOp *nop) {
+  unsigned n = tl_op_num_results(op);
+  ValueVec res = {0};
+  for (unsigned i = 0; i < tl_op_num_results(nop); i++)
+    tl_vec_push(&res, tl_op_result(nop, i));
+  TlValue **oldres = tl_xmalloc(sizeof *oldres * (n + 1));
+  for (unsigned i = 0; i < n; i++)
+    oldres[i] = tl_op_result(op, i);
+  bind_expanded(L, n, oldres, res.data);
+  tl_free(oldres);
+  tl_vec_free(&res);
+}
+
 typedef TL_VEC(TlType *) TypeVec;
 
 static void expand_type(Lower *L, TlType *t, TypeVec *out) {
@@ -1481,55 +1496,6 @@ static void expand_type(Lower *L, TlType *t, TypeVec *out) {
   } else {
     tl_vec_push(out, tl_type_is_ptr(t) ? tl_simt_ptr_type(L->ctx, TL_SIMT_GLOBAL) : t);
   }
-}
-
-/* scf.if: the same op over expanded results, each region lowered in
- * place and its yield expanded. */
-static bool lower_if(Lower *L, TlOp *op) {
-  unsigned n = tl_op_num_results(op);
-  TypeVec types = {0};
-  for (unsigned i = 0; i < n; i++)
-    expand_type(L, tl_value_type(tl_op_result(op, i)), &types);
-  TlOpState st;
-  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"), L->loc);
-  tl_op_state_add_operand(&st, scalar(L, tl_op_operand(op, 0)));
-  for (size_t i = 0; i < types.len; i++)
-    tl_op_state_add_result(&st, types.data[i]);
-  st.nregions = 2;
-  TlOp *nif = tl_builder_insert(&L->b, &st);
-  TlBuilder saved = L->b;
-  bool ok = true;
-  for (unsigned r = 0; r < 2 && ok; r++) {
-    TlRegion *old = tl_op_region(op, r);
-    if (tl_region_empty(old))
-      continue;
-    TlBlock *ob = tl_region_first_block(old), *nb = tl_block_create(L->module);
-    tl_region_append_block(tl_op_region(nif, r), nb);
-    tl_builder_set_end(&L->b, nb);
-    ok = lower_block(L, ob);
-    if (ok) {
-      TlOp *y = tl_block_terminator(ob);
-      ValueVec outs = {0};
-      for (unsigned i = 0; y && i < tl_op_num_operands(y); i++)
-        expand_value(L, tl_op_operand(y, i), &outs);
-      tl_builder_create(&L->b, "scf.yield", L->loc, (unsigned)outs.len, outs.data, 0, NULL);
-      tl_vec_free(&outs);
-    }
-  }
-  L->b = saved;
-  if (ok) {
-    ValueVec res = {0};
-    for (unsigned i = 0; i < tl_op_num_results(nif); i++)
-      tl_vec_push(&res, tl_op_result(nif, i));
-    TlValue **oldres = tl_xmalloc(sizeof *oldres * (n + 1));
-    for (unsigned i = 0; i < n; i++)
-      oldres[i] = tl_op_result(op, i);
-    bind_expanded(L, n, oldres, res.data);
-    tl_free(oldres);
-    tl_vec_free(&res);
-  }
-  tl_vec_free(&types);
-  return ok;
 }
 
 /* Lowers region r of the old op into a new block of region r of nop:
@@ -1572,6 +1538,30 @@ static bool lower_region_into(Lower *L, TlOp *op, TlOp *nop, unsigned r, unsigne
   return ok;
 }
 
+/* scf.if: the same op over expanded results, each region lowered in
+ * place and its yield expanded. */
+static bool lower_if(Lower *L, TlOp *op) {
+  unsigned n = tl_op_num_results(op);
+  TypeVec types = {0};
+  for (unsigned i = 0; i < n; i++)
+    expand_type(L, tl_value_type(tl_op_result(op, i)), &types);
+  TlOpState st;
+  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"), L->loc);
+  tl_op_state_add_operand(&st, scalar(L, tl_op_operand(op, 0)));
+  for (size_t i = 0; i < types.len; i++)
+    tl_op_state_add_result(&st, types.data[i]);
+  st.nregions = 2;
+  TlOp *nif = tl_builder_insert(&L->b, &st);
+  bool ok = true;
+  for (unsigned r = 0; r < 2 && ok; r++)
+    if (!tl_region_empty(tl_op_region(op, r)))
+      ok = lower_region_into(L, op, nif, r, 0);
+  if (ok)
+    bind_results(L, op, nif);
+  tl_vec_free(&types);
+  return ok;
+}
+
 /* scf.while: inits, results and both regions' arguments expanded. */
 static bool lower_while(Lower *L, TlOp *op) {
   unsigned n = tl_op_num_results(op);
@@ -1589,17 +1579,8 @@ static bool lower_while(Lower *L, TlOp *op) {
   st.nregions = 2;
   TlOp *nw = tl_builder_insert(&L->b, &st);
   bool ok = lower_region_into(L, op, nw, 0, 1) && lower_region_into(L, op, nw, 1, 0);
-  if (ok) {
-    ValueVec res = {0};
-    for (unsigned i = 0; i < tl_op_num_results(nw); i++)
-      tl_vec_push(&res, tl_op_result(nw, i));
-    TlValue **oldres = tl_xmalloc(sizeof *oldres * (n + 1));
-    for (unsigned i = 0; i < n; i++)
-      oldres[i] = tl_op_result(op, i);
-    bind_expanded(L, n, oldres, res.data);
-    tl_free(oldres);
-    tl_vec_free(&res);
-  }
+  if (ok)
+    bind_results(L, op, nw);
   tl_vec_free(&inits);
   tl_vec_free(&types);
   return ok;
@@ -1645,16 +1626,8 @@ static bool lower_for(Lower *L, TlOp *op) {
     tl_vec_free(&outs);
   }
   L->b = saved;
-  ValueVec res = {0};
-  for (unsigned i = 0; i < tl_op_num_results(nf); i++)
-    tl_vec_push(&res, tl_op_result(nf, i));
-  TlValue **oldres = tl_xmalloc(sizeof *oldres * (n + 1));
-  for (unsigned i = 0; i < n; i++)
-    oldres[i] = tl_op_result(op, i);
-  bind_expanded(L, n, oldres, res.data);
+  bind_results(L, op, nf);
   tl_free(olds);
-  tl_free(oldres);
-  tl_vec_free(&res);
   tl_vec_free(&inits);
   tl_vec_free(&types);
   tl_vec_free(&args);
