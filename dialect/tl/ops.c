@@ -1140,7 +1140,8 @@ static TlResult view_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
-static TlResult reshape_verify(TlOp *op) {
+/* One register tile in, one out, of one element type (reshape, permute). */
+static TlResult same_elem_tiles(TlOp *op) {
   if (TL_FAILED(counts(op, 1, 1)))
     return TL_FAILURE;
   TlType *a = otype(op, 0), *r = rtype(op, 0);
@@ -1149,6 +1150,25 @@ static TlResult reshape_verify(TlOp *op) {
                          "element type");
     return TL_FAILURE;
   }
+  return TL_SUCCESS;
+}
+
+/* The result's layout must be `want`, which the op derives from the
+ * operand's: `the <what> layout is ...` otherwise. */
+static TlResult derived_layout(TlOp *op, const TlLayout *want, const char *what) {
+  if (tl_layout_equal(want, tl_reg_layout(rtype(op, 0))))
+    return TL_SUCCESS;
+  TlStr s = {0};
+  tl_layout_print(want, &s);
+  tl_op_emit_error(op, "the %s layout is %s", what, tl_str_cstr(&s));
+  tl_str_free(&s);
+  return TL_FAILURE;
+}
+
+static TlResult reshape_verify(TlOp *op) {
+  if (TL_FAILED(same_elem_tiles(op)))
+    return TL_FAILURE;
+  TlType *a = otype(op, 0), *r = rtype(op, 0);
   int64_t dims[TL_LAYOUT_MAX_RANK];
   for (unsigned i = 0; i < tl_tensor_rank(r); i++)
     dims[i] = tl_tensor_dim(r, i);
@@ -1159,14 +1179,7 @@ static TlResult reshape_verify(TlOp *op) {
     tl_op_emit_error(op, "invalid reshape: %s", err.msg);
     return TL_FAILURE;
   }
-  if (!tl_layout_equal(&want, tl_reg_layout(r))) {
-    TlStr s = {0};
-    tl_layout_print(&want, &s);
-    tl_op_emit_error(op, "the reshaped layout is %s", tl_str_cstr(&s));
-    tl_str_free(&s);
-    return TL_FAILURE;
-  }
-  return TL_SUCCESS;
+  return derived_layout(op, &want, "reshaped");
 }
 
 /* `%src, [p0, p1, ...] : From -> To`: result dimension k is operand
@@ -1227,14 +1240,9 @@ bool tl_permute_perm(TlOp *op, int *perm) {
 }
 
 static TlResult permute_verify(TlOp *op) {
-  if (TL_FAILED(counts(op, 1, 1)))
+  if (TL_FAILED(same_elem_tiles(op)))
     return TL_FAILURE;
   TlType *a = otype(op, 0), *r = rtype(op, 0);
-  if (!is_reg(a) || !is_reg(r) || tl_tensor_elem(a) != tl_tensor_elem(r)) {
-    tl_op_emit_error(op, "operand and result must be !tl.reg tiles of one "
-                         "element type");
-    return TL_FAILURE;
-  }
   unsigned rank = tl_tensor_rank(a);
   int perm[TL_LAYOUT_MAX_RANK];
   if (!tl_permute_perm(op, perm)) {
@@ -1255,14 +1263,7 @@ static TlResult permute_verify(TlOp *op) {
     tl_op_emit_error(op, "the result shape must be the operand's permuted");
     return TL_FAILURE;
   }
-  if (!tl_layout_equal(&want, tl_reg_layout(r))) {
-    TlStr s = {0};
-    tl_layout_print(&want, &s);
-    tl_op_emit_error(op, "the permuted layout is %s", tl_str_cstr(&s));
-    tl_str_free(&s);
-    return TL_FAILURE;
-  }
-  return TL_SUCCESS;
+  return derived_layout(op, &want, "permuted");
 }
 
 /*===--- dot -------------------------------------------------------------===*/
