@@ -152,6 +152,25 @@ static void parse_flags(TlParser *p, TlOpState *st, const char *const *flags) {
   }
 }
 
+static const char *const masked_flag[] = {"masked", NULL};
+
+/* `[ masked ] [ attr-dict ] ":" A "," B` after two operands a and b, whose
+ * types must be A and B (the error points at loc). */
+static TlResult parse_masked_pair_types(TlParser *p, TlOpState *st, TlLoc loc,
+                                        TlValue *a, TlValue *b) {
+  TlType *ta, *tb;
+  parse_flags(p, st, masked_flag);
+  if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &ta)) ||
+      TL_FAILED(tl_parse_punct(p, ",")) || TL_FAILED(tl_parse_type(p, &tb)))
+    return TL_FAILURE;
+  if (ta != tl_value_type(a) || tb != tl_value_type(b)) {
+    tl_parser_error(p, loc, "the operands do not have the types given after ':'");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
 static void print_flags(TlPrinter *p, const TlOp *op,
                         const char *const *flags) {
   for (const char *const *f = flags; *f; f++)
@@ -159,7 +178,6 @@ static void print_flags(TlPrinter *p, const TlOp *op,
       tl_printf(p, " %s", *f);
 }
 
-static const char *const masked_flag[] = {"masked", NULL};
 
 /*===--- block_indices ---------------------------------------------------===*/
 
@@ -487,7 +505,6 @@ static void load_print(TlPrinter *p, TlOp *op) {
 static TlResult store_parse(TlParser *p, TlOpState *st) {
   TlOperandRef val, dst;
   TlValue *vv, *dv;
-  TlType *vt, *dt;
   if (TL_FAILED(tl_parse_operand(p, &val)) ||
       TL_FAILED(resolve_any(p, &val, &vv)) ||
       TL_FAILED(tl_parse_punct(p, ",")) ||
@@ -498,18 +515,7 @@ static TlResult store_parse(TlParser *p, TlOpState *st) {
   tl_op_state_add_operand(st, dv);
   if (TL_FAILED(parse_indices(p, st)))
     return TL_FAILURE;
-  parse_flags(p, st, masked_flag);
-  if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
-      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &vt)) ||
-      TL_FAILED(tl_parse_punct(p, ",")) || TL_FAILED(tl_parse_type(p, &dt)))
-    return TL_FAILURE;
-  if (vt != tl_value_type(vv) || dt != tl_value_type(dv)) {
-    tl_parser_error(p, val.loc,
-                    "the operands do not have the types given "
-                    "after ':'");
-    return TL_FAILURE;
-  }
-  return TL_SUCCESS;
+  return parse_masked_pair_types(p, st, val.loc, vv, dv);
 }
 
 static void store_print(TlPrinter *p, TlOp *op) {
@@ -696,7 +702,6 @@ static TlResult free_shared_verify(TlOp *op) {
 static TlResult copy_async_parse(TlParser *p, TlOpState *st) {
   TlOperandRef g, s;
   TlValue *gv, *sv;
-  TlType *gt, *stype;
   if (TL_FAILED(tl_parse_operand(p, &g)) || TL_FAILED(resolve_any(p, &g, &gv)))
     return TL_FAILURE;
   TlOpState idx;
@@ -714,18 +719,7 @@ static TlResult copy_async_parse(TlParser *p, TlOpState *st) {
   tl_op_state_add_operand(st, gv);
   tl_op_state_add_operands(st, (unsigned)idx.operands.len, idx.operands.data);
   tl_op_state_free(&idx);
-  parse_flags(p, st, masked_flag);
-  if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
-      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &gt)) ||
-      TL_FAILED(tl_parse_punct(p, ",")) || TL_FAILED(tl_parse_type(p, &stype)))
-    return TL_FAILURE;
-  if (gt != tl_value_type(gv) || stype != tl_value_type(sv)) {
-    tl_parser_error(p, g.loc,
-                    "the operands do not have the types given "
-                    "after ':'");
-    return TL_FAILURE;
-  }
-  return TL_SUCCESS;
+  return parse_masked_pair_types(p, st, g.loc, gv, sv);
 }
 
 static void copy_async_print(TlPrinter *p, TlOp *op) {
