@@ -216,17 +216,43 @@ static inline int64_t view_offset(const GView *g, const int64_t *off,
  * tl.synchronize. Every access to a buffer element is checked against the
  * last write and the reads of the run. */
 
+/* Marks the parameters a kernel may write: those under the views its
+ * tl.store_global ops store to (every parameter when a view does not come
+ * straight from a tl.view_global of one). A race needs a write, so buffers
+ * only read need no tracking. */
+typedef struct Written {
+  TlOp *kernel;
+  bool *param;
+  unsigned n;
+} Written;
+
+static void mark_written(TlOp *op, void *user) {
+  Written *w = user;
+  if (strcmp(tl_op_name(op), "tl.store_global") != 0)
+    return;
+  TlOp *view = tl_value_def(tl_op_operand(op, 1));
+  TlValue *ptr = view && !strcmp(tl_op_name(view), "tl.view_global")
+                     ? tl_op_operand(view, 0) : NULL;
+  TlBlock *entry = tl_region_first_block(tl_op_region(w->kernel, 0));
+  for (unsigned i = 0; i < w->n; i++)
+    if (!ptr || tl_block_arg(entry, i) == ptr)
+      w->param[i] = true;
+}
+
 void vm_gtrack_begin(TlVm *vm) {
   vm->gtrack = tl_xcalloc(vm->nargs + 1, sizeof *vm->gtrack);
+  Written w = {vm->kernel, tl_xcalloc(vm->nargs + 1, sizeof(bool)), vm->nargs};
+  tl_op_walk(vm->kernel, mark_written, &w, false);
   for (unsigned i = 0; i < vm->nargs; i++) {
     const TlVmArg *a = &vm->args[i];
-    if (a->kind != TL_VM_ARG_BUFFER || !a->dtype.bits)
+    if (a->kind != TL_VM_ARG_BUFFER || !a->dtype.bits || !w.param[i])
       continue;
     size_t n = (a->size * 8) / a->dtype.bits;
     vm->gtrack[i] = tl_xmalloc(sizeof(GElem) * (n + 1));
     for (size_t e = 0; e < n; e++)
       vm->gtrack[i][e] = (GElem){-1, -1, 0, 0, T_NONE, T_NONE, NULL};
   }
+  tl_free(w.param);
 }
 
 void vm_gtrack_end(TlVm *vm) {
