@@ -479,9 +479,12 @@ static bool lower_load_global(Lower *L, TlOp *op) {
   TlType *rt = tl_value_type(tl_op_result(op, 0));
   unsigned b = elem_bits(rt);
   bool masked = tl_op_attr(op, "masked") != NULL;
-  if (b > 32 || (b < 8 && 8 % b))
-    return fail(L, op, "global loads of elements that are wider than 32 bits or straddle "
-                       "bytes (load bytes and tl.view them)");
+  bool straddles = b < 8 && 8 % b;
+  if (b > 32)
+    return fail(L, op, "global loads of elements wider than 32 bits");
+  if (straddles && masked)
+    return fail(L, op, "masked global loads of 3, 5, 6 or 7-bit elements (load bytes and "
+                       "tl.view them)");
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (unsigned d = 0; d < v->rank; d++)
     off[d] = to_i64(L, scalar(L, tl_op_operand(op, 1 + d)));
@@ -493,6 +496,24 @@ static bool lower_load_global(Lower *L, TlOp *op) {
     TlValue *bitoff;
     TlValue *p = elem_addr(L, v, off, idx, &bitoff);
     int64_t w = b >= 8 && !masked ? vector_run(L, op, 0, l, i, b / 8) : 1;
+    if (straddles) {
+      /* The element's byte, and the next one only when the element runs
+       * into it (so no byte past the element is read). */
+      TlValue *lo = op1(L, "arith.exti",
+                        tl_op_result(make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0), u32(L));
+      TlType *i1 = tl_type_bool(L->ctx);
+      TlNamedAttr gt = {"predicate", str(L, "gt")};
+      TlValue *cmp[2] = {bitoff, cst(L, u32(L), 8 - (int64_t)b)};
+      TlValue *spill = tl_op_result(make(L, "arith.cmpi", 2, cmp, 1, &i1, 1, &gt), 0);
+      TlValue *ops[2] = {p, cst(L, i64(L), 1)};
+      TlType *pt = tl_value_type(p);
+      TlValue *next = tl_op_result(make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+      TlValue *hi = masked_elem_load(L, spill, next, mem, 8, NULL);
+      TlValue *both = op2(L, "arith.ori", lo, op2(L, "arith.shli", hi, cst(L, u32(L), 8)));
+      set_elem(L, t, (unsigned)i, op2(L, "arith.shri", both, bitoff));
+      i++;
+      continue;
+    }
     if (masked) {
       /* Outside the view the element reads 0 (element by element). */
       set_elem(L, t, (unsigned)i,
