@@ -973,8 +973,14 @@ static TlValue *decode(Lower *L, Tile *t, unsigned i, TlType **ct) {
   return NULL;
 }
 
-/* Stores a value of a compute type as element i of element type e. */
+/* Stores a value of a compute type (decode's: i32, u32 or a float of the
+ * element's format) as element i; integers keep their low bits. */
 static void encode(Lower *L, Tile *t, unsigned i, TlValue *v) {
+  TlType *vt = tl_value_type(v);
+  if (tl_type_is_int(vt)) {
+    set_elem(L, t, i, tl_type_int_signed(vt) ? op1(L, "arith.bitcast", v, u32(L)) : v);
+    return;
+  }
   TlType *e = tl_tensor_elem(t->type);
   unsigned b = tl_type_bitwidth(e);
   TlValue *bits = op1(L, "arith.bitcast", v, tl_type_int(L->ctx, b, false));
@@ -1045,8 +1051,7 @@ static bool lower_cast(Lower *L, TlOp *op) {
         w64 = op2(L, "arith.mini", w64, cst(L, i64(L), hi));
         y = op1(L, "arith.trunci", w64, wide);
       }
-      y = ds ? op1(L, "arith.bitcast", y, u32(L)) : y;
-      set_elem(L, t, (unsigned)i, y);
+      encode(L, t, (unsigned)i, y);
       continue;
     }
     encode(L, t, (unsigned)i, y);
@@ -1191,11 +1196,7 @@ static bool lower_elementwise(Lower *L, TlOp *op) {
     if (fl && !fop)
       return fail(L, op, !strcmp(n, "mod") ? "float remainders" : "bitwise ops on floats");
     TlValue *r = op2(L, fl ? fop : iop, a, b);
-    if (fl) {
-      encode(L, t, (unsigned)i, r);
-    } else {
-      set_elem(L, t, (unsigned)i, tl_type_int_signed(ct) ? op1(L, "arith.bitcast", r, u32(L)) : r);
-    }
+    encode(L, t, (unsigned)i, r);
   }
   put_tile(L, tl_op_result(op, 0), t);
   return true;
@@ -1234,10 +1235,7 @@ static bool lower_unary(Lower *L, TlOp *op) {
         r = tl_op_result(make(L, "arith.select", 3, sel, 1, &ct, 0, NULL), 0);
       }
     }
-    if (fl)
-      encode(L, t, (unsigned)i, r);
-    else
-      set_elem(L, t, (unsigned)i, tl_type_int_signed(ct) ? op1(L, "arith.bitcast", r, u32(L)) : r);
+    encode(L, t, (unsigned)i, r);
   }
   put_tile(L, tl_op_result(op, 0), t);
   return true;
@@ -1443,11 +1441,7 @@ static bool lower_reduce(Lower *L, TlOp *op) {
       TlValue *o = tl_op_result(make(L, "simt.shfl", 2, ops, 1, &w, 1, &mode), 0);
       acc = op2(L, tl_type_is_float(ct) ? fop : iop, acc, from_word(L, o, ct));
     }
-    if (tl_type_is_float(ct))
-      encode(L, t, (unsigned)r, acc);
-    else
-      set_elem(L, t, (unsigned)r,
-               tl_type_int_signed(ct) ? op1(L, "arith.bitcast", acc, u32(L)) : acc);
+    encode(L, t, (unsigned)r, acc);
   }
   tl_free(order);
   tl_free(pos);

@@ -272,7 +272,7 @@ static void block_text(const TlVm *vm, int32_t b, char *buf, size_t cap) {
   snprintf(buf, cap, "(%lld, %lld, %lld)", (long long)x, (long long)y, (long long)z);
 }
 
-static const char *who(int t, char *buf, size_t cap) {
+static const char *thread_name(int t, char *buf, size_t cap) {
   if (t == T_MANY)
     snprintf(buf, cap, "several threads");
   else
@@ -296,7 +296,7 @@ static bool gtrack(TlVm *vm, Inst *in, int p, int64_t o, int t, bool write, bool
     vm_error(vm, in->op,
              "data race on element %lld of '%s': %s by %s of this block, but "
              "block %s wrote it (blocks of one launch are not ordered)",
-             (long long)o, name, write ? "written" : "read", who(t, tb, sizeof tb), bb);
+             (long long)o, name, write ? "written" : "read", thread_name(t, tb, sizeof tb), bb);
     vm_note(vm, x->wop, "the other block's write");
     return false;
   }
@@ -305,8 +305,8 @@ static bool gtrack(TlVm *vm, Inst *in, int p, int64_t o, int t, bool write, bool
     vm_error(vm, in->op,
              "data race on element %lld of '%s': %s by %s, written by %s "
              "with no tl.synchronize between",
-             (long long)o, name, write ? "written" : "read", who(t, tb, sizeof tb),
-             who(x->writer, ub, sizeof ub));
+             (long long)o, name, write ? "written" : "read", thread_name(t, tb, sizeof tb),
+             thread_name(x->writer, ub, sizeof ub));
     vm_note(vm, x->wop, "the write");
     return false;
   }
@@ -317,14 +317,14 @@ static bool gtrack(TlVm *vm, Inst *in, int p, int64_t o, int t, bool write, bool
                       "data race on element %lld of '%s': written by %s of this "
                       "block, but block %s read it (blocks of one launch are not "
                       "ordered)",
-                      (long long)o, name, who(t, tb, sizeof tb), bb);
+                      (long long)o, name, thread_name(t, tb, sizeof tb), bb);
     }
     if (x->repoch == vm->epoch && (x->reader != t || t == T_MANY))
       return vm_error(vm, in->op,
                       "data race on element %lld of '%s': written by %s, read "
                       "by %s with no tl.synchronize between",
-                      (long long)o, name, who(t, tb, sizeof tb),
-                      who(x->reader, ub, sizeof ub));
+                      (long long)o, name, thread_name(t, tb, sizeof tb),
+                      thread_name(x->reader, ub, sizeof ub));
   }
   if (write) {
     x->wblock = b;
@@ -554,13 +554,6 @@ static bool exec_free_shared(TlVm *vm, Inst *in) {
   return true;
 }
 
-static const char *thread_name(int t, char *buf, size_t cap) {
-  if (t == T_MANY)
-    snprintf(buf, cap, "several threads");
-  else
-    snprintf(buf, cap, "thread %d", t);
-  return buf;
-}
 
 /* Shared index of tile element e at the offsets; false after a bounds
  * error. */
