@@ -15,8 +15,9 @@
  *   - tl.dot becomes mma.sync when the operand layouts are tilings of the
  *     m16n8k16 f16/bf16 atoms (decided by layout division), one
  *     instruction per (m, n, k) block, k ascending;
- *   - loads and stores move one element per access (vector widths come
- *     with the alignment analysis);
+ *   - global and shared loads and stores move the widest runs (up to 16
+ *     bytes) the layouts and the alignment analysis allow; shared loads
+ *     whose register layout tiles the ldmatrix fragment use ldmatrix;
  *   - casts decode each element to a 32-bit int or f32 and encode it again;
  *     f32 pairs into f16/bf16 use one cvt.rn.{f16,bf16}x2.f32.
  * What is not lowered yet is reported at the op, never miscompiled.
@@ -378,17 +379,11 @@ static int64_t spatial_div(const TlLayout *l, int d) {
   return div;
 }
 
-/* How many local elements from i on lie at consecutive addresses and can
- * be moved by one access of at most 16 bytes: a run along the last
- * dimension of the tile (whose view stride is 1), cut to the largest power
- * of two whose byte size the start address is known to be aligned to. */
-static int64_t vector_run(Lower *L, TlOp *op, unsigned view_operand,
-                          const TlLayout *l, int64_t i, unsigned bytes) {
-  TlAccessAlignment acc;
-  if (!L->facts || bytes == 0 || !tl_analysis_access_alignment(L->facts, op, &acc) ||
-      acc.contiguous < l->shape[l->rank - 1])
-    return 1;
-  int64_t ci[TL_LAYOUT_MAX_RANK], cj[TL_LAYOUT_MAX_RANK];
+/* How many local elements from i on are consecutive along the last
+ * dimension with the other indices fixed; ci gets element i's constant
+ * index. */
+static int64_t local_run(const TlLayout *l, int64_t i, int64_t *ci) {
+  int64_t cj[TL_LAYOUT_MAX_RANK];
   const_index(l, i, ci);
   int64_t n = 1, total = tl_layout_local_size(l);
   while (i + n < total) {
@@ -400,6 +395,21 @@ static int64_t vector_run(Lower *L, TlOp *op, unsigned view_operand,
       break;
     n++;
   }
+  return n;
+}
+
+/* How many local elements from i on lie at consecutive addresses and can
+ * be moved by one access of at most 16 bytes: a run along the last
+ * dimension of the tile (whose view stride is 1), cut to the largest power
+ * of two whose byte size the start address is known to be aligned to. */
+static int64_t vector_run(Lower *L, TlOp *op, unsigned view_operand,
+                          const TlLayout *l, int64_t i, unsigned bytes) {
+  TlAccessAlignment acc;
+  if (!L->facts || bytes == 0 || !tl_analysis_access_alignment(L->facts, op, &acc) ||
+      acc.contiguous < l->shape[l->rank - 1])
+    return 1;
+  int64_t ci[TL_LAYOUT_MAX_RANK];
+  int64_t n = local_run(l, i, ci);
   int64_t div[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < l->rank; d++) {
     div[d] = pow2_factor(ci[d]);
@@ -428,6 +438,53 @@ static TlType *access_type(Lower *L, unsigned bytes) {
 static TlNamedAttr align_attr(Lower *L, unsigned bytes) {
   TlNamedAttr a = {"align", tl_attr_int(L->ctx, i64(L), bytes)};
   return a;
+}
+
+/* The w elements of t from local element i on (w * bits a whole number of
+ * bytes, 2 to 16) as the value of one access: their bits in order, which is
+ * the tile's own packing. */
+static TlValue *gather_access(Lower *L, Tile *t, int64_t i, int64_t w) {
+  unsigned b = elem_bits(t->type), bytes = (unsigned)(w * b / 8);
+  TlType *at = access_type(L, bytes);
+  Tile tmp = {t->type, bytes >= 4 ? bytes / 4 : 1, NULL};
+  TlValue *words[4];
+  for (unsigned k = 0; k < 4; k++)
+    words[k] = cst(L, u32(L), 0);
+  tmp.words = words;
+  if ((i * b) % 32 == 0 && bytes >= 4)
+    memcpy(words, &t->words[(i * b) / 32], sizeof *words * (bytes / 4));
+  else
+    for (int64_t j = 0; j < w; j++)
+      set_elem(L, &tmp, (unsigned)j, get_elem(L, t, (unsigned)(i + j)));
+  if (bytes < 4)
+    return op1(L, "arith.trunci", words[0], at);
+  if (bytes == 4)
+    return words[0];
+  return tl_op_result(make(L, "simt.build", bytes / 4, words, 1, &at, 0, NULL), 0);
+}
+
+/* The inverse: the value x of one access into w elements of t from i on. */
+static void scatter_access(Lower *L, Tile *t, int64_t i, int64_t w, TlValue *x) {
+  unsigned b = elem_bits(t->type), bytes = (unsigned)(w * b / 8);
+  Tile tmp = {t->type, bytes >= 4 ? bytes / 4 : 1, NULL};
+  TlValue *words[4];
+  tmp.words = words;
+  if (bytes < 4) {
+    words[0] = op1(L, "arith.exti", x, u32(L));
+  } else if (bytes == 4) {
+    words[0] = x;
+  } else {
+    TlType *ut = u32(L);
+    for (unsigned k = 0; k < bytes / 4; k++) {
+      TlNamedAttr ix = {"index", tl_attr_int(L->ctx, i64(L), k)};
+      words[k] = tl_op_result(make(L, "simt.extract", 1, &x, 1, &ut, 1, &ix), 0);
+    }
+  }
+  if ((i * b) % 32 == 0 && bytes >= 4)
+    memcpy(&t->words[(i * b) / 32], words, sizeof *words * (bytes / 4));
+  else
+    for (int64_t j = 0; j < w; j++)
+      set_elem(L, t, (unsigned)(i + j), get_elem(L, &tmp, (unsigned)j));
 }
 
 /* Whether element (off + idx) lies inside the view: 0 <= pos < size in
@@ -528,25 +585,7 @@ static bool lower_load_global(Lower *L, TlOp *op) {
       TlType *at = access_type(L, bytes);
       TlNamedAttr al = align_attr(L, bytes);
       TlValue *x = tl_op_result(make(L, "simt.load", 1, &p, 1, &at, 1, &al), 0);
-      Tile tmp = {rt, bytes >= 4 ? bytes / 4 : 1, NULL};
-      TlValue *words[4];
-      tmp.words = words;
-      if (bytes < 4) {
-        words[0] = op1(L, "arith.exti", x, u32(L));
-      } else if (bytes == 4) {
-        words[0] = x;
-      } else {
-        TlType *ut = u32(L);
-        for (unsigned k = 0; k < bytes / 4; k++) {
-          TlNamedAttr ix = {"index", tl_attr_int(L->ctx, i64(L), k)};
-          words[k] = tl_op_result(make(L, "simt.extract", 1, &x, 1, &ut, 1, &ix), 0);
-        }
-      }
-      if ((i * b) % 32 == 0 && bytes >= 4)
-        memcpy(&t->words[(i * b) / 32], words, sizeof *words * (bytes / 4));
-      else
-        for (int64_t j = 0; j < w; j++)
-          set_elem(L, t, (unsigned)(i + j), get_elem(L, &tmp, (unsigned)j));
+      scatter_access(L, t, i, w, x);
       i += w;
       continue;
     }
@@ -633,29 +672,8 @@ static bool lower_store_global(Lower *L, TlOp *op) {
     int64_t w = masked ? 1 : vector_run(L, op, 1, l, i, b / 8);
     if (w > 1) {
       unsigned bytes = (unsigned)w * b / 8;
-      TlType *at = access_type(L, bytes);
       TlNamedAttr al = align_attr(L, bytes);
-      /* Gather the w elements into whole words, in order. */
-      TlType *vt = t->type;
-      Tile tmp = {vt, bytes >= 4 ? bytes / 4 : 1, NULL};
-      TlValue *words[4];
-      TlValue *z = cst(L, u32(L), 0);
-      for (unsigned k = 0; k < 4; k++)
-        words[k] = z;
-      tmp.words = words;
-      if ((i * b) % 32 == 0 && bytes >= 4)
-        memcpy(words, &t->words[(i * b) / 32], sizeof *words * (bytes / 4));
-      else
-        for (int64_t j = 0; j < w; j++)
-          set_elem(L, &tmp, (unsigned)j, get_elem(L, t, (unsigned)(i + j)));
-      TlValue *x;
-      if (bytes < 4)
-        x = op1(L, "arith.trunci", words[0], at);
-      else if (bytes == 4)
-        x = words[0];
-      else
-        x = tl_op_result(make(L, "simt.build", bytes / 4, words, 1, &at, 0, NULL), 0);
-      TlValue *ops[2] = {x, p};
+      TlValue *ops[2] = {gather_access(L, t, i, w), p};
       make(L, "simt.store", 2, ops, 0, NULL, 1, &al);
       i += w;
       continue;
@@ -748,7 +766,144 @@ static TlValue *smem_addr(Lower *L, Smem *m, TlValue **off, TlValue **idx) {
   return tl_op_result(make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
 }
 
-/* One access per element: tiles of 8, 16 or 32-bit elements. */
+/* Whether every aligned run of w elements along the last dimension of
+ * the shared layout is w consecutive elements starting at a multiple of w
+ * (so a w-element access of an aligned tile is aligned): an innermost mode
+ * of stride 1 that w divides, every other stride and the base multiples of
+ * w, and a swizzle that moves whole runs (2^M >= w). */
+static bool smem_runs(const TlSharedLayout *l, int64_t w) {
+  int inner = -1;
+  for (int j = l->num_modes - 1; j >= 0 && inner < 0; j--)
+    if (l->mode_dim[j] == l->rank - 1)
+      inner = j;
+  if (inner < 0 || l->mode_stride[inner] != 1 || l->mode_shape[inner] % w ||
+      l->base % w || (l->swizzle_bits && (INT64_C(1) << l->swizzle_base) < w))
+    return false;
+  for (int j = 0; j < l->num_modes; j++)
+    if (j != inner && l->mode_stride[j] % w)
+      return false;
+  return true;
+}
+
+/* The power of two known to divide a tile offset operand. */
+static int64_t offset_div(Lower *L, TlValue *v) {
+  return L->facts ? tl_analysis_divisibility(L->facts, v) : 1;
+}
+
+/* The widest shared access (at most 16 bytes) for local elements i.. of
+ * a tile in register layout l at offsets whose last one is `last_off`:
+ * consecutive along the last dimension in registers and in shared memory,
+ * the first one's index there a multiple of the width. */
+static int64_t smem_vector_run(Lower *L, const Smem *m, const TlLayout *l, int64_t i,
+                               TlValue *last_off) {
+  unsigned eb = tl_type_bitwidth(m->elem) / 8;
+  int64_t ci[TL_LAYOUT_MAX_RANK];
+  int64_t n = local_run(l, i, ci);
+  int64_t div = pow2_factor(ci[l->rank - 1]);
+  int64_t sd = spatial_div(l, l->rank - 1), od = offset_div(L, last_off);
+  if (sd < div)
+    div = sd;
+  if (od < div)
+    div = od;
+  int64_t w = 1;
+  while (w * 2 <= n && w * 2 * eb <= 16 && div % (w * 2) == 0 && smem_runs(&m->layout, w * 2))
+    w *= 2;
+  return w;
+}
+
+/* The logical index (i64 per dimension) of local element `local` of
+ * thread `thread` in layout l, both i32 values known at run time only. */
+static void index_at(Lower *L, const TlLayout *l, TlValue *thread, TlValue *local,
+                     TlValue **idx) {
+  TlValue *digit[TL_LAYOUT_MAX_MODES] = {0};
+  int64_t below = 1;
+  for (int k = l->num_local - 1; k >= 0; k--) {
+    int m = l->local_modes[k];
+    TlValue *d = below > 1 ? op2(L, "arith.divi", local, cst(L, i32(L), below)) : local;
+    digit[m] = k > 0 ? op2(L, "arith.remi", d, cst(L, i32(L), l->mode_shape[m])) : d;
+    below *= l->mode_shape[m];
+  }
+  below = 1;
+  for (int k = l->num_spatial - 1; k >= 0; k--) {
+    int m = l->spatial_modes[k];
+    int64_t size = m >= 0 ? l->mode_shape[m] : -m;
+    if (m >= 0) {
+      TlValue *d = below > 1 ? op2(L, "arith.divi", thread, cst(L, i32(L), below)) : thread;
+      digit[m] = op2(L, "arith.remi", d, cst(L, i32(L), size));
+    }
+    below *= size;
+  }
+  int m = 0;
+  for (int d = 0; d < l->rank; d++) {
+    TlValue *v = NULL;
+    int64_t size = 1;
+    int first = m;
+    while (m < l->num_modes && l->mode_dim[m] == d)
+      m++;
+    for (int k = m - 1; k >= first; k--) {
+      if (digit[k]) {
+        TlValue *term = size > 1 ? op2(L, "arith.muli", digit[k], cst(L, i32(L), size))
+                                 : digit[k];
+        v = v ? op2(L, "arith.addi", v, term) : term;
+      }
+      size *= l->mode_shape[k];
+    }
+    idx[d] = v ? op1(L, "arith.exti", v, i64(L)) : cst(L, i64(L), 0);
+  }
+}
+
+/* tl.load_shared with ldmatrix: the register layout is a tiling of the
+ * one-matrix fragment (8 rows of 16 bytes; .trans for 16-bit columns),
+ * every 16-byte row of the tile is a 16-byte aligned run in shared memory
+ * and the last offset keeps it so. Each instruction loads the next 4 (or
+ * 2, or 1) matrices a thread holds, which are its next tile words: lanes
+ * 8j..8j+7 give the rows of matrix j. False, emitting nothing, when the
+ * load does not qualify. */
+static bool load_ldmatrix(Lower *L, Smem *m, const TlLayout *l, unsigned b, TlValue **off,
+                          TlValue *last_off, Tile *t) {
+  int rank = l->rank;
+  int64_t w = 128 / b;
+  TlLayout q;
+  bool trans = false;
+  if (rank < 2 || L->threads % 32 || (b != 8 && b != 16 && b != 32) ||
+      !smem_runs(&m->layout, w) || offset_div(L, last_off) % w)
+    return false;
+  if (!tl_layout_ldmatrix_compatible(l, (int)b, false, 1, &q, NULL)) {
+    if (b != 16 || !tl_layout_ldmatrix_compatible(l, 16, true, 1, &q, NULL))
+      return false;
+    trans = true;
+  }
+  int64_t nmat = tl_layout_local_size(&q);
+  int num = nmat % 4 == 0 ? 4 : nmat % 2 == 0 ? 2 : 1;
+  TlValue *lane = op2(L, "arith.remi", L->tid, cst(L, i32(L), 32));
+  TlValue *warp = op2(L, "arith.divi", L->tid, cst(L, i32(L), 32));
+  TlValue *row = op1(L, "arith.exti", op2(L, "arith.remi", lane, cst(L, i32(L), 8)), i64(L));
+  TlValue *mat = op2(L, "arith.divi", lane, cst(L, i32(L), 8));
+  if (num < 4)
+    mat = op2(L, "arith.remi", mat, cst(L, i32(L), num));
+  TlType *vt = tl_simt_vec_type(L->ctx, (unsigned)num, i32(L)), *it = i32(L), *ut = u32(L);
+  TlNamedAttr attrs[2] = {{"num", tl_attr_int(L->ctx, i64(L), num)},
+                          {"trans", tl_attr_unit(L->ctx)}};
+  for (int64_t g = 0; g < nmat / num; g++) {
+    TlValue *ql = g ? op2(L, "arith.addi", mat, cst(L, i32(L), g * num)) : mat;
+    TlValue *idx[TL_LAYOUT_MAX_RANK];
+    index_at(L, &q, warp, ql, idx);
+    idx[rank - 2] = op2(L, "arith.addi", op2(L, "arith.muli", idx[rank - 2], cst(L, i64(L), 8)),
+                        row);
+    idx[rank - 1] = op2(L, "arith.muli", idx[rank - 1], cst(L, i64(L), w));
+    TlValue *p = smem_addr(L, m, off, idx);
+    TlValue *x = tl_op_result(make(L, "simt.ldmatrix", 1, &p, 1, &vt, trans ? 2 : 1, attrs), 0);
+    for (int j = 0; j < num; j++) {
+      TlNamedAttr ix = {"index", tl_attr_int(L->ctx, i64(L), j)};
+      TlValue *e = tl_op_result(make(L, "simt.extract", 1, &x, 1, &it, 1, &ix), 0);
+      t->words[g * num + j] = op1(L, "arith.bitcast", e, ut);
+    }
+  }
+  return true;
+}
+
+/* Tiles of 8, 16 or 32-bit elements: ldmatrix where the layouts allow it,
+ * else the widest ld.shared runs. */
 static bool lower_load_shared(Lower *L, TlOp *op) {
   Smem *m = smem_of(L, tl_op_operand(op, 0));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
@@ -757,24 +912,41 @@ static bool lower_load_shared(Lower *L, TlOp *op) {
     return fail(L, op, "shared tiles not made by tl.alloc_shared");
   if (b != 8 && b != 16 && b != 32)
     return fail(L, op, "shared loads of elements other than 8, 16 or 32 bits");
+  int rank = m->layout.rank;
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
-  for (int d = 0; d < m->layout.rank; d++)
+  for (int d = 0; d < rank; d++)
     off[d] = to_i64(L, scalar(L, tl_op_operand(op, 1 + (unsigned)d)));
+  TlValue *last_off = tl_op_operand(op, (unsigned)rank);
   Tile *t = zero_tile(L, rt);
   const TlLayout *l = tl_reg_layout(rt);
+  if (load_ldmatrix(L, m, l, b, off, last_off, t)) {
+    put_tile(L, tl_op_result(op, 0), t);
+    return true;
+  }
   TlType *mem = tl_type_int(L->ctx, b, false);
-  for (int64_t i = 0; i < tl_layout_local_size(l); i++) {
+  for (int64_t i = 0; i < tl_layout_local_size(l);) {
     index_of(L, l, i, idx);
     TlValue *p = smem_addr(L, m, off, idx);
+    int64_t w = smem_vector_run(L, m, l, i, last_off);
+    if (w > 1) {
+      unsigned bytes = (unsigned)w * b / 8;
+      TlType *at = access_type(L, bytes);
+      TlNamedAttr al = align_attr(L, bytes);
+      scatter_access(L, t, i, w, tl_op_result(make(L, "simt.load", 1, &p, 1, &at, 1, &al), 0));
+      i += w;
+      continue;
+    }
     TlValue *x = tl_op_result(make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0);
     if (b < 32)
       x = op1(L, "arith.exti", x, u32(L));
     set_elem(L, t, (unsigned)i, x);
+    i++;
   }
   put_tile(L, tl_op_result(op, 0), t);
   return true;
 }
 
+/* The widest st.shared runs, by one writer per element. */
 static bool lower_store_shared(Lower *L, TlOp *op) {
   Tile *t = tile_of(L, tl_op_operand(op, 0));
   Smem *m = smem_of(L, tl_op_operand(op, 1));
@@ -783,21 +955,32 @@ static bool lower_store_shared(Lower *L, TlOp *op) {
     return fail(L, op, "shared tiles not made by tl.alloc_shared");
   if (b != 8 && b != 16 && b != 32)
     return fail(L, op, "shared stores of elements other than 8, 16 or 32 bits");
+  int rank = m->layout.rank;
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
-  for (int d = 0; d < m->layout.rank; d++)
+  for (int d = 0; d < rank; d++)
     off[d] = to_i64(L, scalar(L, tl_op_operand(op, 2 + (unsigned)d)));
+  TlValue *last_off = tl_op_operand(op, 1 + (unsigned)rank);
   const TlLayout *l = tl_reg_layout(t->type);
   TlValue *guard = writer_guard(L, l);
   TlBuilder outside = guard ? open_guard(L, guard) : L->b;
   TlType *mem = tl_type_int(L->ctx, b, false);
-  for (int64_t i = 0; i < tl_layout_local_size(l); i++) {
+  for (int64_t i = 0; i < tl_layout_local_size(l);) {
     index_of(L, l, i, idx);
     TlValue *p = smem_addr(L, m, off, idx);
+    int64_t w = smem_vector_run(L, m, l, i, last_off);
+    if (w > 1) {
+      TlNamedAttr al = align_attr(L, (unsigned)w * b / 8);
+      TlValue *ops[2] = {gather_access(L, t, i, w), p};
+      make(L, "simt.store", 2, ops, 0, NULL, 1, &al);
+      i += w;
+      continue;
+    }
     TlValue *x = get_elem(L, t, (unsigned)i);
     if (b < 32)
       x = op1(L, "arith.trunci", x, mem);
     TlValue *ops[2] = {x, p};
     make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
+    i++;
   }
   if (guard)
     close_guard(L, outside);
