@@ -185,19 +185,26 @@ static Tile *zero_tile(Lower *L, TlType *reg) {
 
 static uint32_t mask_of(unsigned b) { return b >= 32 ? 0xffffffffu : (1u << b) - 1; }
 
-/* Element i (b bits, zero-extended into a u32). */
-static TlValue *get_elem(Lower *L, Tile *t, unsigned i) {
-  unsigned b = elem_bits(t->type), p = i * b, w = p / 32, o = p % 32;
+/* Bits [pos, pos + n) of t's bit string (n <= 32), zero-extended into a
+ * u32. */
+static TlValue *tile_bits(Lower *L, Tile *t, int64_t pos, unsigned n) {
+  unsigned w = (unsigned)(pos / 32), o = (unsigned)(pos % 32);
   TlValue *v = t->words[w];
   if (o)
     v = op2(L, "arith.shri", v, cst(L, u32(L), o));
-  if (o + b > 32) {
+  if (o + n > 32) {
     TlValue *hi = op2(L, "arith.shli", t->words[w + 1], cst(L, u32(L), 32 - o));
     v = op2(L, "arith.ori", v, hi);
   }
-  if (b < 32)
-    v = op2(L, "arith.andi", v, cst(L, u32(L), mask_of(b)));
+  if (n < 32)
+    v = op2(L, "arith.andi", v, cst(L, u32(L), mask_of(n)));
   return v;
+}
+
+/* Element i (b bits, zero-extended into a u32). */
+static TlValue *get_elem(Lower *L, Tile *t, unsigned i) {
+  unsigned b = elem_bits(t->type);
+  return tile_bits(L, t, (int64_t)i * b, b);
 }
 
 /* Stores the low b bits of v (a u32) as element i. */
@@ -398,18 +405,19 @@ static int64_t local_run(const TlLayout *l, int64_t i, int64_t *ci) {
   return n;
 }
 
-/* How many local elements from i on lie at consecutive addresses and can
- * be moved by one access of at most 16 bytes: a run along the last
- * dimension of the tile (whose view stride is 1), cut to the largest power
- * of two whose byte size the start address is known to be aligned to. */
-static int64_t vector_run(Lower *L, TlOp *op, unsigned view_operand,
-                          const TlLayout *l, int64_t i, unsigned bytes) {
+/* The byte alignment of local element i's address in the view of a
+ * global access whose tile runs along the view's last dimension at stride
+ * 1; *run gets the number of local elements from i on that follow it
+ * there. 0 when the view is not known to be contiguous along the tile's
+ * last dimension, or when the element may start inside a byte. */
+static int64_t run_alignment(Lower *L, TlOp *op, unsigned view_operand, const TlLayout *l,
+                             int64_t i, int64_t *run) {
   TlAccessAlignment acc;
-  if (!L->facts || bytes == 0 || !tl_analysis_access_alignment(L->facts, op, &acc) ||
-      acc.contiguous < l->shape[l->rank - 1])
-    return 1;
   int64_t ci[TL_LAYOUT_MAX_RANK];
-  int64_t n = local_run(l, i, ci);
+  *run = local_run(l, i, ci);
+  if (!L->facts || !tl_analysis_access_alignment(L->facts, op, &acc) ||
+      acc.contiguous < l->shape[l->rank - 1])
+    return 0;
   int64_t div[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < l->rank; d++) {
     div[d] = pow2_factor(ci[d]);
@@ -421,7 +429,19 @@ static int64_t vector_run(Lower *L, TlOp *op, unsigned view_operand,
   TlValue *offs[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < l->rank; d++)
     offs[d] = tl_op_operand(op, nops - (unsigned)l->rank + (unsigned)d);
-  int64_t align = tl_analysis_view_alignment(L->facts, tl_op_operand(op, view_operand), offs, div);
+  return tl_analysis_view_alignment(L->facts, tl_op_operand(op, view_operand), offs, div);
+}
+
+/* How many local elements from i on lie at consecutive addresses and can
+ * be moved by one access of at most 16 bytes: a run along the last
+ * dimension of the tile (whose view stride is 1), cut to the largest power
+ * of two whose byte size the start address is known to be aligned to. */
+static int64_t vector_run(Lower *L, TlOp *op, unsigned view_operand,
+                          const TlLayout *l, int64_t i, unsigned bytes) {
+  int64_t n;
+  int64_t align = run_alignment(L, op, view_operand, l, i, &n);
+  if (bytes == 0 || align == 0)
+    return 1;
   int64_t w = 1;
   while (w * 2 <= n && w * 2 * bytes <= 16 && align % (w * 2 * bytes) == 0)
     w *= 2;
@@ -651,19 +671,81 @@ static void close_guard(Lower *L, TlBuilder saved) {
   L->b = saved;
 }
 
+/* Stores of sub-byte elements: a thread writes whole bytes only, so each
+ * run of its elements along the view's last dimension must start on a
+ * byte boundary (the alignment analysis proves it) and cover whole bytes;
+ * the run's bytes go out in the widest accesses their alignment allows. */
+static bool store_subbyte(Lower *L, TlOp *op, Tile *t, View *v, TlValue **off) {
+  const TlLayout *l = tl_reg_layout(t->type);
+  unsigned b = elem_bits(t->type);
+  TlValue *idx[TL_LAYOUT_MAX_RANK];
+  for (int64_t i = 0; i < tl_layout_local_size(l);) {
+    int64_t n, align = run_alignment(L, op, 1, l, i, &n);
+    if ((n * b) % 8)
+      return fail(L, op, "global stores of sub-byte elements whose runs along the last "
+                         "dimension do not cover whole bytes (threads would share bytes)");
+    if (align == 0)
+      return fail(L, op, "global stores of sub-byte elements not known to start on a byte "
+                         "boundary (an `assume` on the pointer or offsets may prove it)");
+    index_of(L, l, i, idx);
+    TlValue *bitoff;
+    TlValue *p = elem_addr(L, v, off, idx, &bitoff);
+    TlType *pt = tl_value_type(p);
+    int64_t nbytes = n * b / 8;
+    for (int64_t done = 0; done < nbytes;) {
+      int64_t at = done ? pow2_factor(done) : TL_DIVISIBILITY_MAX;
+      if (align < at)
+        at = align;
+      unsigned cb = 16;
+      while (cb > 1 && (cb > nbytes - done || at % cb))
+        cb /= 2;
+      TlValue *words[4];
+      for (unsigned k = 0; k * 4 < cb; k++)
+        words[k] = tile_bits(L, t, i * b + done * 8 + k * 32, cb >= 4 ? 32 : cb * 8);
+      TlType *ct = cb > 4 ? access_type(L, cb) : NULL;
+      TlValue *x;
+      if (cb < 4)
+        x = op1(L, "arith.trunci", words[0], tl_type_int(L->ctx, cb * 8, false));
+      else if (cb == 4)
+        x = words[0];
+      else
+        x = tl_op_result(make(L, "simt.build", cb / 4, words, 1, &ct, 0, NULL), 0);
+      TlValue *q = p;
+      if (done) {
+        TlValue *ops[2] = {p, cst(L, i64(L), done)};
+        q = tl_op_result(make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+      }
+      TlValue *ops[2] = {x, q};
+      TlNamedAttr al = align_attr(L, cb);
+      make(L, "simt.store", 2, ops, 0, NULL, cb > 1 ? 1 : 0, &al);
+      done += cb;
+    }
+    i += n;
+  }
+  return true;
+}
+
 static bool lower_store_global(Lower *L, TlOp *op) {
   Tile *t = tile_of(L, tl_op_operand(op, 0));
   View *v = view_of(L, tl_op_operand(op, 1));
   unsigned b = elem_bits(t->type);
   bool masked = tl_op_attr(op, "masked") != NULL;
-  if (b < 8 || b > 32)
-    return fail(L, op, "global stores of sub-byte or 64-bit elements");
+  if (b > 32)
+    return fail(L, op, "global stores of 64-bit elements");
+  if (b < 8 && masked)
+    return fail(L, op, "masked global stores of sub-byte elements");
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (unsigned d = 0; d < v->rank; d++)
     off[d] = to_i64(L, scalar(L, tl_op_operand(op, 2 + d)));
   const TlLayout *l = tl_reg_layout(t->type);
   TlValue *guard = writer_guard(L, l);
   TlBuilder outside = guard ? open_guard(L, guard) : L->b;
+  if (b < 8) {
+    bool ok = store_subbyte(L, op, t, v, off);
+    if (guard)
+      close_guard(L, outside);
+    return ok;
+  }
   TlType *mem = tl_type_int(L->ctx, b, false);
   for (int64_t i = 0; i < tl_layout_local_size(l);) {
     index_of(L, l, i, idx);
