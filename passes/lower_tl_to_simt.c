@@ -78,6 +78,8 @@ typedef struct Lower {
   TlValue *tid;     /* thread index (i32) */
   TlAnalysis *facts; /* divisibility of the kernel's values */
   unsigned threads; /* threads per block */
+  int64_t scratch_base;  /* shared scratch for reductions: byte offset */
+  int64_t scratch_bytes; /* its size, the most any op needs */
   bool failed;
   TlArena arena;
 } Lower;
@@ -1627,12 +1629,22 @@ static TlValue *from_word(Lower *L, TlValue *w, TlType *ct) {
   return ct == u32(L) ? w : op1(L, "arith.bitcast", w, ct);
 }
 
+/* Word r * T + thread (an i64) of the reduction scratch. */
+static TlValue *scratch_slot(Lower *L, TlValue *scratch, int64_t r, TlValue *thread) {
+  TlValue *slot = op2(L, "arith.addi", thread, cst(L, i64(L), r * L->threads));
+  TlValue *ops[2] = {scratch, op2(L, "arith.muli", slot, cst(L, i64(L), 4))};
+  TlType *pt = tl_value_type(scratch);
+  return tl_op_result(make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+}
+
 /* tl.reduce: each thread combines its local elements of a result element
  * in index order, then the lanes holding the other parts exchange partial
  * results by butterfly shuffles (xor over the thread-index bits of the
  * dimension's spatial modes), so every lane ends with the whole result, as
- * the reduced layout's replication requires. Integer and max/min results
- * equal the VM's; a float sum adds in another order than its index order. */
+ * the reduced layout's replication requires. Parts held by other warps
+ * meet in a shared scratch placed after the planned tiles. Integer and
+ * max/min results equal the VM's; a float sum adds in another order than
+ * its index order. */
 static bool lower_reduce(Lower *L, TlOp *op) {
   const char *kind = tl_attr_string_value(tl_op_attr(op, "kind"), NULL);
   int d = (int)tl_attr_int_value(tl_op_attr(op, "dim"));
@@ -1642,23 +1654,47 @@ static bool lower_reduce(Lower *L, TlOp *op) {
   bool sum = !strcmp(kind, "sum"), max = !strcmp(kind, "max");
   const char *fop = sum ? "arith.addf" : max ? "arith.maxf" : "arith.minf";
   const char *iop = sum ? "arith.addi" : max ? "arith.maxi" : "arith.mini";
-  /* Butterfly masks: the thread-index bits of d's spatial modes. */
-  int64_t masks[32], below = 1;
-  int nm = 0;
+  /* The thread-index bits of d's spatial modes: butterfly shuffle masks
+   * within a warp (masks), and bits that select warps (cross). */
+  int64_t masks[32], cross[32], below = 1, crossmask = 0;
+  int nm = 0, nc = 0;
   for (int k = A->num_spatial - 1; k >= 0; k--) {
     int m = A->spatial_modes[k];
     int64_t size = m >= 0 ? A->mode_shape[m] : -m;
     if (m >= 0 && A->mode_dim[m] == d && size > 1) {
-      if ((size & (size - 1)) || (below & (below - 1)) || below * size > 32)
-        return fail(L, op, "reductions across warps or over thread groups that are not "
-                           "powers of two");
-      for (int64_t q = below; q < below * size; q *= 2)
-        masks[nm++] = q;
+      if ((size & (size - 1)) || (below & (below - 1)))
+        return fail(L, op, "reductions over thread groups that are not powers of two");
+      for (int64_t q = below; q < below * size; q *= 2) {
+        if (q < 32) {
+          masks[nm++] = q;
+        } else {
+          cross[nc++] = q;
+          crossmask |= q;
+        }
+      }
     }
     below *= size;
   }
-  if (nm && L->threads % 32)
+  if ((nm || nc) && L->threads % 32)
     return fail(L, op, "reductions across threads in blocks that are not whole warps");
+  int64_t nres = tl_layout_local_size(R);
+  if (nc && L->scratch_bytes < nres * L->threads * 4)
+    L->scratch_bytes = nres * L->threads * 4;
+  TlValue *scratch = NULL, *mine = NULL, *tbase = NULL;
+  if (nc) {
+    /* Each thread's partial results go to word r * T + t of the scratch;
+     * after a barrier every thread combines the partials of the threads
+     * that differ from it in the cross bits only. The first barrier keeps
+     * earlier users of the scratch ahead of these writes. */
+    TlType *pt = tl_simt_ptr_type(L->ctx, TL_SIMT_SHARED);
+    scratch = tl_op_result(make(L, "simt.smem_base", 0, NULL, 1, &pt, 0, NULL), 0);
+    TlValue *ops[2] = {scratch, cst(L, i64(L), L->scratch_base)};
+    scratch = tl_op_result(make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+    mine = op1(L, "arith.exti", L->tid, i64(L));
+    tbase = op2(L, "arith.andi", mine, cst(L, i64(L), ~crossmask));
+    make(L, "simt.barrier", 0, NULL, 0, NULL, 0, NULL);
+  }
+  TlType **ctypes = nc ? TL_ARENA_NEWN(&L->arena, TlType *, (size_t)nres) : NULL;
   Tile *t = zero_tile(L, rt);
   int64_t na = tl_layout_local_size(A), nr = tl_layout_local_size(R);
   int64_t *order = tl_xmalloc(sizeof *order * (size_t)(na + 1));
@@ -1706,12 +1742,37 @@ static bool lower_reduce(Lower *L, TlOp *op) {
       TlValue *o = tl_op_result(make(L, "simt.shfl", 2, ops, 1, &w, 1, &mode), 0);
       acc = op2(L, tl_type_is_float(ct) ? fop : iop, acc, from_word(L, o, ct));
     }
+    if (nc) {
+      TlValue *ops[2] = {to_word(L, acc, ct), scratch_slot(L, scratch, r, mine)};
+      make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
+      ctypes[r] = ct;
+      continue;
+    }
     encode(L, t, (unsigned)r, acc);
   }
   tl_free(order);
   tl_free(pos);
   if (!ok)
     return false;
+  if (nc) {
+    make(L, "simt.barrier", 0, NULL, 0, NULL, 0, NULL);
+    TlType *w = u32(L);
+    for (int64_t r = 0; r < nres; r++) {
+      TlValue *acc = NULL;
+      for (int64_t c = 0; c < (INT64_C(1) << nc); c++) {
+        int64_t other = 0;
+        for (int j = 0; j < nc; j++)
+          if (c >> j & 1)
+            other |= cross[j];
+        TlValue *who = other ? op2(L, "arith.addi", tbase, cst(L, i64(L), other)) : tbase;
+        TlValue *p = scratch_slot(L, scratch, r, who);
+        TlValue *v = from_word(L, tl_op_result(make(L, "simt.load", 1, &p, 1, &w, 0, NULL), 0),
+                               ctypes[r]);
+        acc = acc ? op2(L, tl_type_is_float(ctypes[r]) ? fop : iop, acc, v) : v;
+      }
+      encode(L, t, (unsigned)r, acc);
+    }
+  }
   put_tile(L, tl_op_result(op, 0), t);
   return true;
 }
@@ -2092,10 +2153,12 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
     tl_analysis_destroy(L.facts);
     L.facts = NULL;
   }
-  if (L.facts)
+  if (L.facts) {
+    L.scratch_base = (tl_kernel_smem_bytes(k) + 15) / 16 * 16;
     tl_op_state_set_attr(&st, "smem_bytes",
                          tl_attr_int(ctx, tl_type_int(ctx, 64, true),
                                      tl_kernel_smem_bytes(k)));
+  }
   if (!L.facts) {
     tl_op_state_free(&st);
     tl_vec_free(&ins);
@@ -2121,6 +2184,17 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
   L.tid = tl_op_result(make(&L, "simt.thread_id", 0, NULL, 1, &t32, 1, &dx), 0);
   tl_value_set_name_hint(L.tid, tl_context_intern(ctx, "tid", 3));
   bool ok = lower_block(&L, old);
+  if (ok && L.scratch_bytes) {
+    int64_t total = L.scratch_base + L.scratch_bytes;
+    if (total > TL_SMEM_LIMIT) {
+      tl_op_emit_error(k, "cannot lower: the shared tiles (%lld bytes) and the reduction "
+                          "scratch (%lld bytes) exceed the %d bytes of shared memory",
+                       (long long)L.scratch_base, (long long)L.scratch_bytes, TL_SMEM_LIMIT);
+      ok = false;
+    } else {
+      tl_op_set_attr(fn, "smem_bytes", tl_attr_int(ctx, tl_type_int(ctx, 64, true), total));
+    }
+  }
   if (ok) {
     tl_builder_create(&L.b, "builtin.return", L.loc, 0, NULL, 0, NULL);
     tl_op_erase(k);
