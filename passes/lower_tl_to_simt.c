@@ -1557,6 +1557,27 @@ static bool lower_where(Lower *L, TlOp *op) {
   return true;
 }
 
+/* The shared scratch (after the planned tiles) for an op that needs
+ * `bytes` of it, after a barrier that keeps earlier users of the scratch
+ * ahead of this op's writes. */
+static TlValue *scratch_base(Lower *L, int64_t bytes) {
+  if (L->scratch_bytes < bytes)
+    L->scratch_bytes = bytes;
+  TlType *pt = tl_simt_ptr_type(L->ctx, TL_SIMT_SHARED);
+  TlValue *p = tl_op_result(make(L, "simt.smem_base", 0, NULL, 1, &pt, 0, NULL), 0);
+  TlValue *ops[2] = {p, cst(L, i64(L), L->scratch_base)};
+  p = tl_op_result(make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+  make(L, "simt.barrier", 0, NULL, 0, NULL, 0, NULL);
+  return p;
+}
+
+/* Word `slot` (an i64) of the scratch. */
+static TlValue *scratch_word(Lower *L, TlValue *scratch, TlValue *slot) {
+  TlValue *ops[2] = {scratch, op2(L, "arith.muli", slot, cst(L, i64(L), 4))};
+  TlType *pt = tl_value_type(scratch);
+  return tl_op_result(make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+}
+
 /* The operand's local element that every thread reads for the result's
  * local element i of a tile broadcast, or -1 when some thread of the block
  * does not hold it (the broadcast would move elements between threads). */
@@ -1584,8 +1605,47 @@ static int64_t broadcast_source(Lower *L, const TlLayout *src, const TlLayout *d
   return j;
 }
 
-/* tl.broadcast of a scalar (its bits in every element) or of a tile whose
- * every result element some local element of the same thread holds. */
+/* A broadcast whose elements move between threads: the operand goes to
+ * the scratch as one word per element in row-major order (one writer per
+ * element), and after a barrier each thread reads its result elements
+ * (index 0 along the operand's size-1 dimensions). */
+static void broadcast_through_scratch(Lower *L, Tile *x, Tile *t) {
+  const TlLayout *S = tl_reg_layout(x->type), *D = tl_reg_layout(t->type);
+  int64_t stride[TL_LAYOUT_MAX_RANK], n = 1;
+  for (int d = S->rank - 1; d >= 0; d--) {
+    stride[d] = n;
+    n *= S->shape[d];
+  }
+  TlValue *scratch = scratch_base(L, n * 4), *idx[TL_LAYOUT_MAX_RANK];
+  TlValue *guard = writer_guard(L, S);
+  TlBuilder outside = guard ? open_guard(L, guard) : L->b;
+  for (int64_t i = 0; i < tl_layout_local_size(S); i++) {
+    index_of(L, S, i, idx);
+    TlValue *lin = cst(L, i64(L), 0);
+    for (int d = 0; d < S->rank; d++)
+      lin = op2(L, "arith.addi", lin, op2(L, "arith.muli", idx[d], cst(L, i64(L), stride[d])));
+    TlValue *ops[2] = {get_elem(L, x, (unsigned)i), scratch_word(L, scratch, lin)};
+    make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
+  }
+  if (guard)
+    close_guard(L, outside);
+  make(L, "simt.barrier", 0, NULL, 0, NULL, 0, NULL);
+  TlType *w = u32(L);
+  for (int64_t i = 0; i < tl_layout_local_size(D); i++) {
+    index_of(L, D, i, idx);
+    TlValue *lin = cst(L, i64(L), 0);
+    for (int d = 0; d < S->rank; d++)
+      if (S->shape[d] > 1)
+        lin = op2(L, "arith.addi", lin,
+                  op2(L, "arith.muli", idx[d], cst(L, i64(L), stride[d])));
+    TlValue *p = scratch_word(L, scratch, lin);
+    set_elem(L, t, (unsigned)i, tl_op_result(make(L, "simt.load", 1, &p, 1, &w, 0, NULL), 0));
+  }
+}
+
+/* tl.broadcast of a scalar (its bits in every element) or of a tile: from
+ * the same thread's local elements where every thread holds what it needs,
+ * else through the shared scratch. */
 static bool lower_broadcast(Lower *L, TlOp *op) {
   TlValue *a = tl_op_operand(op, 0);
   TlType *rt = tl_value_type(tl_op_result(op, 0));
@@ -1604,12 +1664,16 @@ static bool lower_broadcast(Lower *L, TlOp *op) {
     return true;
   }
   Tile *x = tile_of(L, a);
-  for (int64_t i = 0; i < count; i++) {
-    int64_t j = broadcast_source(L, tl_reg_layout(x->type), tl_reg_layout(rt), i);
-    if (j < 0)
-      return fail(L, op, "broadcasts that move elements between threads");
-    set_elem(L, t, (unsigned)i, get_elem(L, x, (unsigned)j));
-  }
+  int64_t *src = tl_xmalloc(sizeof *src * (size_t)(count + 1));
+  bool local = true;
+  for (int64_t i = 0; i < count && local; i++)
+    local = (src[i] = broadcast_source(L, tl_reg_layout(x->type), tl_reg_layout(rt), i)) >= 0;
+  if (local)
+    for (int64_t i = 0; i < count; i++)
+      set_elem(L, t, (unsigned)i, get_elem(L, x, (unsigned)src[i]));
+  else
+    broadcast_through_scratch(L, x, t);
+  tl_free(src);
   put_tile(L, tl_op_result(op, 0), t);
   return true;
 }
@@ -1631,10 +1695,7 @@ static TlValue *from_word(Lower *L, TlValue *w, TlType *ct) {
 
 /* Word r * T + thread (an i64) of the reduction scratch. */
 static TlValue *scratch_slot(Lower *L, TlValue *scratch, int64_t r, TlValue *thread) {
-  TlValue *slot = op2(L, "arith.addi", thread, cst(L, i64(L), r * L->threads));
-  TlValue *ops[2] = {scratch, op2(L, "arith.muli", slot, cst(L, i64(L), 4))};
-  TlType *pt = tl_value_type(scratch);
-  return tl_op_result(make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+  return scratch_word(L, scratch, op2(L, "arith.addi", thread, cst(L, i64(L), r * L->threads)));
 }
 
 /* tl.reduce: each thread combines its local elements of a result element
@@ -1678,21 +1739,14 @@ static bool lower_reduce(Lower *L, TlOp *op) {
   if ((nm || nc) && L->threads % 32)
     return fail(L, op, "reductions across threads in blocks that are not whole warps");
   int64_t nres = tl_layout_local_size(R);
-  if (nc && L->scratch_bytes < nres * L->threads * 4)
-    L->scratch_bytes = nres * L->threads * 4;
   TlValue *scratch = NULL, *mine = NULL, *tbase = NULL;
   if (nc) {
     /* Each thread's partial results go to word r * T + t of the scratch;
      * after a barrier every thread combines the partials of the threads
-     * that differ from it in the cross bits only. The first barrier keeps
-     * earlier users of the scratch ahead of these writes. */
-    TlType *pt = tl_simt_ptr_type(L->ctx, TL_SIMT_SHARED);
-    scratch = tl_op_result(make(L, "simt.smem_base", 0, NULL, 1, &pt, 0, NULL), 0);
-    TlValue *ops[2] = {scratch, cst(L, i64(L), L->scratch_base)};
-    scratch = tl_op_result(make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+     * that differ from it in the cross bits only. */
+    scratch = scratch_base(L, nres * L->threads * 4);
     mine = op1(L, "arith.exti", L->tid, i64(L));
     tbase = op2(L, "arith.andi", mine, cst(L, i64(L), ~crossmask));
-    make(L, "simt.barrier", 0, NULL, 0, NULL, 0, NULL);
   }
   TlType **ctypes = nc ? TL_ARENA_NEWN(&L->arena, TlType *, (size_t)nres) : NULL;
   Tile *t = zero_tile(L, rt);
