@@ -13,8 +13,9 @@
  *
  * Instruction selection (docs/lowering.md):
  *   - tl.dot becomes mma.sync when the operand layouts are tilings of the
- *     m16n8k16 f16/bf16 atoms (decided by layout division), one
- *     instruction per (m, n, k) block, k ascending;
+ *     fragment atoms of an mma form for their types (f16/bf16 m16n8k16 and
+ *     m16n8k8, i8/u8 m16n8k32, u1 m16n8k256 and m8n8k128; decided by
+ *     layout division), one instruction per (m, n, k) block, k ascending;
  *   - global and shared loads and stores move the widest runs (up to 16
  *     bytes) the layouts and the alignment analysis allow; shared loads
  *     whose register layout tiles the ldmatrix fragment use ldmatrix;
@@ -1340,37 +1341,88 @@ static void block_of(const TlLayout *q, int64_t w, int64_t ql, int64_t *rc) {
   tl_layout_map(q, w, ql, rc, NULL);
 }
 
-static bool lower_dot(Lower *L, TlOp *op) {
-  Tile *a = tile_of(L, tl_op_operand(op, 0)), *b = tile_of(L, tl_op_operand(op, 1)),
-       *c = tile_of(L, tl_op_operand(op, 2));
-  TlType *ea = tl_tensor_elem(a->type), *ec = tl_tensor_elem(c->type);
-  bool bf = is_f(ea, 8, 7);
-  if (!(is_f(ea, 5, 10) || bf) || tl_tensor_elem(b->type) != ea || !is_f(ec, 8, 23))
-    return fail(L, op, "dot other than f16 or bf16 inputs with f32 accumulation");
-  const char *pa = bf ? "mma_m16n8k16_bf16_a" : "mma_m16n8k16_f16_a";
-  const char *pb = bf ? "mma_m16n8k16_bf16_b" : "mma_m16n8k16_f16_b";
-  const char *pc = bf ? "mma_m16n8k16_bf16_c" : "mma_m16n8k16_f16_c";
-  TlLayout qa, qb, qc;
-  if (!tiling(tl_reg_layout(a->type), pa, &qa) || !tiling(tl_reg_layout(b->type), pb, &qb) ||
-      !tiling(tl_reg_layout(c->type), pc, &qc))
-    return fail(L, op, "dot whose layouts are not tilings of the mma.m16n8k16 fragments "
-                       "(a SIMT dot is not implemented)");
-  int64_t warps = tl_layout_num_threads(&qc);
-  int64_t K = tl_tensor_dim(a->type, 1) / 16;
-  int64_t nqc = tl_layout_local_size(&qc), nqa = tl_layout_local_size(&qa),
-          nqb = tl_layout_local_size(&qb);
+/* The mma forms tl.dot uses, tried in order for its element types. An
+ * operand class: "f16", "bf16", "int8" (i8 or u8 on each side), "b1" (u1
+ * or bool: products are ANDs, sums popcounts); accumulators f32, f16 or
+ * i32. The atoms name the fragments' register layouts. */
+typedef struct DotForm {
+  const char *shape, *in, *acc, *atom;
+  unsigned ra, rb, rc; /* 32-bit registers of A, B and C/D per lane */
+  int64_t k;           /* the atom's K */
+} DotForm;
+
+/* clang-format off */
+static const DotForm dot_forms[] = {
+    {"m16n8k16",  "f16",  "f32", "mma_m16n8k16_f16",  4, 2, 4, 16},
+    {"m16n8k8",   "f16",  "f32", "mma_m16n8k8_f16",   2, 1, 4, 8},
+    {"m16n8k16",  "f16",  "f16", "mma_m16n8k16_f16",  4, 2, 2, 16},
+    {"m16n8k8",   "f16",  "f16", "mma_m16n8k8_f16",   2, 1, 2, 8},
+    {"m16n8k16",  "bf16", "f32", "mma_m16n8k16_bf16", 4, 2, 4, 16},
+    {"m16n8k8",   "bf16", "f32", "mma_m16n8k8_f16",   2, 1, 4, 8},
+    {"m16n8k32",  "int8", "i32", "mma_m16n8k32_s8",   4, 2, 4, 32},
+    {"m16n8k256", "b1",   "i32", "mma_m16n8k256_b1",  4, 2, 4, 256},
+    {"m8n8k128",  "b1",   "i32", "mma_m8n8k128_b1",   1, 1, 2, 128},
+};
+/* clang-format on */
+
+/* The mma class of an operand element type, NULL if none. */
+static const char *dot_class(const TlType *t) {
+  if (is_f(t, 5, 10))
+    return "f16";
+  if (is_f(t, 8, 7))
+    return "bf16";
+  if (tl_type_is_int(t) && tl_type_int_width(t) == 8)
+    return "int8";
+  if (tl_type_bitwidth(t) == 1)
+    return "b1";
+  return NULL;
+}
+
+static const char *acc_class(const TlType *t) {
+  if (is_f(t, 8, 23))
+    return "f32";
+  if (is_f(t, 5, 10))
+    return "f16";
+  if (tl_type_is_int(t) && tl_type_int_width(t) == 32)
+    return "i32";
+  return NULL;
+}
+
+/* The PTX type of an mma operand element. */
+static const char *mma_type(const TlType *t, const char *cls) {
+  if (strcmp(cls, "int8"))
+    return cls;
+  return tl_type_int_signed(t) ? "s8" : "u8";
+}
+
+/* Whether the dot's layouts are tilings of form f's fragments whose warps
+ * hold matching blocks: for every C block a thread holds and every k, the
+ * A and B blocks at the same local positions in every warp (pair_a and
+ * pair_b, nqc * K entries each, get those positions). */
+static bool dot_pairs(const DotForm *f, Tile *a, Tile *b, Tile *c, TlLayout *qc,
+                      int64_t *K, int64_t **pair_a, int64_t **pair_b) {
+  char na[64], nb[64], nc[64];
+  snprintf(na, sizeof na, "%s_a", f->atom);
+  snprintf(nb, sizeof nb, "%s_b", f->atom);
+  snprintf(nc, sizeof nc, "%s_c", f->atom);
+  TlLayout qa, qb;
+  if (!tiling(tl_reg_layout(a->type), na, &qa) || !tiling(tl_reg_layout(b->type), nb, &qb) ||
+      !tiling(tl_reg_layout(c->type), nc, qc))
+    return false;
+  int64_t warps = tl_layout_num_threads(qc);
   if (tl_layout_num_threads(&qa) != warps || tl_layout_num_threads(&qb) != warps)
-    return fail(L, op, "dot operands spread over different numbers of warps");
-  /* For every C block a thread holds, the A and B blocks of each k must be
-   * held by the same thread at the same local positions in every warp. */
-  int64_t *pair_a = tl_xcalloc((size_t)(nqc * K), sizeof(int64_t));
-  int64_t *pair_b = tl_xcalloc((size_t)(nqc * K), sizeof(int64_t));
+    return false;
+  *K = tl_tensor_dim(a->type, 1) / f->k;
+  int64_t nqc = tl_layout_local_size(qc), nqa = tl_layout_local_size(&qa),
+          nqb = tl_layout_local_size(&qb);
+  int64_t *pa = tl_xcalloc((size_t)(nqc * *K + 1), sizeof(int64_t));
+  int64_t *pb = tl_xcalloc((size_t)(nqc * *K + 1), sizeof(int64_t));
   bool ok = true;
   for (int64_t w = 0; w < warps && ok; w++)
     for (int64_t qlc = 0; qlc < nqc && ok; qlc++) {
       int64_t mn[2];
-      block_of(&qc, w, qlc, mn);
-      for (int64_t k = 0; k < K && ok; k++) {
+      block_of(qc, w, qlc, mn);
+      for (int64_t k = 0; k < *K && ok; k++) {
         int64_t found_a = -1, found_b = -1, rc[2];
         for (int64_t i = 0; i < nqa; i++) {
           block_of(&qa, w, i, rc);
@@ -1383,44 +1435,81 @@ static bool lower_dot(Lower *L, TlOp *op) {
             found_b = i;
         }
         if (found_a < 0 || found_b < 0 ||
-            (w > 0 && (pair_a[qlc * K + k] != found_a || pair_b[qlc * K + k] != found_b)))
+            (w > 0 && (pa[qlc * *K + k] != found_a || pb[qlc * *K + k] != found_b)))
           ok = false;
-        pair_a[qlc * K + k] = found_a;
-        pair_b[qlc * K + k] = found_b;
+        pa[qlc * *K + k] = found_a;
+        pb[qlc * *K + k] = found_b;
       }
     }
   if (!ok) {
-    tl_free(pair_a);
-    tl_free(pair_b);
-    return fail(L, op, "dot whose warps do not hold matching A, B and C blocks");
+    tl_free(pa);
+    tl_free(pb);
+    return false;
   }
+  *pair_a = pa;
+  *pair_b = pb;
+  return true;
+}
+
+/* tl.dot as mma.sync: the first form whose fragments the operand layouts
+ * tile, one instruction per (m, n, k) block, k ascending. */
+static bool lower_dot(Lower *L, TlOp *op) {
+  Tile *a = tile_of(L, tl_op_operand(op, 0)), *b = tile_of(L, tl_op_operand(op, 1)),
+       *c = tile_of(L, tl_op_operand(op, 2));
+  TlType *ea = tl_tensor_elem(a->type), *eb = tl_tensor_elem(b->type),
+         *ec = tl_tensor_elem(c->type);
+  const char *ca = dot_class(ea), *cb = dot_class(eb), *cc = acc_class(ec);
+  const DotForm *f = NULL;
+  TlLayout qc;
+  int64_t K = 0, *pair_a = NULL, *pair_b = NULL;
+  bool typed = false;
+  for (size_t i = 0; ca && cb && cc && i < sizeof dot_forms / sizeof *dot_forms && !f; i++) {
+    const DotForm *g = &dot_forms[i];
+    if (strcmp(g->in, ca) || strcmp(g->in, cb) || strcmp(g->acc, cc) ||
+        (strcmp(ca, "int8") && ea != eb))
+      continue;
+    typed = true;
+    if (dot_pairs(g, a, b, c, &qc, &K, &pair_a, &pair_b))
+      f = g;
+  }
+  if (!typed)
+    return fail(L, op, "dot of these element types (mma takes f16 or bf16 with f32 "
+                       "accumulation, f16 with f16, i8/u8 or u1 with i32; a SIMT dot is "
+                       "not implemented)");
+  if (!f)
+    return fail(L, op, "dot whose layouts are not tilings of one mma form's fragments "
+                       "with matching blocks in every warp (a SIMT dot is not implemented)");
+  int64_t nqc = tl_layout_local_size(&qc);
   Tile *d = new_tile(L, c->type);
   memcpy(d->words, c->words, sizeof *d->words * d->nwords);
-  TlType *vi4 = tl_simt_vec_type(L->ctx, 4, i32(L)), *vi2 = tl_simt_vec_type(L->ctx, 2, i32(L));
-  TlType *vf4 = tl_simt_vec_type(L->ctx, 4, tl_type_f32(L->ctx));
-  TlType *f32 = tl_type_f32(L->ctx);
+  bool fa = !strcmp(f->acc, "f32");
+  TlType *rt = fa ? tl_type_f32(L->ctx) : i32(L);
+  TlType *va = tl_simt_vec_type(L->ctx, f->ra, i32(L)), *vb = tl_simt_vec_type(L->ctx, f->rb, i32(L));
+  TlType *vc = tl_simt_vec_type(L->ctx, f->rc, rt);
+  TlNamedAttr attrs[5] = {{"shape", str(L, f->shape)},
+                          {"a_type", str(L, mma_type(ea, ca))},
+                          {"b_type", str(L, mma_type(eb, cb))},
+                          {"acc_type", str(L, !strcmp(f->acc, "i32") ? "s32" : f->acc)},
+                          {"b1_op", str(L, "and.popc")}};
+  unsigned nattrs = strcmp(f->in, "b1") ? 4 : 5;
   for (int64_t qlc = 0; qlc < nqc; qlc++) {
     for (int64_t k = 0; k < K; k++) {
-      TlValue *av[4], *bv[2], *cv[4];
-      for (int j = 0; j < 4; j++)
-        av[j] = op1(L, "arith.bitcast", a->words[pair_a[qlc * K + k] * 4 + j], i32(L));
-      for (int j = 0; j < 2; j++)
-        bv[j] = op1(L, "arith.bitcast", b->words[pair_b[qlc * K + k] * 2 + j], i32(L));
-      for (int j = 0; j < 4; j++)
-        cv[j] = op1(L, "arith.bitcast", d->words[qlc * 4 + j], f32);
-      TlValue *A = tl_op_result(make(L, "simt.build", 4, av, 1, &vi4, 0, NULL), 0);
-      TlValue *B = tl_op_result(make(L, "simt.build", 2, bv, 1, &vi2, 0, NULL), 0);
-      TlValue *C = tl_op_result(make(L, "simt.build", 4, cv, 1, &vf4, 0, NULL), 0);
-      TlNamedAttr attrs[4] = {{"shape", str(L, "m16n8k16")},
-                              {"a_type", str(L, bf ? "bf16" : "f16")},
-                              {"b_type", str(L, bf ? "bf16" : "f16")},
-                              {"acc_type", str(L, "f32")}};
-      TlValue *ops[3] = {A, B, C};
-      TlValue *D = tl_op_result(make(L, "simt.mma", 3, ops, 1, &vf4, 4, attrs), 0);
-      for (int j = 0; j < 4; j++) {
+      TlValue *av[4], *bv[4], *cv[4];
+      for (unsigned j = 0; j < f->ra; j++)
+        av[j] = op1(L, "arith.bitcast", a->words[pair_a[qlc * K + k] * f->ra + j], i32(L));
+      for (unsigned j = 0; j < f->rb; j++)
+        bv[j] = op1(L, "arith.bitcast", b->words[pair_b[qlc * K + k] * f->rb + j], i32(L));
+      for (unsigned j = 0; j < f->rc; j++)
+        cv[j] = op1(L, "arith.bitcast", d->words[qlc * f->rc + j], rt);
+      TlValue *ops[3] = {
+          tl_op_result(make(L, "simt.build", f->ra, av, 1, &va, 0, NULL), 0),
+          tl_op_result(make(L, "simt.build", f->rb, bv, 1, &vb, 0, NULL), 0),
+          tl_op_result(make(L, "simt.build", f->rc, cv, 1, &vc, 0, NULL), 0)};
+      TlValue *D = tl_op_result(make(L, "simt.mma", 3, ops, 1, &vc, nattrs, attrs), 0);
+      for (unsigned j = 0; j < f->rc; j++) {
         TlNamedAttr ix = {"index", tl_attr_int(L->ctx, i64(L), j)};
-        TlValue *x = tl_op_result(make(L, "simt.extract", 1, &D, 1, &f32, 1, &ix), 0);
-        d->words[qlc * 4 + j] = op1(L, "arith.bitcast", x, u32(L));
+        TlValue *x = tl_op_result(make(L, "simt.extract", 1, &D, 1, &rt, 1, &ix), 0);
+        d->words[qlc * f->rc + j] = op1(L, "arith.bitcast", x, u32(L));
       }
     }
   }
