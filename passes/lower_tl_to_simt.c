@@ -1112,8 +1112,7 @@ static bool lower_copy_async(Lower *L, TlOp *op) {
   if (!m || !v)
     return fail(L, op, "copies between tensors not made by tl.alloc_shared and "
                        "tl.view_global");
-  if (tl_op_attr(op, "masked"))
-    return fail(L, op, "masked copies");
+  bool masked = tl_op_attr(op, "masked") != NULL;
   unsigned b = tl_type_bitwidth(m->elem);
   if (b != 8 && b != 16 && b != 32)
     return fail(L, op, "copies of elements other than 8, 16 or 32 bits");
@@ -1128,6 +1127,9 @@ static bool lower_copy_async(Lower *L, TlOp *op) {
                        "and aligned on both sides and spread evenly over the "
                        "block's threads");
   unsigned cb = (unsigned)(w * b / 8);
+  if (masked && offset_div(L, tl_op_operand(op, 1 + (unsigned)rank)) % w)
+    return fail(L, op, "masked copies whose last offset is not known to be a multiple of "
+                       "the chunk (a chunk must lie wholly before the view or start in it)");
   TlValue *off[TL_LAYOUT_MAX_RANK], *zero[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < rank; d++) {
     off[d] = to_i64(L, scalar(L, tl_op_operand(op, 2 + (unsigned)d)));
@@ -1146,10 +1148,33 @@ static bool lower_copy_async(Lower *L, TlOp *op) {
       idx[d] = d > 0 ? op2(L, "arith.remi", q, cst(L, i64(L), sl->shape[d])) : q;
       stride *= sl->shape[d];
     }
-    TlValue *bitoff;
-    TlValue *src = elem_addr(L, v, off, idx, &bitoff);
-    TlValue *ops[2] = {smem_addr(L, m, zero, idx), src};
-    make(L, "simt.cp_async", 2, ops, 0, NULL, 2, attrs);
+    TlValue *bitoff, *dst = smem_addr(L, m, zero, idx);
+    if (!masked) {
+      TlValue *ops[2] = {dst, elem_addr(L, v, off, idx, &bitoff)};
+      make(L, "simt.cp_async", 2, ops, 0, NULL, 2, attrs);
+      continue;
+    }
+    /* Masked: a chunk whose first element lies in the view reads the
+     * elements up to the view's last column and zero-fills the rest (the
+     * source size); any other chunk reads nothing and fills zeros, with
+     * the view's first element as its (unread) source. */
+    TlValue *ok = in_view(L, v, off, idx);
+    TlValue *pos = op2(L, "arith.addi", off[rank - 1], idx[rank - 1]);
+    TlValue *left = op2(L, "arith.subi", v->dims[rank - 1], pos);
+    TlValue *cnt = op2(L, "arith.mini", left, cst(L, i64(L), w));
+    TlValue *sel[3] = {ok, cnt, cst(L, i64(L), 0)};
+    TlType *it = i64(L);
+    cnt = tl_op_result(make(L, "arith.select", 3, sel, 1, &it, 0, NULL), 0);
+    TlValue *so[TL_LAYOUT_MAX_RANK], *si[TL_LAYOUT_MAX_RANK];
+    for (int d = 0; d < rank; d++) {
+      TlValue *a[3] = {ok, off[d], zero[d]}, *c[3] = {ok, idx[d], zero[d]};
+      so[d] = tl_op_result(make(L, "arith.select", 3, a, 1, &it, 0, NULL), 0);
+      si[d] = tl_op_result(make(L, "arith.select", 3, c, 1, &it, 0, NULL), 0);
+    }
+    TlValue *bytes = op1(L, "arith.trunci", op2(L, "arith.muli", cnt, cst(L, i64(L), b / 8)),
+                         i32(L));
+    TlValue *ops[3] = {dst, elem_addr(L, v, so, si, &bitoff), bytes};
+    make(L, "simt.cp_async", 3, ops, 0, NULL, 2, attrs);
   }
   return true;
 }
