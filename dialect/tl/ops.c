@@ -224,8 +224,10 @@ static TlResult block_indices_verify(TlOp *op) {
 
 /*===--- view_global -----------------------------------------------------===*/
 
-/* `[%m, 1024]`: each entry an operand or a literal; literals go in attr. */
-static TlResult parse_mixed(TlParser *p, TlOpState *st, const char *attr) {
+/* `[%m, 1024]`: each entry an operand or a literal; literals go in attr.
+ * `negative` is the error for a negative literal. */
+static TlResult parse_mixed(TlParser *p, TlOpState *st, const char *attr,
+                            const char *negative) {
   TL_VEC(TlAttr *) stat = {0};
   TlType *i64 = tl_type_int(st->ctx, 64, true);
   TlResult r = TL_FAILURE;
@@ -246,7 +248,7 @@ static TlResult parse_mixed(TlParser *p, TlOpState *st, const char *attr) {
       if (TL_FAILED(tl_parse_int(p, &x)))
         goto out;
       if (x < 0) {
-        tl_parser_error(p, l, "sizes and strides are not negative");
+        tl_parser_error(p, l, "%s", negative);
         goto out;
       }
       tl_vec_push(&stat, tl_attr_int(st->ctx, i64, x));
@@ -270,10 +272,12 @@ static TlResult view_global_parse(TlParser *p, TlOpState *st) {
       TL_FAILED(resolve_any(p, &ptr, &pv)))
     return TL_FAILURE;
   tl_op_state_add_operand(st, pv);
-  if (TL_FAILED(parse_mixed(p, st, "static_dims")))
+  if (TL_FAILED(parse_mixed(p, st, "static_dims",
+                            "sizes and strides are not negative")))
     return TL_FAILURE;
   if (tl_parse_optional_keyword(p, "strides") &&
-      TL_FAILED(parse_mixed(p, st, "static_strides")))
+      TL_FAILED(parse_mixed(p, st, "static_strides",
+                            "sizes and strides are not negative")))
     return TL_FAILURE;
   if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
       TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &t)))
@@ -692,7 +696,15 @@ static TlResult free_shared_verify(TlOp *op) {
     return bad_type(op, "the operand", "a !tl.shared", otype(op, 0));
   TlOp *d = tl_value_def(tl_op_operand(op, 0));
   if (!d || strcmp(tl_op_name(d), "tl.alloc_shared") != 0) {
-    tl_op_emit_error(op, "frees only what tl.alloc_shared allocated");
+    /* A view (tl.slice, tl.permute, tl.reshape) shares its buffer. */
+    if (d && tl_op_num_operands(d) > 0 &&
+        tl_tensor_kind(otype(d, 0)) == TL_TENSOR_SHARED)
+      tl_op_emit_error(op,
+                       "frees only what tl.alloc_shared allocated, not a "
+                       "view made by '%s'",
+                       tl_op_name(d));
+    else
+      tl_op_emit_error(op, "frees only what tl.alloc_shared allocated");
     return TL_FAILURE;
   }
   return TL_SUCCESS;
@@ -1134,29 +1146,67 @@ static TlResult view_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
-/* One register tile in, one out, of one element type (reshape, permute). */
+/* One tile in, one out, both register tiles or both shared tiles (views of
+ * one buffer), of one element type (reshape, permute, slice). */
+static bool same_kind_tiles(const TlType *a, const TlType *r) {
+  TlTensorKind k = tl_tensor_kind(a);
+  return (k == TL_TENSOR_REG || k == TL_TENSOR_SHARED) &&
+         tl_tensor_kind(r) == k && tl_tensor_elem(a) == tl_tensor_elem(r);
+}
+
 static TlResult same_elem_tiles(TlOp *op) {
   if (TL_FAILED(counts(op, 1, 1)))
     return TL_FAILURE;
-  TlType *a = otype(op, 0), *r = rtype(op, 0);
-  if (!is_reg(a) || !is_reg(r) || tl_tensor_elem(a) != tl_tensor_elem(r)) {
-    tl_op_emit_error(op, "operand and result must be !tl.reg tiles of one "
-                         "element type");
+  if (!same_kind_tiles(otype(op, 0), rtype(op, 0))) {
+    tl_op_emit_error(op, "operand and result must be !tl.reg tiles or "
+                         "!tl.shared tiles of one element type");
     return TL_FAILURE;
   }
   return TL_SUCCESS;
 }
 
 /* The result's layout must be `want`, which the op derives from the
- * operand's: `the <what> layout is ...` otherwise. */
-static TlResult derived_layout(TlOp *op, const TlLayout *want, const char *what) {
-  if (tl_layout_equal(want, tl_reg_layout(rtype(op, 0))))
+ * operand's: `the <what> layout is ..., not ...` otherwise. */
+static TlResult derived_layout(TlOp *op, const TlLayout *want,
+                               const char *what) {
+  const TlLayout *have = tl_reg_layout(rtype(op, 0));
+  if (tl_layout_equal(want, have))
     return TL_SUCCESS;
-  TlStr s = {0};
+  TlStr s = {0}, h = {0};
   tl_layout_print(want, &s);
-  tl_op_emit_error(op, "the %s layout is %s", what, tl_str_cstr(&s));
+  tl_layout_print(have, &h);
+  tl_op_emit_error(op, "the %s layout is %s, not %s", what, tl_str_cstr(&s),
+                   tl_str_cstr(&h));
   tl_str_free(&s);
+  tl_str_free(&h);
   return TL_FAILURE;
+}
+
+/* The same for a shared result: its element layout (from its options or
+ * its #tl.smem) must be `want`. */
+static TlResult derived_shared_layout(TlOp *op, const TlSharedLayout *want,
+                                      const char *what) {
+  TlSharedLayout have;
+  if (!tl_shared_type_layout(rtype(op, 0), &have, NULL))
+    TL_UNREACHABLE("a !tl.shared type has a layout");
+  if (tl_shared_layout_equal(want, &have))
+    return TL_SUCCESS;
+  TlStr s = {0}, h = {0};
+  tl_shared_layout_print(want, &s);
+  tl_shared_layout_print(&have, &h);
+  tl_op_emit_error(op, "the %s layout is %s, not %s", what, tl_str_cstr(&s),
+                   tl_str_cstr(&h));
+  tl_str_free(&s);
+  tl_str_free(&h);
+  return TL_FAILURE;
+}
+
+/* The element layout of the shared operand #0. */
+static TlSharedLayout operand_smem(TlOp *op) {
+  TlSharedLayout l;
+  if (!tl_shared_type_layout(otype(op, 0), &l, NULL))
+    TL_UNREACHABLE("a !tl.shared type has a layout");
+  return l;
 }
 
 static TlResult reshape_verify(TlOp *op) {
@@ -1166,8 +1216,17 @@ static TlResult reshape_verify(TlOp *op) {
   int64_t dims[TL_LAYOUT_MAX_RANK];
   for (unsigned i = 0; i < tl_tensor_rank(r); i++)
     dims[i] = tl_tensor_dim(r, i);
-  TlLayout want;
   TlErr err;
+  if (tl_tensor_kind(a) == TL_TENSOR_SHARED) {
+    TlSharedLayout from = operand_smem(op), want;
+    if (!tl_shared_layout_reshape(&want, &from, (int)tl_tensor_rank(r), dims,
+                                  &err)) {
+      tl_op_emit_error(op, "invalid reshape: %s", err.msg);
+      return TL_FAILURE;
+    }
+    return derived_shared_layout(op, &want, "reshaped");
+  }
+  TlLayout want;
   if (!tl_layout_reshape(&want, tl_reg_layout(a), (int)tl_tensor_rank(r), dims,
                          &err)) {
     tl_op_emit_error(op, "invalid reshape: %s", err.msg);
@@ -1245,8 +1304,12 @@ static TlResult permute_verify(TlOp *op) {
     return TL_FAILURE;
   }
   TlLayout want;
+  TlSharedLayout swant;
   TlErr err;
-  if (!tl_layout_permute(&want, tl_reg_layout(a), perm, &err)) {
+  bool shared = tl_tensor_kind(a) == TL_TENSOR_SHARED;
+  TlSharedLayout from = shared ? operand_smem(op) : (TlSharedLayout){0};
+  if (shared ? !tl_shared_layout_permute(&swant, &from, perm, &err)
+             : !tl_layout_permute(&want, tl_reg_layout(a), perm, &err)) {
     tl_op_emit_error(op, "invalid permutation: %s", err.msg);
     return TL_FAILURE;
   }
@@ -1257,7 +1320,191 @@ static TlResult permute_verify(TlOp *op) {
     tl_op_emit_error(op, "the result shape must be the operand's permuted");
     return TL_FAILURE;
   }
-  return derived_layout(op, &want, "permuted");
+  return shared ? derived_shared_layout(op, &swant, "permuted")
+                : derived_layout(op, &want, "permuted");
+}
+
+/*===--- slice -----------------------------------------------------------===*/
+
+/* `%src[o0, %o1, ...] : From -> To`: each offset a literal or an index
+ * operand, as tl.view_global's sizes (the literals in 'static_offsets', -1
+ * where an operand follows the source). Register tiles take literals only;
+ * the sub-tile each thread keeps is the one it holds (no data movement).
+ * Shared tiles give a view of the same buffer. */
+static TlResult slice_parse(TlParser *p, TlOpState *st) {
+  TlOperandRef src;
+  TlValue *sv;
+  TlType *from, *to;
+  if (TL_FAILED(tl_parse_operand(p, &src)) ||
+      TL_FAILED(resolve_any(p, &src, &sv)))
+    return TL_FAILURE;
+  tl_op_state_add_operand(st, sv);
+  if (TL_FAILED(parse_mixed(p, st, "static_offsets",
+                            "slice offsets are not negative")) ||
+      TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &from)) ||
+      TL_FAILED(tl_parse_punct(p, "->")) || TL_FAILED(tl_parse_type(p, &to)))
+    return TL_FAILURE;
+  if (from != tl_value_type(sv)) {
+    tl_parser_error(p, src.loc, "'%%%s' does not have the type given after ':'",
+                    src.name);
+    return TL_FAILURE;
+  }
+  tl_op_state_add_result(st, to);
+  return TL_SUCCESS;
+}
+
+static void slice_print(TlPrinter *p, TlOp *op) {
+  static const char *const elided[] = {"static_offsets", NULL};
+  unsigned next = 1;
+  tl_print_str(p, " ");
+  tl_print_operand(p, tl_op_operand(op, 0));
+  print_mixed(p, op, tl_op_attr(op, "static_offsets"), &next);
+  tl_print_attr_dict(p, op, elided);
+  tl_print_str(p, " : ");
+  tl_print_type(p, otype(op, 0));
+  tl_print_str(p, " -> ");
+  tl_print_type(p, rtype(op, 0));
+}
+
+bool tl_slice_offsets(TlOp *op, int64_t *offsets) {
+  TlAttr *a = tl_op_attr(op, "static_offsets");
+  unsigned rank = tl_tensor_rank(otype(op, 0));
+  if (!mixed_ok(a) || tl_attr_array_size(a) != rank ||
+      tl_op_num_operands(op) != 1 + count_dynamic(a))
+    return false;
+  for (unsigned d = 0; d < rank; d++)
+    offsets[d] = tl_attr_int_value(tl_attr_array_elem(a, d));
+  return true;
+}
+
+/* Offset d when known before the run (a literal or an arith.constant
+ * operand): 1 with *off set, 0 for a runtime value, -1 after an error
+ * about a negative constant. */
+static int slice_known_offset(TlOp *op, const int64_t *offsets, unsigned d,
+                              int64_t *off) {
+  if (offsets[d] >= 0) {
+    *off = offsets[d];
+    return 1;
+  }
+  unsigned k = 1;
+  for (unsigned e = 0; e < d; e++)
+    k += offsets[e] < 0;
+  TlValue *v = tl_op_operand(op, k);
+  TlAttr *c = tl_value_constant(v);
+  if (!c || tl_attr_kind(c) != TL_ATTR_INT)
+    return 0;
+  if (tl_type_int_signed(tl_value_type(v)) && tl_attr_int_value(c) < 0) {
+    tl_op_emit_error(op, "offset %u is negative (%lld)", d,
+                     (long long)tl_attr_int_value(c));
+    return -1;
+  }
+  uint64_t u = tl_attr_uint_value(c);
+  *off = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+  return 1;
+}
+
+/* Per dimension: the result no larger than the operand, and a known offset
+ * a multiple of the size with the sub-tile inside the operand. */
+static TlResult slice_check_offsets(TlOp *op, const int64_t *offsets) {
+  TlType *a = otype(op, 0), *r = rtype(op, 0);
+  for (unsigned d = 0; d < tl_tensor_rank(a); d++) {
+    int64_t n = tl_tensor_dim(a, d), size = tl_tensor_dim(r, d), off;
+    if (size > n) {
+      tl_op_emit_error(op,
+                       "the result is larger than the operand in dimension "
+                       "%u (%lld > %lld)",
+                       d, (long long)size, (long long)n);
+      return TL_FAILURE;
+    }
+    int known = slice_known_offset(op, offsets, d, &off);
+    if (known < 0)
+      return TL_FAILURE;
+    if (!known)
+      continue;
+    if (off % size != 0) {
+      tl_op_emit_error(op,
+                       "offset %u (%lld) is not a multiple of the slice "
+                       "size %lld",
+                       d, (long long)off, (long long)size);
+      return TL_FAILURE;
+    }
+    if (off > n - size) {
+      tl_op_emit_error(op,
+                       "the slice does not fit in dimension %u: offset %lld "
+                       "+ %lld > %lld",
+                       d, (long long)off, (long long)size, (long long)n);
+      return TL_FAILURE;
+    }
+  }
+  return TL_SUCCESS;
+}
+
+static TlResult slice_verify(TlOp *op) {
+  if (tl_op_num_results(op) != 1 || tl_op_num_operands(op) < 1) {
+    tl_op_emit_error(op, "takes a tile and offsets and has one result");
+    return TL_FAILURE;
+  }
+  TlType *a = otype(op, 0), *r = rtype(op, 0);
+  if (!same_kind_tiles(a, r)) {
+    tl_op_emit_error(op, "operand and result must be !tl.reg tiles or "
+                         "!tl.shared tiles of one element type");
+    return TL_FAILURE;
+  }
+  unsigned rank = tl_tensor_rank(a);
+  if (tl_tensor_rank(r) != rank) {
+    tl_op_emit_error(op,
+                     "a slice keeps the rank: the operand has %u dimensions "
+                     "but the result %u",
+                     rank, tl_tensor_rank(r));
+    return TL_FAILURE;
+  }
+  TlAttr *sa = tl_op_attr(op, "static_offsets");
+  if (!mixed_ok(sa) || tl_attr_array_size(sa) != rank) {
+    tl_op_emit_error(op,
+                     "'static_offsets' must be an array of %u integers, -1 "
+                     "for an operand",
+                     rank);
+    return TL_FAILURE;
+  }
+  unsigned want = 1 + count_dynamic(sa);
+  if (tl_op_num_operands(op) != want) {
+    tl_op_emit_error(op, "expects %u operands, but has %u", want,
+                     tl_op_num_operands(op));
+    return TL_FAILURE;
+  }
+  for (unsigned i = 1; i < want; i++)
+    if (!is_index(otype(op, i)))
+      return bad_type(op, "an offset", "an integer", otype(op, i));
+  bool shared = tl_tensor_kind(a) == TL_TENSOR_SHARED;
+  if (!shared && want > 1) {
+    tl_op_emit_error(op, "a register tile is sliced at literal offsets "
+                         "only");
+    return TL_FAILURE;
+  }
+  int64_t offsets[TL_LAYOUT_MAX_RANK], sizes[TL_LAYOUT_MAX_RANK];
+  int64_t zeros[TL_LAYOUT_MAX_RANK] = {0};
+  tl_slice_offsets(op, offsets);
+  if (TL_FAILED(slice_check_offsets(op, offsets)))
+    return TL_FAILURE;
+  for (unsigned d = 0; d < rank; d++)
+    sizes[d] = tl_tensor_dim(r, d);
+  /* The layout depends on the sizes only: derive it at offset 0. */
+  TlErr err;
+  if (shared) {
+    TlSharedLayout from = operand_smem(op), got;
+    if (!tl_shared_layout_slice_view(&got, NULL, &from, NULL, sizes, &err)) {
+      tl_op_emit_error(op, "invalid slice: %s", err.msg);
+      return TL_FAILURE;
+    }
+    return derived_shared_layout(op, &got, "sliced");
+  }
+  TlLayout got;
+  if (!tl_layout_slice(&got, tl_reg_layout(a), zeros, sizes, NULL, &err)) {
+    tl_op_emit_error(op, "invalid slice: %s", err.msg);
+    return TL_FAILURE;
+  }
+  return derived_layout(op, &got, "sliced");
 }
 
 /*===--- dot -------------------------------------------------------------===*/
@@ -1529,9 +1776,56 @@ static TlResult compose(TlRewriter *rw, TlOp *op) {
   return TL_SUCCESS;
 }
 
+/* For shared views the composed reshape is checked first: a layout
+ * library that cannot derive it directly keeps the two steps. */
+static TlResult compose_reshapes(TlRewriter *rw, TlOp *op) {
+  TlOp *inner = tl_value_def(tl_op_operand(op, 0));
+  if (!inner || tl_op_def(inner) != tl_op_def(op))
+    return TL_FAILURE;
+  TlType *x = otype(inner, 0), *r = rtype(op, 0);
+  if (tl_tensor_kind(x) == TL_TENSOR_SHARED) {
+    TlSharedLayout from, got, have;
+    int64_t dims[TL_LAYOUT_MAX_RANK];
+    for (unsigned i = 0; i < tl_tensor_rank(r); i++)
+      dims[i] = tl_tensor_dim(r, i);
+    if (!tl_shared_type_layout(x, &from, NULL) ||
+        !tl_shared_type_layout(r, &have, NULL) ||
+        !tl_shared_layout_reshape(&got, &from, (int)tl_tensor_rank(r), dims,
+                                  NULL) ||
+        !tl_shared_layout_equal(&got, &have))
+      return TL_FAILURE;
+  }
+  return compose(rw, op);
+}
+
 static const TlPattern view_patterns[] = {{"tl.view", "compose-views", compose}, {0}};
 static const TlPattern reshape_patterns[] = {
-    {"tl.reshape", "compose-reshapes", compose}, {0}};
+    {"tl.reshape", "compose-reshapes", compose_reshapes}, {0}};
+
+/* slice(slice(x, o1), o2) = slice(x, o1 + o2) when both take literal
+ * offsets: the outer sizes are products of trailing modes of the inner
+ * result, hence of x, and the dropped modes of both are dropped at once,
+ * so the direct slice derives the outer result's layout. */
+static TlResult compose_slices(TlRewriter *rw, TlOp *op) {
+  TlOp *inner = tl_value_def(tl_op_operand(op, 0));
+  int64_t o1[TL_LAYOUT_MAX_RANK], o2[TL_LAYOUT_MAX_RANK];
+  if (!inner || tl_op_def(inner) != tl_op_def(op) ||
+      tl_op_num_operands(inner) != 1 || tl_op_num_operands(op) != 1 ||
+      !tl_slice_offsets(inner, o1) || !tl_slice_offsets(op, o2))
+    return TL_FAILURE;
+  TlContext *ctx = tl_op_context(op);
+  TlAttr *elems[TL_LAYOUT_MAX_RANK];
+  unsigned rank = tl_tensor_rank(otype(op, 0));
+  for (unsigned k = 0; k < rank; k++)
+    elems[k] = tl_attr_int(ctx, tl_type_int(ctx, 64, true), o1[k] + o2[k]);
+  TlValue *x = tl_op_operand(inner, 0);
+  tl_op_set_attr(op, "static_offsets", tl_attr_array(ctx, rank, elems));
+  tl_rewriter_update_operands(rw, op, 1, &x);
+  return TL_SUCCESS;
+}
+
+static const TlPattern slice_patterns[] = {
+    {"tl.slice", "compose-slices", compose_slices}, {0}};
 
 /* permute(permute(x, p), q) = permute(x, c) with c[k] = p[q[k]]: result
  * dimension k reads the inner result's dimension q[k], which reads x's
@@ -1585,6 +1879,17 @@ static const TlOpDef permute_def = {
     .print = permute_print,
     .fold = identity_fold, /* same type: same (thread, local) -> element */
     .patterns = permute_patterns,
+};
+static const TlOpDef slice_def = {
+    .name = "tl.slice",
+    .summary = "a sub-tile at offsets that are multiples of its size (no data "
+               "movement; a view for shared tiles)",
+    .traits = TL_TRAIT_PURE,
+    .verify = slice_verify,
+    .parse = slice_parse,
+    .print = slice_print,
+    .fold = identity_fold, /* the whole tile */
+    .patterns = slice_patterns,
 };
 static const TlOpDef reshape_def = {
     .name = "tl.reshape",
@@ -1651,6 +1956,7 @@ const TlOpDef *const tl_tl_ops[] = {&tl_kernel_def,
                                     &view_def,
                                     &reshape_def,
                                     &permute_def,
+                                    &slice_def,
                                     &dot_def,
                                     &reduce_def,
                                     &add_def,

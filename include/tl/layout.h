@@ -185,6 +185,21 @@ bool tl_layout_reduce(TlLayout *out, const TlLayout *l, int dim, TlErr *err);
 bool tl_layout_concat(TlLayout *out, const TlLayout *a, const TlLayout *b,
                       TlErr *err);
 
+/* Slice: the sub-tile [offsets[d], offsets[d] + sizes[d]) of every
+ * dimension (same rank), with no data movement: every thread keeps exactly
+ * the elements of the sub-tile it already holds. Per dimension d, sizes[d]
+ * must be the product of trailing modes of d (modes most significant
+ * first; one mode may split where the size falls inside it), offsets[d] a
+ * multiple of sizes[d] inside the dimension, and every leading (sliced-off)
+ * mode of d local. out is l with those modes removed; it depends on the
+ * sizes only. local_map (may be NULL) receives tl_layout_local_size(out)
+ * entries: local_map[j] is the operand's local index of the element that a
+ * thread holds at the result's local index j (at these offsets), so
+ *   map(out, t, j) + offsets == map(l, t, local_map[j]).
+ * Fails, naming the dimension and why, otherwise. */
+bool tl_layout_slice(TlLayout *out, const TlLayout *l, const int64_t *offsets,
+                     const int64_t *sizes, int64_t *local_map, TlErr *err);
+
 /* Text syntax (EBNF in docs/layouts.md), as the paper writes layouts:
  *   local(2, 1).spatial(8, 4).local(1, 2)
  *   column_local(2, 2).spatial(8, 4).local(1, 2)
@@ -388,6 +403,19 @@ bool tl_shared_layout_compose(TlSharedLayout *out, const TlSharedLayout *outer,
 bool tl_shared_layout_slice(TlSharedLayout *out, const TlSharedLayout *l,
                             const int64_t *offsets, const int64_t *sizes,
                             TlErr *err);
+/* The same sub-tile as a view that has one layout at every offset: out is
+ * the slice at offset 0 (l's base and swizzle kept, the sliced-off digits
+ * 0) and *shift (may be NULL) the element offset that the sub-tile at
+ * `offsets` (NULL: all 0) adds, sum of digit * stride over the sliced-off
+ * modes, so that for every index i of out
+ *   offset(l, i + offsets) == offset(out, i) + *shift.
+ * Fails as tl_shared_layout_slice does, and when a sliced-off mode's stride
+ * is not a multiple of the swizzle block 2^(M+S+B) (any stride when
+ * unswizzled), where the sub-tile's offsets would depend on its position. */
+bool tl_shared_layout_slice_view(TlSharedLayout *out, int64_t *shift,
+                                 const TlSharedLayout *l,
+                                 const int64_t *offsets, const int64_t *sizes,
+                                 TlErr *err);
 bool tl_shared_layout_permute(TlSharedLayout *out, const TlSharedLayout *l,
                               const int *perm, TlErr *err);
 bool tl_shared_layout_reshape(TlSharedLayout *out, const TlSharedLayout *l,

@@ -147,6 +147,13 @@ bool tl_kernel_launch_dims(TlOp *kernel, const int64_t *int_args,
  * is missing or not an array of operand-rank dimension indices. */
 bool tl_permute_perm(TlOp *op, int *perm);
 
+/* The offsets of a verified tl.slice (rank of the operand entries):
+ * offsets[d] is the literal offset of dimension d, or -1 where an operand
+ * gives it, the operands following the source in dimension order. False
+ * when the "static_offsets" attribute is missing or does not match the
+ * operands. */
+bool tl_slice_offsets(TlOp *op, int64_t *offsets);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 /* Shape operations on register layouts: reshape, flatten, permute, squeeze,
- * unsqueeze, reduce and concat. All but reduce keep which thread holds which
- * element and change only how elements are indexed.
+ * unsqueeze, reduce, concat and slice. All but reduce and slice keep which
+ * thread holds which element and change only how elements are indexed;
+ * slice keeps, in every thread, the elements of a sub-tile.
  *
  * Because modes are numbered dimension by dimension, most significant
  * first, the mode array read in order is the mixed radix of the row-major
@@ -191,5 +192,109 @@ bool tl_layout_concat(TlLayout *out, const TlLayout *a, const TlLayout *b,
   }
   for (int k = 0; k < b->num_local; k++)
     r.local[r.num_local++] = off + b->local_modes[k];
+  return tl_raw_to_layout(&r, out, err);
+}
+
+/* Slicing keeps, in every thread, the elements of the sub-tile that thread
+ * already holds. Per dimension the kept size must be the product of the
+ * dimension's trailing (least significant) modes, splitting one mode where
+ * the boundary falls inside it; the leading modes then index which sub-tile
+ * it is, and must be local: a thread drops the local slots of the other
+ * sub-tiles, while a spatial leading mode would leave threads without
+ * elements. The dropped modes' digits come from offset / size. */
+bool tl_layout_slice(TlLayout *out, const TlLayout *l, const int64_t *offsets,
+                     const int64_t *sizes, int64_t *local_map, TlErr *err) {
+  TlRawLayout r;
+  tl_raw_from_layout(&r, l);
+  int64_t digit[TL_RAW_MAX_MODES] = {0};
+  bool drop[TL_RAW_MAX_MODES] = {false};
+  for (int d = 0; d < r.rank; d++) {
+    int64_t off = offsets[d], size = sizes[d];
+    if (size < 1 || size > r.shape[d])
+      return tl_err(err, "dimension %d: size %lld is outside [1, %lld]", d,
+                    (long long)size, (long long)r.shape[d]);
+    if (off < 0 || off > r.shape[d] - size)
+      return tl_err(err, "dimension %d: [%lld, %lld) is outside [0, %lld)", d,
+                    (long long)off, (long long)(off + size),
+                    (long long)r.shape[d]);
+    if (off % size != 0)
+      return tl_err(err,
+                    "dimension %d: offset %lld is not a multiple of the size "
+                    "%lld",
+                    d, (long long)off, (long long)size);
+    int first = 0, last;
+    while (first < r.num_modes && r.mode_dim[first] < d)
+      first++;
+    last = first;
+    while (last < r.num_modes && r.mode_dim[last] == d)
+      last++;
+    /* Modes first..last-1 are dimension d's; take trailing ones. */
+    int64_t need = size;
+    int k = last - 1;
+    while (need > 1) {
+      int64_t s = r.mode_shape[k];
+      if (need % s == 0) {
+        need /= s;
+        k--;
+      } else if (s % need == 0) {
+        if (!tl_raw_split_mode(&r, k, need, err))
+          return false;
+        need = 1; /* the high part stays at k and leads */
+      } else {
+        return tl_err(err,
+                      "dimension %d: size %lld is not a product of trailing "
+                      "modes of the dimension",
+                      d, (long long)size);
+      }
+    }
+    /* Modes first..k lead: each must be local. */
+    int64_t v = off / size;
+    for (int m = k; m >= first; m--) {
+      bool local = false;
+      for (int e = 0; e < r.num_local && !local; e++)
+        local = r.local[e] == m;
+      if (!local)
+        return tl_err(err,
+                      "dimension %d: the sliced-off mode of size %lld is "
+                      "spatial (its other elements are held by other "
+                      "threads)",
+                      d, (long long)r.mode_shape[m]);
+      digit[m] = v % r.mode_shape[m];
+      v /= r.mode_shape[m];
+      drop[m] = true;
+    }
+    r.shape[d] = size;
+  }
+  /* Result local j: its digits over the kept local entries, the dropped
+   * entries' digits fixed, raveled over the whole local list. */
+  if (local_map) {
+    int64_t kept = 1;
+    for (int e = 0; e < r.num_local; e++)
+      if (!drop[r.local[e]])
+        kept *= r.mode_shape[r.local[e]];
+    for (int64_t j = 0; j < kept; j++) {
+      int64_t rest = j, idx = 0, scale = 1;
+      for (int e = r.num_local - 1; e >= 0; e--) {
+        int64_t m = r.local[e], s = r.mode_shape[m], dg;
+        if (drop[m]) {
+          dg = digit[m];
+        } else {
+          dg = rest % s;
+          rest /= s;
+        }
+        idx += dg * scale;
+        scale *= s;
+      }
+      local_map[j] = idx;
+    }
+  }
+  int n = 0;
+  for (int e = 0; e < r.num_local; e++)
+    if (!drop[r.local[e]])
+      r.local[n++] = r.local[e];
+  r.num_local = n;
+  for (int m = r.num_modes - 1; m >= 0; m--)
+    if (drop[m])
+      tl_raw_delete_mode(&r, m);
   return tl_raw_to_layout(&r, out, err);
 }

@@ -348,19 +348,24 @@ bool tl_shared_layout_compose(TlSharedLayout *out, const TlSharedLayout *outer,
   return sraw_pack(&r, out, err);
 }
 
-bool tl_shared_layout_slice(TlSharedLayout *out, const TlSharedLayout *l,
-                            const int64_t *offsets, const int64_t *sizes,
-                            TlErr *err) {
-  SRaw r;
-  sraw_from(&r, l);
-  for (int d = 0; d < r.rank; d++) {
+/* Cuts r down to the sub-tile [offsets[d], offsets[d] + sizes[d]) of every
+ * dimension: the trailing modes of each dimension (one split where the size
+ * falls inside a mode) stay, the leading ones go, and their digits (from
+ * offset / size) times their strides add up in *shift. With `view`, each
+ * dropped stride must be a multiple of the swizzle block, which makes the
+ * remaining layout the same at every offset. */
+static bool slice_raw(SRaw *r, const int64_t *offsets, const int64_t *sizes,
+                      bool view, int64_t *shift, TlErr *err) {
+  int64_t block = r->bits ? (int64_t)1 << (r->mbase + r->shift + r->bits) : 1;
+  *shift = 0;
+  for (int d = 0; d < r->rank; d++) {
     int64_t off = offsets[d], size = sizes[d];
-    if (size < 1 || off < 0 || off > r.shape[d] - size)
+    if (size < 1 || off < 0 || off > r->shape[d] - size)
       return tl_err(err,
                     "slice [%lld, %lld) of dimension %d is outside [0, "
                     "%lld)",
                     (long long)off, (long long)(off + size), d,
-                    (long long)r.shape[d]);
+                    (long long)r->shape[d]);
     if (off % size != 0)
       return tl_err(err,
                     "slice offset %lld of dimension %d is not a multiple of "
@@ -368,17 +373,17 @@ bool tl_shared_layout_slice(TlSharedLayout *out, const TlSharedLayout *l,
                     (long long)off, d, (long long)size);
     /* Make the trailing modes of d multiply to exactly `size`. */
     int first = 0, n = 0;
-    while (first < r.n && r.dim[first] < d)
+    while (first < r->n && r->dim[first] < d)
       first++;
-    while (first + n < r.n && r.dim[first + n] == d)
+    while (first + n < r->n && r->dim[first + n] == d)
       n++;
     int64_t need = size;
     int k = first + n - 1;
     for (; k >= first && need > 1; k--) {
-      if (need % r.size[k] == 0) {
-        need /= r.size[k];
-      } else if (r.size[k] % need == 0) {
-        if (!sraw_split(&r, k, need, err))
+      if (need % r->size[k] == 0) {
+        need /= r->size[k];
+      } else if (r->size[k] % need == 0) {
+        if (!sraw_split(r, k, need, err))
           return false;
         /* The high part stays at k and leads; the low part at k + 1 is the
          * first trailing mode. */
@@ -391,18 +396,53 @@ bool tl_shared_layout_slice(TlSharedLayout *out, const TlSharedLayout *l,
                       (long long)size, d);
       }
     }
-    /* Modes first..k lead: fold the offset's digits over them into the base
-     * and drop them. Since size divides off, the trailing digits are 0. */
+    /* Modes first..k lead: fold the offset's digits over them into the
+     * shift and drop them. Since size divides off, the trailing digits are
+     * 0. */
     int64_t v = off / size;
     for (int m = k; m >= first; m--) {
-      r.base += (v % r.size[m]) * r.stride[m];
-      v /= r.size[m];
+      if (view && r->stride[m] % block != 0)
+        return tl_err(err,
+                      "dimension %d: the sliced-off mode of size %lld has "
+                      "stride %lld, not a multiple of the swizzle block of "
+                      "%lld elements",
+                      d, (long long)r->size[m], (long long)r->stride[m],
+                      (long long)block);
+      *shift += (v % r->size[m]) * r->stride[m];
+      v /= r->size[m];
     }
     for (int m = k; m >= first; m--)
-      sraw_delete(&r, m);
-    r.shape[d] = size;
+      sraw_delete(r, m);
+    r->shape[d] = size;
   }
+  return true;
+}
+
+bool tl_shared_layout_slice(TlSharedLayout *out, const TlSharedLayout *l,
+                            const int64_t *offsets, const int64_t *sizes,
+                            TlErr *err) {
+  SRaw r;
+  int64_t shift;
+  sraw_from(&r, l);
+  if (!slice_raw(&r, offsets, sizes, false, &shift, err))
+    return false;
+  r.base += shift;
   return sraw_pack(&r, out, err);
+}
+
+bool tl_shared_layout_slice_view(TlSharedLayout *out, int64_t *shift,
+                                 const TlSharedLayout *l,
+                                 const int64_t *offsets, const int64_t *sizes,
+                                 TlErr *err) {
+  SRaw r;
+  int64_t zeros[TL_LAYOUT_MAX_RANK] = {0}, s;
+  sraw_from(&r, l);
+  if (!slice_raw(&r, offsets ? offsets : zeros, sizes, true, &s, err) ||
+      !sraw_pack(&r, out, err))
+    return false;
+  if (shift)
+    *shift = s;
+  return true;
 }
 
 bool tl_shared_layout_permute(TlSharedLayout *out, const TlSharedLayout *l,

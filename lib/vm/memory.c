@@ -2,7 +2,10 @@
  * stores with bounds checks and masks, shared tiles with their checks
  * (bounds, use after free, leaks, uninitialised reads, reads of pending
  * copy_async data, data races between threads without tl.synchronize),
- * copy_async groups and tl.synchronize. docs/vm.md states the rules. */
+ * views of shared tiles (tl.slice, tl.permute, tl.reshape), copy_async
+ * groups and tl.synchronize. Shared storage is indexed by element offset,
+ * so every view of an allocation meets the same elements and checks.
+ * docs/vm.md states the rules. */
 #include "vm_internal.h"
 
 #include <stdio.h>
@@ -506,36 +509,114 @@ static bool exec_store_global(TlVm *vm, Inst *in) {
 
 /*===--- Shared memory ----------------------------------------------------===*/
 
-static Shared *live_shared(TlVm *vm, Inst *in, unsigned i) {
-  Shared *s = vm_in(vm, in, i)->obj;
-  if (s->free_op) {
-    vm_error(vm, in->op, "uses a shared tile after it was freed");
-    vm_note(vm, s->free_op, "freed here");
+/* The largest allocation, in elements: far beyond any GPU's shared memory
+ * (at most 228 KiB per block today). */
+enum { MAX_SHARED_SPAN = 1 << 26 };
+
+/* Element offsets of every index (row-major) of shared tile type t, in the
+ * VM's arena, computed once per type. */
+static const int64_t *shared_offsets(TlVm *vm, TlType *t) {
+  int64_t *offs = pmap_get(&vm->soffs, t);
+  if (offs)
+    return offs;
+  TlSharedLayout l;
+  if (!tl_shared_type_layout(t, &l, NULL))
+    TL_UNREACHABLE("a !tl.shared type has a layout");
+  int64_t n = tl_tensor_num_elements(t), idx[TL_LAYOUT_MAX_RANK] = {0};
+  offs = TL_ARENA_NEWN(&vm->arena, int64_t, (size_t)n);
+  for (int64_t f = 0; f < n; f++) {
+    if (!tl_shared_layout_offset(&l, idx, &offs[f], NULL))
+      TL_UNREACHABLE("an index of the tile");
+    for (int d = l.rank - 1; d >= 0 && ++idx[d] == l.shape[d]; d--)
+      idx[d] = 0;
+  }
+  pmap_put(&vm->soffs, t, offs);
+  return offs;
+}
+
+/* A new view of mem with type t at storage offset base. */
+static SView *new_view(TlVm *vm, Shared *mem, TlType *t, int64_t base,
+                       TlOp *def) {
+  SView *v = TL_ARENA_NEW(&vm->block_arena, SView);
+  v->mem = mem;
+  v->type = t;
+  tile_shape(t, &v->rank, v->shape);
+  v->n = tl_tensor_num_elements(t);
+  v->base = base;
+  v->offs = shared_offsets(vm, t);
+  v->def = def;
+  return v;
+}
+
+/* Storage index of the view's element at flat index f. Views stay inside
+ * their allocation: the verifier derives their layouts from the
+ * allocation's and slices check their offsets. */
+static inline int64_t storage_at(const SView *v, int64_t f) {
+  int64_t o = v->base + v->offs[f];
+  tl_assert(o >= 0 && o < v->mem->n);
+  return o;
+}
+
+static void put_view(TlVm *vm, Inst *in, SView *v) {
+  Val *out = &vm->slots[in->out[0]];
+  val_clear(out);
+  out->kind = V_SHARED;
+  out->obj = v;
+}
+
+static SView *live_shared(TlVm *vm, Inst *in, unsigned i) {
+  SView *v = vm_in(vm, in, i)->obj;
+  if (v->mem->free_op) {
+    if (v == v->mem->root) {
+      vm_error(vm, in->op, "uses a shared tile after it was freed");
+      vm_note(vm, v->mem->free_op, "freed here");
+    } else {
+      vm_error(vm, in->op,
+               "uses a view of a shared tile after the tile was freed");
+      vm_note(vm, v->mem->free_op, "freed here");
+      vm_note(vm, v->def, "the view is made here");
+    }
     return NULL;
   }
-  return s;
+  return v;
 }
 
 static bool exec_alloc_shared(TlVm *vm, Inst *in) {
   TlType *st = tl_value_type(tl_op_result(in->op, 0));
+  TlSharedLayout l;
+  if (!tl_shared_type_layout(st, &l, NULL))
+    TL_UNREACHABLE("a !tl.shared type has a layout");
+  /* Storage spans the layout's offsets: a #tl.smem layout may spread a
+   * small tile thinly over a huge range, which the VM does not allocate. */
+  int64_t span = tl_shared_layout_cosize(&l);
+  if (span > MAX_SHARED_SPAN)
+    return vm_error(vm, in->op,
+                    "the shared tile's layout spans %lld elements; the VM "
+                    "allocates at most %lld",
+                    (long long)span, (long long)MAX_SHARED_SPAN);
   Shared *s = tl_xcalloc(1, sizeof *s);
-  s->type = st;
-  tile_shape(st, &s->rank, s->shape);
-  s->n = tl_tensor_num_elements(st);
+  s->n = span;
   s->v = tl_xcalloc((size_t)s->n, sizeof *s->v);
   s->st = tl_xcalloc((size_t)s->n, sizeof *s->st);
   s->alloc_op = in->op;
   s->next = vm->shared;
   vm->shared = s;
-  Val *out = &vm->slots[in->out[0]];
-  val_clear(out);
-  out->kind = V_SHARED;
-  out->obj = s;
+  s->root = new_view(vm, s, st, 0, in->op);
+  put_view(vm, in, s->root);
   return true;
 }
 
 static bool exec_free_shared(TlVm *vm, Inst *in) {
-  Shared *s = vm_in(vm, in, 0)->obj;
+  SView *v = vm_in(vm, in, 0)->obj;
+  Shared *s = v->mem;
+  if (v != s->root) {
+    /* The verifier rejects what it sees; this catches unverified IR. */
+    vm_error(vm, in->op,
+             "frees a view of a shared tile; only the value tl.alloc_shared "
+             "made can be freed");
+    vm_note(vm, s->alloc_op, "allocated here");
+    return false;
+  }
   if (s->free_op) {
     vm_error(vm, in->op, "frees a shared tile that was already freed");
     vm_note(vm, s->free_op, "freed here");
@@ -554,11 +635,51 @@ static bool exec_free_shared(TlVm *vm, Inst *in) {
   return true;
 }
 
+/* tl.slice, tl.permute and tl.reshape of a shared tile: a view of the same
+ * allocation with the result type's layout. The verifier checked that the
+ * result layout is the operand's re-indexed (permute, reshape) or its
+ * sub-layout at offset 0, the same at every position up to a shift
+ * (slice); the shift of this position is its first element's offset
+ * minus the result's. */
+static bool exec_shared_view(TlVm *vm, Inst *in) {
+  SView *v = live_shared(vm, in, 0);
+  if (!v)
+    return false;
+  TlType *rt = tl_value_type(tl_op_result(in->op, 0));
+  SView *w = new_view(vm, v->mem, rt, v->base, in->op);
+  if (in->imm == OC_SLICE) {
+    int64_t off[TL_LAYOUT_MAX_RANK], f = 0;
+    unsigned next = 1;
+    if (!tl_slice_offsets(in->op, off))
+      TL_UNREACHABLE("tl.slice is verified");
+    for (int d = 0; d < v->rank; d++) {
+      if (off[d] < 0)
+        off[d] = vm_int_operand(vm, in, next++);
+      int64_t size = w->shape[d];
+      if (off[d] < 0 || off[d] > v->shape[d] - size) {
+        char sb[256];
+        vm_fmt_index(sb, sizeof sb, v->rank, v->shape);
+        return vm_error(vm, in->op,
+                        "slice [%lld, %lld) of dimension %d is outside the "
+                        "shared tile of shape %s",
+                        (long long)off[d], (long long)(off[d] + size), d, sb);
+      }
+      if (off[d] % size != 0)
+        return vm_error(vm, in->op,
+                        "slice offset %lld of dimension %d is not a multiple "
+                        "of the slice size %lld",
+                        (long long)off[d], d, (long long)size);
+      f = f * v->shape[d] + off[d];
+    }
+    w->base += v->offs[f] - w->offs[0];
+  }
+  put_view(vm, in, w);
+  return true;
+}
 
-/* Shared index of tile element e at the offsets; false after a bounds
- * error. */
-static bool shared_index(TlVm *vm, Inst *in, const Shared *s,
-                         const int64_t *idx, const char *verb, int64_t *flat) {
+/* Flat index of index idx in the view; false after a bounds error. */
+static bool shared_index(TlVm *vm, Inst *in, const SView *s, const int64_t *idx,
+                         const char *verb, int64_t *flat) {
   int64_t f = 0;
   for (int d = 0; d < s->rank; d++) {
     if (idx[d] < 0 || idx[d] >= s->shape[d]) {
@@ -586,7 +707,7 @@ static void fresh(TlVm *vm, SElem *x) {
 
 static bool exec_load_shared(TlVm *vm, Inst *in) {
   TlType *rt = tl_value_type(tl_op_result(in->op, 0));
-  Shared *s = live_shared(vm, in, 0);
+  SView *s = live_shared(vm, in, 0);
   if (!s)
     return false;
   int rank;
@@ -604,7 +725,8 @@ static bool exec_load_shared(TlVm *vm, Inst *in) {
     int64_t f = 0;
     if (!shared_index(vm, in, s, idx, "reads", &f))
       goto fail;
-    SElem *x = &s->st[f];
+    int64_t o = storage_at(s, f);
+    SElem *x = &s->mem->st[o];
     int reader = lt->rep > 1 ? T_MANY : lt->owner[e];
     if (x->pending) {
       vm_fmt_index(ib, sizeof ib, rank, idx);
@@ -622,7 +744,7 @@ static bool exec_load_shared(TlVm *vm, Inst *in) {
                "reads element %s of the shared tile, which was "
                "never written",
                ib);
-      vm_note(vm, s->alloc_op, "allocated here");
+      vm_note(vm, s->mem->alloc_op, "allocated here");
       goto fail;
     }
     if (x->epoch == vm->epoch && x->writer != T_NONE &&
@@ -651,7 +773,7 @@ static bool exec_load_shared(TlVm *vm, Inst *in) {
       x->reader = (int16_t)reader;
     else if (x->reader != reader)
       x->reader = T_MANY;
-    t->v[e] = s->v[f];
+    t->v[e] = s->mem->v[o];
     for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
       j[d] = 0;
   }
@@ -664,7 +786,7 @@ fail:
 
 static bool exec_store_shared(TlVm *vm, Inst *in) {
   const Tile *t = vm_in(vm, in, 0)->obj;
-  Shared *s = live_shared(vm, in, 1);
+  SView *s = live_shared(vm, in, 1);
   if (!s || !check_defined(vm, in, t))
     return false;
   int rank;
@@ -681,7 +803,8 @@ static bool exec_store_shared(TlVm *vm, Inst *in) {
     int64_t f = 0;
     if (!shared_index(vm, in, s, idx, "writes", &f))
       return false;
-    SElem *x = &s->st[f];
+    int64_t o = storage_at(s, f);
+    SElem *x = &s->mem->st[o];
     int w = lt->owner[e];
     if (x->pending) {
       vm_fmt_index(ib, sizeof ib, rank, idx);
@@ -724,7 +847,7 @@ static bool exec_store_shared(TlVm *vm, Inst *in) {
     x->writer = (int16_t)w;
     x->init = 1;
     x->wop = in->op;
-    s->v[f] = t->v[e];
+    s->mem->v[o] = t->v[e];
     for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
       j[d] = 0;
   }
@@ -734,7 +857,7 @@ static bool exec_store_shared(TlVm *vm, Inst *in) {
 /*===--- copy_async -------------------------------------------------------===*/
 
 static bool exec_copy_async(TlVm *vm, Inst *in) {
-  Shared *s = live_shared(vm, in, 0);
+  SView *s = live_shared(vm, in, 0);
   if (!s)
     return false;
   const GView *g = vm_in(vm, in, 1)->obj;
@@ -745,7 +868,8 @@ static bool exec_copy_async(TlVm *vm, Inst *in) {
   read_offsets(vm, in, 2, s->rank, off);
   char ib[256], rb[32];
   for (int64_t e = 0; e < s->n; e++) {
-    SElem *x = &s->st[e];
+    int64_t so = storage_at(s, e);
+    SElem *x = &s->mem->st[so];
     if (x->pending) {
       vm_fmt_index(ib, sizeof ib, s->rank, j);
       vm_error(vm, in->op,
@@ -785,10 +909,10 @@ static bool exec_copy_async(TlVm *vm, Inst *in) {
       return false;
     if (r && !gtrack(vm, in, g->param, o, T_MANY, false, false))
       return false;
-    s->v[e] = r ? buf_load(a, o) : 0;
+    s->mem->v[so] = r ? buf_load(a, o) : 0;
     x->pending = vm->open_group;
     x->wop = in->op;
-    s->npending++;
+    s->mem->npending++;
     for (int d = s->rank - 1; d >= 0 && ++j[d] == s->shape[d]; d--)
       j[d] = 0;
   }
@@ -848,6 +972,8 @@ bool vm_exec_memory(TlVm *vm, Inst *in) {
   case OC_SYNC:
     vm->epoch++;
     return true;
+  case OC_SHARED_VIEW:
+    return exec_shared_view(vm, in);
   default:
     TL_UNREACHABLE("not a memory op");
   }

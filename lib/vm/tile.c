@@ -327,6 +327,40 @@ static bool exec_permute(TlVm *vm, Inst *in) {
   return true;
 }
 
+/* Result element j is the operand's at j + offsets (literal offsets, which
+ * the verifier checked: multiples of the sizes, inside the operand). */
+static bool exec_slice(TlVm *vm, Inst *in) {
+  const Tile *a = operand_tile(vm, in, 0);
+  Tile *r = tile_new(vm, result_type(in), false);
+  TlType *at = a->type, *rt = r->type;
+  int rank = (int)tl_tensor_rank(at);
+  int64_t off[TL_LAYOUT_MAX_RANK], astride[TL_LAYOUT_MAX_RANK],
+      j[TL_LAYOUT_MAX_RANK] = {0};
+  if (!tl_slice_offsets(in->op, off))
+    TL_UNREACHABLE("tl.slice is verified");
+  int64_t s = 1, base = 0;
+  for (int d = rank - 1; d >= 0; d--) {
+    astride[d] = s;
+    base += off[d] * s;
+    s *= tl_tensor_dim(at, (unsigned)d);
+  }
+  if (a->undef)
+    r->undef = tl_xcalloc((size_t)r->n, 1);
+  for (int64_t i = 0; i < r->n; i++) {
+    int64_t f = base;
+    for (int d = 0; d < rank; d++)
+      f += j[d] * astride[d];
+    r->v[i] = a->v[f];
+    if (a->undef)
+      r->undef[i] = a->undef[f];
+    for (int d = rank - 1; d >= 0 && ++j[d] == tl_tensor_dim(rt, (unsigned)d);
+         d--)
+      j[d] = 0;
+  }
+  vm_put_tile(vm, in, 0, r);
+  return true;
+}
+
 static bool exec_cast(TlVm *vm, Inst *in) {
   const Tile *a = operand_tile(vm, in, 0);
   const EType *s = in->et2, *d = in->et;
@@ -664,6 +698,8 @@ bool vm_exec_tile(TlVm *vm, Inst *in) {
     return exec_reshape(vm, in);
   case OC_PERMUTE:
     return exec_permute(vm, in);
+  case OC_SLICE:
+    return exec_slice(vm, in);
   case OC_DOT:
     return exec_dot(vm, in);
   case OC_REDUCE:

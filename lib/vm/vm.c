@@ -89,6 +89,7 @@ void tl_vm_destroy(TlVm *vm) {
       tl_free(t->owner);
     }
   pmap_free(&vm->ltabs);
+  pmap_free(&vm->soffs);
   pmap_free(&vm->kernels);
   pmap_free(&vm->slots_of);
   tl_free(vm->f16_table);
@@ -285,6 +286,7 @@ static const struct {
     {"tl.view", OC_VIEW},
     {"tl.reshape", OC_RESHAPE},
     {"tl.permute", OC_PERMUTE},
+    {"tl.slice", OC_SLICE},
     {"tl.dot", OC_DOT},
     {"tl.reduce", OC_REDUCE},
     {"tl.add", OC_ADD},
@@ -399,6 +401,15 @@ static bool compile_op(TlVm *vm, TlOp *op, Inst *in) {
     break;
   case OC_WAIT:
     in->imm = tl_attr_int_value(tl_op_attr(op, "pending"));
+    break;
+  case OC_SLICE:
+  case OC_RESHAPE:
+  case OC_PERMUTE:
+    /* On shared tiles these make views: memory.c runs them. */
+    if (tl_tensor_kind(ot) == TL_TENSOR_SHARED) {
+      in->imm = in->code;
+      in->code = OC_SHARED_VIEW;
+    }
     break;
   case OC_ALLOC_REGISTER:
     if (tl_op_attr(op, "init")) {
@@ -882,6 +893,7 @@ static Flow run_body(TlVm *vm, Body *b) {
     case OC_COMMIT:
     case OC_WAIT:
     case OC_SYNC:
+    case OC_SHARED_VIEW:
       ok = vm_exec_memory(vm, in);
       break;
     default:

@@ -118,17 +118,36 @@ typedef struct GElem {
   TlOp *wop;
 } GElem;
 
+/* A shared-memory allocation of the block (tl.alloc_shared). Its storage
+ * is indexed by element offset, as many elements as the cosize of the
+ * tile's layout, so that every view of it (tl.slice, tl.permute,
+ * tl.reshape) reaches the same elements, and their states, through its
+ * own layout. */
 typedef struct Shared {
-  TlType *type;
-  int rank;
-  int64_t shape[TL_LAYOUT_MAX_RANK];
   int64_t n;
   uint64_t *v;
   SElem *st;
   TlOp *alloc_op, *free_op;
+  struct SView *root; /* the value tl.alloc_shared made: what may be freed */
   int64_t npending;
   struct Shared *next;
 } Shared;
+
+/* A !tl.shared value: a view of an allocation. The view's element at
+ * row-major flat index f is storage element base + offs[f], offs being the
+ * element offsets of the view type's layout (swizzle included). An
+ * allocation's own value has base 0; a slice adds the element offset of
+ * its position. Views live in the block's arena. */
+typedef struct SView {
+  Shared *mem;
+  TlType *type;
+  int rank;
+  int64_t shape[TL_LAYOUT_MAX_RANK];
+  int64_t n;
+  int64_t base;
+  const int64_t *offs;
+  TlOp *def; /* the op that made the view */
+} SView;
 
 typedef enum VKind {
   V_NONE,
@@ -142,7 +161,7 @@ typedef enum VKind {
 typedef struct Val {
   VKind kind;
   uint64_t bits; /* scalar code; pointer: parameter index */
-  void *obj;     /* Tile, GView or Shared */
+  void *obj;     /* Tile, GView or SView */
 } Val;
 
 /*===--- Compiled kernels ------------------------------------------------===*/
@@ -210,6 +229,9 @@ typedef enum OpCode {
   OC_VIEW,
   OC_RESHAPE,
   OC_PERMUTE,
+  OC_SLICE,
+  /* tl.slice, tl.permute and tl.reshape of shared tiles (imm: which) */
+  OC_SHARED_VIEW,
   OC_DOT,
   OC_REDUCE,
   /* elementwise, in one run so that OC_EW_FIRST..OC_EW_LAST tests it */
@@ -244,7 +266,7 @@ typedef struct Inst {
   uint32_t *in, *out;
   Body *regions;
   int pred;       /* comparison predicate or reduce kind */
-  int64_t imm;    /* reduce dim, wait count */
+  int64_t imm;    /* reduce dim, wait count, shared view kind */
   uint64_t konst; /* constant code / alloc_register init */
   bool has_konst;
   const EType *et;  /* result (or operand) element type */
@@ -295,6 +317,7 @@ struct TlVm {
   TlArena arena; /* compiled kernels, element types, layout tables */
   PMap etypes;   /* TlType* -> EType* */
   PMap ltabs;    /* TlLayout* -> LTab* */
+  PMap soffs;    /* TlType* (!tl.shared) -> element offsets (int64_t[]) */
   PMap kernels;  /* TlOp* (tl.kernel) -> Body* */
   PMap slots_of; /* while compiling: TlValue* -> slot + 1 */
   uint32_t nslots;

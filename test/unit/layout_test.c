@@ -941,6 +941,216 @@ static void test_atoms(void) {
   CHECK(tl_layout_equal(&q, &batched));
 }
 
+/* ---- slices ---- */
+
+/* A random size for dimension d of l: the product of a random number of
+ * the dimension's trailing modes (valid sizes), or now and then any
+ * divisor of the dimension (which may fail). */
+static int64_t random_slice_size(const TlLayout *l, int d) {
+  int64_t n = l->shape[d];
+  if (rnd_below(4) == 0) {
+    int64_t sz = 1 + rnd_below((int)n);
+    while (n % sz != 0)
+      sz--;
+    return sz;
+  }
+  int64_t size = 1;
+  for (int m = l->num_modes - 1; m >= 0; m--)
+    if (l->mode_dim[m] == d) {
+      if (rnd_below(3) == 0)
+        break;
+      size *= l->mode_shape[m];
+    }
+  return size;
+}
+
+/* Whether every thread of l holds at least one element of the box. */
+static bool every_thread_in_box(const TlLayout *l, const int64_t *off,
+                                const int64_t *size) {
+  int64_t nt = tl_layout_num_threads(l), nl = tl_layout_local_size(l);
+  for (int64_t t = 0; t < nt; t++) {
+    bool any = false;
+    for (int64_t i = 0; i < nl && !any; i++) {
+      int64_t idx[TL_LAYOUT_MAX_RANK];
+      tl_layout_map(l, t, i, idx, NULL);
+      any = true;
+      for (int d = 0; d < l->rank; d++)
+        any = any && idx[d] >= off[d] && idx[d] < off[d] + size[d];
+    }
+    if (!any)
+      return false;
+  }
+  return true;
+}
+
+static void test_slice(void) {
+  /* The mma C fragment's lower half: thread t keeps its registers 2, 3. */
+  TlLayout c = parse("local(2, 1).spatial(8, 4).local(1, 2)"), s;
+  int64_t off[TL_LAYOUT_MAX_RANK] = {8, 0}, size[TL_LAYOUT_MAX_RANK] = {8, 8};
+  int64_t map[64];
+  TlErr err = {{0}};
+  CHECK(tl_layout_slice(&s, &c, off, size, map, NULL));
+  CHECK_EQ_STR(print(&s), "spatial(8, 4).local(1, 2)");
+  CHECK_EQ_INT(map[0], 2);
+  CHECK_EQ_INT(map[1], 3);
+  /* A column slice of the A fragment keeps registers 4..7 (column_local). */
+  TlLayout a = parse("column_local(2, 2).spatial(8, 4).local(1, 2)");
+  off[0] = 0, off[1] = 8, size[0] = 16, size[1] = 8;
+  CHECK(tl_layout_slice(&s, &a, off, size, map, NULL));
+  CHECK_EQ_STR(print(&s), "local(2, 1).spatial(8, 4).local(1, 2)");
+  CHECK_EQ_INT(map[0], 4);
+  CHECK_EQ_INT(map[1], 5);
+  CHECK_EQ_INT(map[2], 6);
+  CHECK_EQ_INT(map[3], 7);
+  /* A local mode splits: rows 2..3 of local(4, 1).spatial(1, 32). */
+  TlLayout r = parse("local(4, 1).spatial(1, 32)");
+  off[0] = 2, off[1] = 0, size[0] = 2, size[1] = 32;
+  CHECK(tl_layout_slice(&s, &r, off, size, map, NULL));
+  CHECK_EQ_STR(print(&s), "local(2, 1).spatial(1, 32)");
+  CHECK_EQ_INT(map[0], 2);
+  CHECK_EQ_INT(map[1], 3);
+  /* Failures name the dimension and the reason. */
+  TlLayout sp = parse("spatial(4, 8)");
+  off[0] = 0, off[1] = 0, size[0] = 2, size[1] = 8;
+  CHECK(!tl_layout_slice(&s, &sp, off, size, NULL, &err));
+  CHECK_EQ_STR(err.msg, "dimension 0: the sliced-off mode of size 2 is "
+                        "spatial (its other elements are held by other "
+                        "threads)");
+  TlLayout l3 = parse("local(3).spatial(32)");
+  int64_t o1[1] = {0}, s1[1] = {64};
+  CHECK(!tl_layout_slice(&s, &l3, o1, s1, NULL, &err));
+  CHECK_EQ_STR(err.msg, "dimension 0: size 64 is not a product of trailing "
+                        "modes of the dimension");
+  o1[0] = 16, s1[0] = 32;
+  CHECK(!tl_layout_slice(&s, &l3, o1, s1, NULL, &err));
+  CHECK_EQ_STR(err.msg, "dimension 0: offset 16 is not a multiple of the size "
+                        "32");
+  o1[0] = 64, s1[0] = 64;
+  CHECK(!tl_layout_slice(&s, &l3, o1, s1, NULL, &err));
+  CHECK_EQ_STR(err.msg, "dimension 0: [64, 128) is outside [0, 96)");
+
+  /* Random layouts: on success, thread t's local j of the slice is the
+   * operand's element at local_map[j] moved by the offsets (map), every
+   * element of the box held by t is among them (counts), and locate agrees;
+   * a spatial failure means some thread holds nothing of the box. */
+  int ok_count = 0;
+  for (int iter = 0; iter < 3000; iter++) {
+    Chain cl;
+    int rank = 1 + rnd_below(3);
+    random_chain(&cl, rank, false, true);
+    TlLayout l;
+    if (!chain_build(&cl, &l))
+      continue;
+    for (int d = 0; d < rank; d++) {
+      size[d] = random_slice_size(&l, d);
+      off[d] = size[d] * rnd_below((int)(l.shape[d] / size[d]));
+    }
+    int64_t lmap[512];
+    if (!tl_layout_slice(&s, &l, off, size, lmap, &err)) {
+      if (strstr(err.msg, "spatial"))
+        CHECK(!every_thread_in_box(&l, off, size));
+      else
+        CHECK(strstr(err.msg, "not a product of trailing modes") != NULL);
+      continue;
+    }
+    ok_count++;
+    int64_t nt = tl_layout_num_threads(&s), nl = tl_layout_local_size(&s);
+    CHECK_EQ_INT(nt, tl_layout_num_threads(&l));
+    CHECK_EQ_INT(tl_layout_replication(&s), tl_layout_replication(&l));
+    for (int d = 0; d < rank; d++)
+      CHECK_EQ_INT(s.shape[d], size[d]);
+    for (int64_t t = 0; t < nt; t++) {
+      for (int64_t j = 0; j < nl; j++) {
+        int64_t a_idx[TL_LAYOUT_MAX_RANK], b_idx[TL_LAYOUT_MAX_RANK];
+        tl_layout_map(&s, t, j, a_idx, NULL);
+        tl_layout_map(&l, t, lmap[j], b_idx, NULL);
+        for (int d = 0; d < rank; d++)
+          CHECK_EQ_INT(a_idx[d] + off[d], b_idx[d]);
+        /* locate: the slice's local j and the operand's local_map[j]. */
+        int64_t lj, lo, cnt, cnt2, th[4], th2[4];
+        CHECK(tl_layout_locate(&s, a_idx, &lj, th, 4, &cnt, NULL));
+        CHECK(tl_layout_locate(&l, b_idx, &lo, th2, 4, &cnt2, NULL));
+        CHECK_EQ_INT(lj, j);
+        CHECK_EQ_INT(lo, lmap[j]);
+        CHECK_EQ_INT(cnt, cnt2);
+        CHECK(memcmp(th, th2, sizeof(int64_t) * (size_t)(cnt < 4 ? cnt : 4)) ==
+              0);
+      }
+      /* The thread holds exactly nl elements of the box in the operand. */
+      int64_t held = 0;
+      for (int64_t i = 0; i < tl_layout_local_size(&l); i++) {
+        int64_t idx[TL_LAYOUT_MAX_RANK];
+        bool in = true;
+        tl_layout_map(&l, t, i, idx, NULL);
+        for (int d = 0; d < rank; d++)
+          in = in && idx[d] >= off[d] && idx[d] < off[d] + size[d];
+        held += in;
+      }
+      CHECK_EQ_INT(held, nl);
+    }
+  }
+  CHECK(ok_count > 1000);
+}
+
+/* Shared slices as views: the same layout at every offset, moved by the
+ * shift; swizzled layouts need sliced-off strides in whole swizzle
+ * blocks. */
+static void test_shared_slice_view(void) {
+  TlSharedLayout l, v, w;
+  TlErr err = {{0}};
+  int64_t shape[3] = {3, 64, 32}, size[3] = {1, 64, 32}, off[3] = {2, 0, 0};
+  CHECK(tl_shared_layout_row_major(&l, 3, shape, NULL));
+  CHECK(tl_shared_layout_swizzle(&l, &l, 3, 3, 3, NULL));
+  int64_t shift = -1;
+  CHECK(tl_shared_layout_slice_view(&v, &shift, &l, off, size, NULL));
+  CHECK_EQ_INT(shift, 2 * 64 * 32);
+  CHECK(tl_shared_layout_row_major(&w, 3, size, NULL));
+  CHECK(tl_shared_layout_swizzle(&w, &w, 3, 3, 3, NULL));
+  CHECK(tl_shared_layout_equal(&v, &w));
+  /* 16 rows: the row mode splits at stride 16 * 32 = 512, one block. */
+  int64_t size16[3] = {1, 16, 32}, off16[3] = {1, 48, 0};
+  CHECK(tl_shared_layout_slice_view(&v, &shift, &l, off16, size16, NULL));
+  CHECK_EQ_INT(shift, 64 * 32 + 48 * 32);
+  /* 8 rows: stride 256 is half a block of 512: not a view. */
+  int64_t size8[3] = {1, 8, 32};
+  CHECK(!tl_shared_layout_slice_view(&v, &shift, &l, NULL, size8, &err));
+  CHECK_EQ_STR(err.msg, "dimension 1: the sliced-off mode of size 8 has stride "
+                        "256, not a multiple of the swizzle block of 512 "
+                        "elements");
+  /* Random offsets of random swizzled tiles: offset(l, i + off) ==
+   * offset(view, i) + shift for every index. */
+  int checked = 0;
+  for (int iter = 0; iter < 400; iter++) {
+    int64_t sh[2] = {(int64_t)1 << (1 + rnd_below(5)),
+                     (int64_t)1 << (1 + rnd_below(6))};
+    TlSharedLayout b;
+    CHECK(rnd_below(2) ? tl_shared_layout_row_major(&b, 2, sh, NULL)
+                       : tl_shared_layout_column_major(&b, 2, sh, NULL));
+    int bits = rnd_below(3), mb = rnd_below(3), sft = bits + rnd_below(3);
+    if (bits)
+      CHECK(tl_shared_layout_swizzle(&b, &b, bits, mb, sft, NULL));
+    int64_t sz[2], o[2];
+    for (int d = 0; d < 2; d++) {
+      sz[d] = sh[d] >> rnd_below(3);
+      sz[d] = sz[d] ? sz[d] : 1;
+      o[d] = sz[d] * rnd_below((int)(sh[d] / sz[d]));
+    }
+    if (!tl_shared_layout_slice_view(&v, &shift, &b, o, sz, &err)) {
+      CHECK(strstr(err.msg, "swizzle block") != NULL);
+      continue;
+    }
+    checked++;
+    for (int64_t i = 0; i < sz[0]; i++)
+      for (int64_t j = 0; j < sz[1]; j++) {
+        int64_t in[2] = {i, j}, at[2] = {i + o[0], j + o[1]}, x, y;
+        CHECK(tl_shared_layout_offset(&v, in, &x, NULL));
+        CHECK(tl_shared_layout_offset(&b, at, &y, NULL));
+        CHECK_EQ_INT(x + shift, y);
+      }
+  }
+  CHECK(checked > 100);
+}
+
 int main(void) {
   test_paper_examples();
   test_canonical();
@@ -949,6 +1159,8 @@ int main(void) {
   test_syntax();
   test_division();
   test_shape_ops();
+  test_slice();
+  test_shared_slice_view();
   test_atoms();
   return unit_report();
 }

@@ -587,6 +587,50 @@ static void test_overrides(void) {
   tl_context_destroy(ctx);
 }
 
+/*===--- tl.slice offsets ------------------------------------------------===*/
+
+static void find_slice(TlOp *op, void *user) {
+  if (!strcmp(tl_op_name(op), "tl.slice"))
+    *(TlOp **)user = op;
+}
+
+/* tl_slice_offsets gives the literals and -1 for each operand, in order;
+ * an op whose attribute does not match its operands gives false. */
+static void test_slice_offsets(void) {
+  TlContext *ctx = tl_context_create();
+  tl_register_all_dialects(ctx);
+  const char *src =
+      "func @f(%i: i32, %j: u8) {\n"
+      "  %b = tl.alloc_shared : !tl.shared<4x2x64xf16>\n"
+      "  %v = tl.slice %b[%i, 0, %j] : !tl.shared<4x2x64xf16> -> "
+      "!tl.shared<2x2x32xf16, #tl.smem<shape=[2, 2, 32], modes=[2, 2, 32], "
+      "strides=[128, 64, 1]>>\n"
+      "  tl.free_shared %b : !tl.shared<4x2x64xf16>\n"
+      "  return\n"
+      "}\n";
+  TlModule *m = parse(ctx, src);
+  CHECK(m != NULL);
+  TlOp *slice = NULL;
+  if (m)
+    tl_op_walk(tl_module_op(m), find_slice, &slice, false);
+  CHECK(slice != NULL);
+  if (slice) {
+    int64_t off[3] = {7, 7, 7};
+    CHECK(tl_slice_offsets(slice, off));
+    CHECK_EQ_INT(off[0], -1);
+    CHECK_EQ_INT(off[1], 0);
+    CHECK_EQ_INT(off[2], -1);
+    CHECK_EQ_INT(tl_op_num_operands(slice), 3);
+    /* One literal fewer than the operands need. */
+    TlType *i64 = tl_type_int(ctx, 64, true);
+    TlAttr *two[2] = {tl_attr_int(ctx, i64, -1), tl_attr_int(ctx, i64, 0)};
+    tl_op_set_attr(slice, "static_offsets", tl_attr_array(ctx, 2, two));
+    CHECK(!tl_slice_offsets(slice, off));
+  }
+  tl_module_destroy(m);
+  tl_context_destroy(ctx);
+}
+
 int main(void) {
   TlContext *ctx = tl_context_create();
   tl_register_all_dialects(ctx);
@@ -601,5 +645,6 @@ int main(void) {
   test_launch_dims(ctx);
   tl_context_destroy(ctx);
   test_overrides();
+  test_slice_offsets();
   return unit_report();
 }

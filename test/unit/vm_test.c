@@ -1499,6 +1499,104 @@ static void test_errors(void) {
   expect_run_error("layout wider than the block", wide, 1, &a1n,
                    "2:8: error: 'tl.alloc_register' op result #0 is spread "
                    "over 8 threads, but the block has 4\n");
+  /* Shared storage covers the layout's offsets: two elements 10^8 apart
+   * are more than the VM allocates. */
+  const char *sparse =
+      "tl.kernel @p() grid(1) threads(1) {\n"
+      "  %s = tl.alloc_shared : !tl.shared<2xf32, #tl.smem<shape=[2], "
+      "modes=[2], strides=[100000000]>>\n"
+      "}\n";
+  expect_run_error("sparse shared layout", sparse, 0, NULL,
+                   "2:8: error: 'tl.alloc_shared' op the shared tile's layout "
+                   "spans 100000001 elements; the VM allocates at most "
+                   "67108864\n"
+                   "1:1: note: in block (0, 0, 0) of the grid (1, 1, 1)\n");
+}
+
+/*===--- Slices and views -------------------------------------------------===*/
+
+/* A stage of a 4-stage swizzled shared buffer picked by a runtime index and
+ * read back, for every stage, against the C reference y = x[i]; a register
+ * slice of the same tile against y = x[1]. */
+static const char *stages_text =
+    "#l = #tl.layout<spatial(1, 8, 4).local(1, 1, 4)>\n"
+    "#f = #tl.layout<local(4, 1, 1).spatial(1, 8, 4).local(1, 1, 4)>\n"
+    "!b = !tl.shared<4x8x16xf32, swizzle<2, 1, 2>>\n"
+    "!s = !tl.shared<1x8x16xf32, swizzle<2, 1, 2>>\n"
+    "tl.kernel @stages(%x: !tl.ptr<f32>, %y: !tl.ptr<f32>, %z: "
+    "!tl.ptr<f32>, %i: i32) grid(1) threads(32) {\n"
+    "  %c0 = arith.constant 0 : i32\n"
+    "  %gx = tl.view_global %x[4, 8, 16] : !tl.global<4x8x16xf32>\n"
+    "  %gy = tl.view_global %y[1, 8, 16] : !tl.global<1x8x16xf32>\n"
+    "  %gz = tl.view_global %z[1, 8, 16] : !tl.global<1x8x16xf32>\n"
+    "  %b = tl.alloc_shared : !b\n"
+    "  %all = tl.load_global %gx[%c0, %c0, %c0] : !tl.global<4x8x16xf32> -> "
+    "!tl.reg<4x8x16xf32, #f>\n"
+    "  tl.store_shared %all, %b[%c0, %c0, %c0] : !tl.reg<4x8x16xf32, #f>, "
+    "!b\n"
+    "  tl.synchronize\n"
+    "  %v = tl.slice %b[%i, 0, 0] : !b -> !s\n"
+    "  %t = tl.load_shared %v[%c0, %c0, %c0] : !s -> !tl.reg<1x8x16xf32, #l>\n"
+    "  tl.store_global %t, %gy[%c0, %c0, %c0] : !tl.reg<1x8x16xf32, #l>, "
+    "!tl.global<1x8x16xf32>\n"
+    "  %r = tl.slice %all[1, 0, 0] : !tl.reg<4x8x16xf32, #f> -> "
+    "!tl.reg<1x8x16xf32, #l>\n"
+    "  tl.store_global %r, %gz[%c0, %c0, %c0] : !tl.reg<1x8x16xf32, #l>, "
+    "!tl.global<1x8x16xf32>\n"
+    "  tl.free_shared %b : !b\n"
+    "}\n";
+
+static void test_slices(void) {
+  TlDType f32 = tl_dtype_f32();
+  for (int i = 0; i < 4; i++) {
+    Run r;
+    if (!setup(&r, stages_text)) {
+      CHECK(false);
+      return;
+    }
+    float *x = rand_buf(f32, 512, 1.0), *y = tl_xcalloc(128, sizeof(float)),
+          *z = tl_xcalloc(128, sizeof(float));
+    TlVmArg args[4] = {buf_arg(x, f32, 512), buf_arg(y, f32, 128),
+                       buf_arg(z, f32, 128), tl_vm_arg_int(i)};
+    CHECK(run(&r, 4, args));
+    for (int e = 0; e < 128; e++) {
+      CHECK(y[e] == x[i * 128 + e]);
+      CHECK(z[e] == x[128 + e]);
+    }
+    tl_free(x);
+    tl_free(y);
+    tl_free(z);
+    teardown(&r);
+  }
+}
+
+/* The verifier rejects tl.free_shared of a view; the VM still reports one
+ * in IR that was never verified. */
+static void test_free_view(void) {
+  const char *text = "tl.kernel @f() grid(1) threads(1) {\n"
+                     "  %b = tl.alloc_shared : !tl.shared<2x4xf32>\n"
+                     "  %v = tl.slice %b[1, 0] : !tl.shared<2x4xf32> -> "
+                     "!tl.shared<1x4xf32>\n"
+                     "  tl.free_shared %v : !tl.shared<1x4xf32>\n"
+                     "}\n";
+  Run r;
+  memset(&r, 0, sizeof r);
+  r.ctx = tl_context_create();
+  tl_register_all_dialects(r.ctx);
+  tl_diag_set_handler(tl_context_diag(r.ctx), capture, &r.diags);
+  r.m = tl_parse_module(r.ctx, "k.tl", text, strlen(text), 1);
+  CHECK(r.m != NULL);
+  CHECK(TL_FAILED(tl_verify(tl_module_op(r.m))));
+  tl_str_free(&r.diags.text);
+  r.diags.text = (TlStr){0};
+  r.vm = tl_vm_create(r.ctx);
+  CHECK(!run(&r, 0, NULL));
+  CHECK_EQ_STR(tl_str_cstr(&r.diags.text),
+               "4:3: error: 'tl.free_shared' op frees a view of a shared tile; "
+               "only the value tl.alloc_shared made can be freed\n"
+               "2:8: note: allocated here\n"
+               "1:1: note: in block (0, 0, 0) of the grid (1, 1, 1)\n");
+  teardown(&r);
 }
 
 int main(void) {
@@ -1517,5 +1615,7 @@ int main(void) {
   test_select();
   test_scalars();
   test_errors();
+  test_slices();
+  test_free_view();
   return unit_report();
 }
