@@ -761,6 +761,20 @@ static TlResult packed_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
+/* fma.rn.f32: a * b + c rounded once to nearest even. arith has no fused
+ * form, and a multiply followed by an add rounds twice. */
+static TlResult fma_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 3, 1)) || TL_FAILED(attrs_ok(op, NULL, 0)))
+    return TL_FAILURE;
+  TlType *t = rt(op, 0);
+  if (t != tl_type_f32(tl_op_context(op)))
+    return bad(op, "the result", "f32", t);
+  for (unsigned i = 0; i < 3; i++)
+    if (ot(op, i) != t)
+      return bad(op, "each operand", "the result type", ot(op, i));
+  return TL_SUCCESS;
+}
+
 /*===--- Conversions -----------------------------------------------------===*/
 
 /* The scalar types cvt converts: f16, bf16, f32, f64 and the 8, 16, 32 and
@@ -1025,6 +1039,7 @@ OP(add2_def, "simt.add2", "add.rn.{f16x2,bf16x2}", TL_TRAIT_PURE, packed_verify)
 OP(sub2_def, "simt.sub2", "sub.rn.{f16x2,bf16x2}", TL_TRAIT_PURE, packed_verify)
 OP(mul2_def, "simt.mul2", "mul.rn.{f16x2,bf16x2}", TL_TRAIT_PURE, packed_verify)
 OP(fma2_def, "simt.fma2", "fma.rn.{f16x2,bf16x2}", TL_TRAIT_PURE, packed_verify)
+OP(fma_def, "simt.fma", "fma.rn.f32", TL_TRAIT_PURE, fma_verify)
 OP(cvt_def, "simt.cvt", "cvt between f16, bf16, f32, f64 and 8..64-bit ints",
    TL_TRAIT_PURE, cvt_verify)
 OP(cvt_pack_def, "simt.cvt_pack", "cvt.{rn,rz}.{f16x2,bf16x2}.f32",
@@ -1059,6 +1074,7 @@ static const TlOpDef *const simt_ops[] = {&thread_id_def,
                                           &sub2_def,
                                           &mul2_def,
                                           &fma2_def,
+                                          &fma_def,
                                           &cvt_def,
                                           &cvt_pack_def,
                                           &bitcast_def,

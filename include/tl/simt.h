@@ -1,6 +1,6 @@
 /* The simt dialect: one thread's program (registers, vector memory access,
  * cp.async, ldmatrix, mma, shuffles, prmt, lop3, packed half arithmetic,
- * conversions). docs/simt.md is its reference. Types:
+ * the f32 fma, conversions). docs/simt.md is its reference. Types:
  *   !simt.vec<NxT>        N (1..16) scalars of type T in registers; element
  *                         0 holds the lowest bits when the vector is
  *                         reinterpreted (bitcast) or stored (lowest address)

@@ -678,7 +678,8 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
   if (!strcmp(n, "add2")) return LLVMBuildFAdd(b, operand(t, op, 0), operand(t, op, 1), "");
   if (!strcmp(n, "sub2")) return LLVMBuildFSub(b, operand(t, op, 0), operand(t, op, 1), "");
   if (!strcmp(n, "mul2")) return LLVMBuildFMul(b, operand(t, op, 0), operand(t, op, 1), "");
-  if (!strcmp(n, "fma2")) {
+  /* llvm.fma on <2 x half>/<2 x bfloat> or f32: fma.rn, one rounding */
+  if (!strcmp(n, "fma2") || !strcmp(n, "fma")) {
     LLVMTypeRef ov[1] = {lr};
     LLVMValueRef args[3] = {operand(t, op, 0), operand(t, op, 1), operand(t, op, 2)};
     return call(t, op, "llvm.fma", ov, 1, args, 3);

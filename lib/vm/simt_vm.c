@@ -45,6 +45,7 @@ enum {
   SC_SUB2,
   SC_MUL2,
   SC_FMA2,
+  SC_FMA,
   SC_CVT,
   SC_CVT_PACK,
   SC_BITCAST,
@@ -80,6 +81,7 @@ static const struct {
     {"simt.sub2", SC_SUB2},
     {"simt.mul2", SC_MUL2},
     {"simt.fma2", SC_FMA2},
+    {"simt.fma", SC_FMA},
     {"simt.cvt", SC_CVT},
     {"simt.cvt_pack", SC_CVT_PACK},
     {"simt.bitcast", SC_BITCAST},
@@ -1474,6 +1476,9 @@ static bool exec_reg(TlSimtVm *vm, SInst *in, const Mask *m) {
                          c ? (uint16_t)c[h] : 0);
       break;
     }
+    case SC_FMA: /* f32 only: one rounding, the canonical NaN */
+      out[0] = tl_f32_fma((uint32_t)a[0], (uint32_t)b[0], (uint32_t)c[0]);
+      break;
     case SC_CVT:
       out[0] = sv_cvt(in->et2, in->et, a[0], in->rnd, in->flag);
       break;

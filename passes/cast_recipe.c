@@ -1,0 +1,372 @@
+/* The cast-recipe emitter: turns a TlCastRecipe (lib/dtype's register-op
+ * program, verified bit for bit against the host codec) into simt and
+ * arith ops over u32 words, one group of r->n_values values at a time, and
+ * undoes the recipe's output permutation so that results come out in the
+ * order of the inputs. cast_recipe.h states the contract, the op mapping
+ * and the cost.
+ *
+ * Every register op maps to ops whose semantics match lib/dtype's emulator
+ * bit for bit (the simt VM computes them with the same helpers): lop3 and
+ * prmt are the same functions, the packed half ops and simt.fma round once
+ * to nearest even and return the canonical NaN, cvt.f32.f16 is exact, and
+ * cvt_pack rounds once. The shift ops are exact integer operations. The
+ * f32 add/sub/mul of arith round once as well; their NaN results may carry
+ * another payload than the emulator's, which no cast recipe produces (their
+ * f32 arithmetic only ever sees finite magic-number operands).
+ *
+ * Within one group, each recipe register holds one SSA value, created
+ * lazily in the views it is used in (u32, f32, 2xf16, 2xbf16): a float op
+ * reads its operands through bitcasts and leaves its result in its own
+ * view, so a chain of float ops never goes through u32. */
+#include "cast_recipe.h"
+#include "tl/dialects.h"
+#include "tl/simt.h"
+
+#include <string.h>
+
+typedef enum View { V_U32, V_F32, V_H2, V_B2, V_COUNT } View;
+
+/* One recipe register: its value in each view made so far. */
+typedef struct Reg {
+  TlValue *v[V_COUNT];
+} Reg;
+
+#define MAX_CONSTS 512
+
+typedef struct Em {
+  TlBuilder *b;
+  TlLoc loc;
+  TlContext *ctx;
+  TlType *t[V_COUNT]; /* the type of each view */
+  TlType *i32, *i64, *f16;
+  struct {
+    uint32_t v;
+    TlValue *val;
+  } consts[MAX_CONSTS];
+  unsigned n_consts;
+} Em;
+
+/*===--- Helpers ---------------------------------------------------------===*/
+
+static TlValue *make(Em *e, const char *name, unsigned n, TlValue *const *ops,
+                     TlType *rt, const char *attr, TlAttr *val) {
+  const TlOpDef *def = tl_context_op_def(e->ctx, name);
+  tl_assert(def); /* the simt and arith dialects are registered */
+  TlOpState st;
+  tl_op_state_init(&st, e->ctx, def, e->loc);
+  tl_op_state_add_operands(&st, n, ops);
+  tl_op_state_add_result(&st, rt);
+  if (attr)
+    tl_op_state_set_attr(&st, attr, val);
+  return tl_op_result(tl_builder_insert(e->b, &st), 0);
+}
+
+static TlValue *op2(Em *e, const char *name, TlValue *a, TlValue *b) {
+  TlValue *ops[2] = {a, b};
+  return make(e, name, 2, ops, tl_value_type(a), NULL, NULL);
+}
+
+/* A u32 constant, one op per value per call. */
+static TlValue *konst(Em *e, uint32_t v) {
+  for (unsigned i = 0; i < e->n_consts; i++)
+    if (e->consts[i].v == v)
+      return e->consts[i].val;
+  TlValue *c =
+      tl_arith_constant(e->b, tl_attr_int(e->ctx, e->t[V_U32], v), e->loc);
+  if (e->n_consts < MAX_CONSTS) {
+    e->consts[e->n_consts].v = v;
+    e->consts[e->n_consts++].val = c;
+  }
+  return c;
+}
+
+static TlValue *bitcast(Em *e, TlValue *x, TlType *to) {
+  TlType *from = tl_value_type(x);
+  bool vec = tl_simt_is_vec(from) || tl_simt_is_vec(to);
+  return make(e, vec ? "simt.bitcast" : "arith.bitcast", 1, &x, to, NULL, NULL);
+}
+
+/* The register in view k: bitcast from its u32 value, which is itself made
+ * from whichever view exists. */
+static TlValue *as(Em *e, Reg *r, View k) {
+  if (r->v[k])
+    return r->v[k];
+  if (!r->v[V_U32]) {
+    View have = V_COUNT;
+    for (unsigned j = 0; j < V_COUNT && have == V_COUNT; j++)
+      if (r->v[j])
+        have = (View)j;
+    tl_assert(have != V_COUNT); /* registers are written before read */
+    r->v[V_U32] = bitcast(e, r->v[have], e->t[V_U32]);
+  }
+  if (k != V_U32)
+    r->v[k] = bitcast(e, r->v[V_U32], e->t[k]);
+  return r->v[k];
+}
+
+static TlValue *u32(Em *e, Reg *r) { return as(e, r, V_U32); }
+
+/*===--- Register ops ----------------------------------------------------===*/
+
+/* The view a packed half op works in, V_COUNT when op is not one. */
+static View half_view(TlRegOpcode op, const char **name) {
+  switch (op) {
+  case TL_ROP_HADD2:
+  case TL_ROP_BADD2:
+    *name = "simt.add2";
+    break;
+  case TL_ROP_HSUB2:
+  case TL_ROP_BSUB2:
+    *name = "simt.sub2";
+    break;
+  case TL_ROP_HMUL2:
+  case TL_ROP_BMUL2:
+    *name = "simt.mul2";
+    break;
+  case TL_ROP_HFMA2:
+  case TL_ROP_BFMA2:
+    *name = "simt.fma2";
+    break;
+  default:
+    return V_COUNT;
+  }
+  return op <= TL_ROP_HMIN2 ? V_H2 : V_B2;
+}
+
+static bool op_supported(TlRegOpcode op) {
+  switch (op) {
+  case TL_ROP_HMAX2:
+  case TL_ROP_HMIN2:
+  case TL_ROP_BMAX2:
+  case TL_ROP_BMIN2:
+  case TL_ROP_FMAX:
+  case TL_ROP_FMIN:
+    return false;
+  default:
+    return (unsigned)op < TL_ROP_COUNT_;
+  }
+}
+
+bool tl_cast_recipe_emittable(const TlCastRecipe *r, TlErr *err) {
+  if (r->kind == TL_RECIPE_QUANT)
+    return tl_err(err,
+                  "%s -> %s: quantising recipes are not emitted (their "
+                  "max/min have no simt form)",
+                  tl_dtype_name(r->src), tl_dtype_name(r->dst));
+  for (unsigned i = 0; i < r->n_ops; i++)
+    if (!op_supported((TlRegOpcode)r->ops[i].op))
+      return tl_err(err, "%s -> %s: register op %s has no simt form",
+                    tl_dtype_name(r->src), tl_dtype_name(r->dst),
+                    tl_regop_name((TlRegOpcode)r->ops[i].op));
+  if (r->n_values == 0 || r->n_values > TL_RECIPE_MAX_VALUES ||
+      r->n_regs > 256 || r->n_in_words == 0)
+    return tl_err(err, "%s -> %s: malformed recipe", tl_dtype_name(r->src),
+                  tl_dtype_name(r->dst));
+  return true;
+}
+
+/* Emits one register op; returns its result, in view *k. */
+static TlValue *emit_op(Em *e, const TlRegOp *o, Reg *regs, View *k) {
+  Reg *a = &regs[o->a], *b = &regs[o->b], *c = &regs[o->c];
+  TlRegOpcode op = (TlRegOpcode)o->op;
+  uint32_t im = o->imm;
+  const char *name = NULL;
+  View hv = half_view(op, &name);
+  *k = V_U32;
+  if (hv != V_COUNT) {
+    TlValue *ops[3] = {as(e, a, hv), as(e, b, hv),
+                       op == TL_ROP_HFMA2 || op == TL_ROP_BFMA2 ? as(e, c, hv)
+                                                                : NULL};
+    *k = hv;
+    return make(e, name, ops[2] ? 3 : 2, ops, e->t[hv], NULL, NULL);
+  }
+  switch (op) {
+  case TL_ROP_MOV:
+    return konst(e, im);
+  case TL_ROP_LOP3: {
+    TlValue *ops[3] = {u32(e, a), u32(e, b), u32(e, c)};
+    return make(e, "simt.lop3", 3, ops, e->t[V_U32], "lut",
+                tl_attr_int(e->ctx, e->i64, im & 0xff));
+  }
+  case TL_ROP_PRMT:
+  case TL_ROP_PRMT_R: {
+    /* prmt reads 16 selector bits in the default mode, as the emulator */
+    TlValue *ops[3] = {u32(e, a), u32(e, b),
+                       op == TL_ROP_PRMT ? konst(e, im & 0xffff) : u32(e, c)};
+    return make(e, "simt.prmt", 3, ops, e->t[V_U32], NULL, NULL);
+  }
+  case TL_ROP_SHL:
+  case TL_ROP_SHR:
+    return im >= 32 ? konst(e, 0)
+                    : op2(e, op == TL_ROP_SHL ? "arith.shli" : "arith.shri",
+                          u32(e, a), konst(e, im));
+  case TL_ROP_SAR: {
+    /* arith.shri shifts by the operand type's signedness: go through i32.
+     * A shift by 31 already fills every bit with the sign. */
+    TlValue *s = bitcast(e, u32(e, a), e->i32);
+    TlValue *n = tl_arith_constant(
+        e->b, tl_attr_int(e->ctx, e->i32, im >= 32 ? 31 : im), e->loc);
+    return bitcast(e, op2(e, "arith.shri", s, n), e->t[V_U32]);
+  }
+  case TL_ROP_SHF_R:
+    /* low 32 bits of (b:a) >> s, clamped at 32: (a >> s) | (b << (32 - s))
+     * for 0 < s < 32, a for s = 0, b from 32 on */
+    if (im == 0)
+      return u32(e, a);
+    if (im >= 32)
+      return u32(e, b);
+    return op2(e, "arith.ori", op2(e, "arith.shri", u32(e, a), konst(e, im)),
+               op2(e, "arith.shli", u32(e, b), konst(e, 32 - im)));
+  case TL_ROP_IADD:
+  case TL_ROP_ISUB:
+    return op2(e, op == TL_ROP_IADD ? "arith.addi" : "arith.subi", u32(e, a),
+               u32(e, b));
+  case TL_ROP_FADD:
+  case TL_ROP_FSUB:
+  case TL_ROP_FMUL:
+    *k = V_F32;
+    return op2(e,
+               op == TL_ROP_FADD   ? "arith.addf"
+               : op == TL_ROP_FSUB ? "arith.subf"
+                                   : "arith.mulf",
+               as(e, a, V_F32), as(e, b, V_F32));
+  case TL_ROP_FFMA: {
+    TlValue *ops[3] = {as(e, a, V_F32), as(e, b, V_F32), as(e, c, V_F32)};
+    *k = V_F32;
+    return make(e, "simt.fma", 3, ops, e->t[V_F32], NULL, NULL);
+  }
+  case TL_ROP_CVT_F32_F16LO:
+  case TL_ROP_CVT_F32_F16HI: {
+    TlValue *h = make(
+        e, "simt.extract", 1, (TlValue *[]){as(e, a, V_H2)}, e->f16, "index",
+        tl_attr_int(e->ctx, e->i64, op == TL_ROP_CVT_F32_F16HI ? 1 : 0));
+    *k = V_F32;
+    return make(e, "simt.cvt", 1, &h, e->t[V_F32], NULL, NULL);
+  }
+  case TL_ROP_CVT_F16X2_F32:
+  case TL_ROP_CVT_BF16X2_F32: {
+    *k = op == TL_ROP_CVT_F16X2_F32 ? V_H2 : V_B2;
+    TlValue *ops[2] = {as(e, a, V_F32), as(e, b, V_F32)};
+    return make(e, "simt.cvt_pack", 2, ops, e->t[*k], "rounding",
+                tl_attr_string(e->ctx, "rn", 2));
+  }
+  default:
+    TL_UNREACHABLE("checked by tl_cast_recipe_emittable");
+  }
+}
+
+/*===--- Groups ----------------------------------------------------------===*/
+
+/* Marks the registers that the needed output words depend on. A recipe is
+ * single-assignment, so one backward pass over the ops suffices. */
+static void mark_live(const TlCastRecipe *r, const bool *need_word,
+                      bool *live) {
+  memset(live, 0, 256 * sizeof *live);
+  for (unsigned j = 0; j < r->n_out_words; j++)
+    if (need_word[j])
+      live[r->out_regs[j]] = true;
+  for (unsigned i = r->n_ops; i-- > 0;) {
+    const TlRegOp *o = &r->ops[i];
+    if (!live[o->dst])
+      continue;
+    unsigned n = tl_regop_num_operands((TlRegOpcode)o->op);
+    uint8_t src[3] = {o->a, o->b, o->c};
+    for (unsigned k = 0; k < n; k++)
+      live[src[k]] = true;
+  }
+}
+
+/* One group: n (1..r->n_values) values from in[0..n_in), which may be fewer
+ * than r->n_in_words words; results into out in identity order. */
+static void emit_group(Em *e, const TlCastRecipe *r, TlValue *const *in,
+                       unsigned n_in, unsigned n, TlValue **out) {
+  Reg regs[256];
+  bool live[256], need[TL_RECIPE_MAX_WORDS] = {false};
+  unsigned per = r->dst.bits == 32 ? 1 : 2;
+  int elem_of[TL_RECIPE_MAX_VALUES]; /* recipe element holding value i */
+  for (unsigned k = 0; k < r->n_values; k++)
+    elem_of[r->value_of[k]] = (int)k;
+  for (unsigned i = 0; i < n; i++)
+    need[elem_of[i] / per] = true;
+  mark_live(r, need, live);
+  memset(regs, 0, sizeof regs);
+  for (unsigned k = 0; k < r->n_in_words; k++)
+    if (live[k])
+      regs[k].v[V_U32] = k < n_in ? in[k] : konst(e, 0);
+  for (unsigned i = 0; i < r->n_ops; i++) {
+    if (!live[r->ops[i].dst])
+      continue;
+    View k;
+    /* computed before the store: recipes never write an operand, but the
+     * order keeps that assumption out of the way */
+    TlValue *v = emit_op(e, &r->ops[i], regs, &k);
+    memset(&regs[r->ops[i].dst], 0, sizeof(Reg));
+    regs[r->ops[i].dst].v[k] = v;
+  }
+  if (per == 1) { /* one word per element: reordering is free */
+    for (unsigned i = 0; i < n; i++)
+      out[i] = u32(e, &regs[r->out_regs[elem_of[i]]]);
+    return;
+  }
+  /* Output word k holds values 2k (low half) and 2k + 1 (high half). Free
+   * when they are one recipe word's halves in order; otherwise one prmt
+   * picks the two halves' bytes from {b, a} (bytes 0-3 of a, 4-7 of b),
+   * with b a zero word when only the low half is wanted. */
+  for (unsigned k = 0; 2 * k < n; k++) {
+    int lo = elem_of[2 * k], hi = 2 * k + 1 < n ? elem_of[2 * k + 1] : -1;
+    TlValue *wa = u32(e, &regs[r->out_regs[lo / 2]]);
+    if (hi == lo + 1 && lo % 2 == 0) {
+      out[k] = wa;
+      continue;
+    }
+    unsigned la = 2 * (unsigned)(lo % 2), hb;
+    TlValue *wb;
+    if (hi < 0) {
+      wb = konst(e, 0);
+      hb = 4;
+    } else if (hi / 2 == lo / 2) {
+      wb = wa;
+      hb = 2 * (unsigned)(hi % 2);
+    } else {
+      wb = u32(e, &regs[r->out_regs[hi / 2]]);
+      hb = 4 + 2 * (unsigned)(hi % 2);
+    }
+    uint32_t sel = la | (la + 1) << 4 | hb << 8 | (hb + 1) << 12;
+    TlValue *ops[3] = {wa, wb, konst(e, sel)};
+    out[k] = make(e, "simt.prmt", 3, ops, e->t[V_U32], NULL, NULL);
+  }
+}
+
+bool tl_emit_cast_recipe(TlBuilder *b, TlLoc loc, const TlCastRecipe *r,
+                         TlValue *const *in, unsigned n_elems, TlValue **out,
+                         TlErr *err) {
+  if (!tl_cast_recipe_emittable(r, err))
+    return false;
+  if (n_elems == 0)
+    return tl_err(err, "no values to cast");
+  Em *e = tl_xcalloc(1, sizeof *e);
+  e->b = b;
+  e->loc = loc;
+  e->ctx = tl_module_context(b->module);
+  e->t[V_U32] = tl_type_int(e->ctx, 32, false);
+  e->t[V_F32] = tl_type_f32(e->ctx);
+  e->f16 = tl_type_f16(e->ctx);
+  e->t[V_H2] = tl_simt_vec_type(e->ctx, 2, e->f16);
+  e->t[V_B2] = tl_simt_vec_type(e->ctx, 2, tl_type_bf16(e->ctx));
+  e->i32 = tl_type_int(e->ctx, 32, true);
+  e->i64 = tl_type_int(e->ctx, 64, true);
+  unsigned nv = r->n_values,
+           total_in = tl_cast_recipe_words(r->src.bits, n_elems);
+  unsigned per_out = nv * r->dst.bits / 32; /* output words per group */
+  for (unsigned k = 0; k < total_in; k++)
+    tl_assert(tl_value_type(in[k]) == e->t[V_U32]);
+  for (unsigned g = 0; g * nv < n_elems; g++) {
+    unsigned first = g * r->n_in_words;
+    unsigned n = n_elems - g * nv < nv ? n_elems - g * nv : nv;
+    unsigned avail =
+        total_in - first < r->n_in_words ? total_in - first : r->n_in_words;
+    emit_group(e, r, in + first, avail, n, out + g * per_out);
+  }
+  tl_free(e);
+  return true;
+}
