@@ -813,13 +813,13 @@ static Smem *smem_of(Lower *L, TlValue *v) {
   return e ? e->smem : NULL;
 }
 
-/* Byte address of the shared element at (off + idx): the layout's mixed
- * radix per dimension, its strides and base, then its swizzle. */
-static TlValue *smem_addr(Lower *L, Smem *m, TlValue **off, TlValue **idx) {
-  const TlSharedLayout *l = &m->layout;
+/* The unswizzled element offset of the shared element at (off + idx),
+ * idx may be NULL: the layout's mixed radix per dimension, its strides and
+ * its base. */
+static TlValue *smem_linear(Lower *L, const TlSharedLayout *l, TlValue **off, TlValue **idx) {
   TlValue *lin = cst(L, i64(L), l->base);
   for (int d = 0; d < l->rank; d++) {
-    TlValue *pos = op2(L, "arith.addi", off[d], idx[d]);
+    TlValue *pos = idx ? op2(L, "arith.addi", off[d], idx[d]) : off[d];
     /* The dimension's modes, least significant (last) first. */
     int64_t below = 1;
     for (int j = l->num_modes - 1; j >= 0; j--) {
@@ -839,13 +839,24 @@ static TlValue *smem_addr(Lower *L, Smem *m, TlValue **off, TlValue **idx) {
       below *= l->mode_shape[j];
     }
   }
+  return lin;
+}
+
+/* Byte address of the shared element at (off + idx): its linear offset,
+ * then the layout's swizzle. */
+static TlValue *smem_addr(Lower *L, Smem *m, TlValue **off, TlValue **idx) {
+  const TlSharedLayout *l = &m->layout;
+  TlValue *lin = smem_linear(L, l, off, idx);
   if (l->swizzle_bits) {
     int64_t mask = ((INT64_C(1) << l->swizzle_bits) - 1) << l->swizzle_base;
     TlValue *hi = op2(L, "arith.shri", lin, cst(L, i64(L), l->swizzle_shift));
     lin = op2(L, "arith.xori", lin, op2(L, "arith.andi", hi, cst(L, i64(L), mask)));
   }
+  /* Sub-byte elements are accessed in whole aligned bytes only. */
   unsigned b = tl_type_bitwidth(m->elem);
-  TlValue *bytes = b == 8 ? lin : op2(L, "arith.muli", lin, cst(L, i64(L), b / 8));
+  TlValue *bytes = b == 8  ? lin
+                   : b > 8 ? op2(L, "arith.muli", lin, cst(L, i64(L), b / 8))
+                           : op2(L, "arith.divi", lin, cst(L, i64(L), 8 / b));
   TlValue *ops[2] = {m->base, bytes};
   TlType *pt = tl_value_type(m->base);
   return tl_op_result(make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
@@ -878,10 +889,11 @@ static int64_t offset_div(Lower *L, TlValue *v) {
 /* The widest shared access (at most 16 bytes) for local elements i.. of
  * a tile in register layout l at offsets whose last one is `last_off`:
  * consecutive along the last dimension in registers and in shared memory,
- * the first one's index there a multiple of the width. */
+ * the first one's index there a multiple of the width. For sub-byte
+ * elements a width whose bits are not whole bytes cannot be accessed. */
 static int64_t smem_vector_run(Lower *L, const Smem *m, const TlLayout *l, int64_t i,
                                TlValue *last_off) {
-  unsigned eb = tl_type_bitwidth(m->elem) / 8;
+  unsigned b = tl_type_bitwidth(m->elem);
   int64_t ci[TL_LAYOUT_MAX_RANK];
   int64_t n = local_run(l, i, ci);
   int64_t div = pow2_factor(ci[l->rank - 1]);
@@ -891,7 +903,7 @@ static int64_t smem_vector_run(Lower *L, const Smem *m, const TlLayout *l, int64
   if (od < div)
     div = od;
   int64_t w = 1;
-  while (w * 2 <= n && w * 2 * eb <= 16 && div % (w * 2) == 0 && smem_runs(&m->layout, w * 2))
+  while (w * 2 <= n && w * 2 * b <= 128 && div % (w * 2) == 0 && smem_runs(&m->layout, w * 2))
     w *= 2;
   return w;
 }
@@ -950,7 +962,7 @@ static bool load_ldmatrix(Lower *L, Smem *m, const TlLayout *l, unsigned b, TlVa
   int64_t w = 128 / b;
   TlLayout q;
   bool trans = false;
-  if (rank < 2 || L->threads % 32 || (b != 8 && b != 16 && b != 32) ||
+  if (rank < 2 || L->threads % 32 || 32 % b ||
       !smem_runs(&m->layout, w) || offset_div(L, last_off) % w)
     return false;
   if (!tl_layout_ldmatrix_compatible(l, (int)b, false, 1, &q, NULL)) {
@@ -987,16 +999,17 @@ static bool load_ldmatrix(Lower *L, Smem *m, const TlLayout *l, unsigned b, TlVa
   return true;
 }
 
-/* Tiles of 8, 16 or 32-bit elements: ldmatrix where the layouts allow it,
- * else the widest ld.shared runs. */
+/* Tiles of 1, 2, 4, 8, 16 or 32-bit elements: ldmatrix where the layouts
+ * allow it, else the widest ld.shared runs (whole bytes for sub-byte
+ * elements). */
 static bool lower_load_shared(Lower *L, TlOp *op) {
   Smem *m = smem_of(L, tl_op_operand(op, 0));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
   unsigned b = elem_bits(rt);
   if (!m)
     return fail(L, op, "shared tiles not made by tl.alloc_shared");
-  if (b != 8 && b != 16 && b != 32)
-    return fail(L, op, "shared loads of elements other than 8, 16 or 32 bits");
+  if (32 % b)
+    return fail(L, op, "shared loads of elements other than 1, 2, 4, 8, 16 or 32 bits");
   int rank = m->layout.rank;
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < rank; d++)
@@ -1013,6 +1026,9 @@ static bool lower_load_shared(Lower *L, TlOp *op) {
     index_of(L, l, i, idx);
     TlValue *p = smem_addr(L, m, off, idx);
     int64_t w = smem_vector_run(L, m, l, i, last_off);
+    if (w * b < 8)
+      return fail(L, op, "shared loads of sub-byte elements whose runs along the last "
+                         "dimension are not whole aligned bytes");
     if (w > 1) {
       unsigned bytes = (unsigned)w * b / 8;
       TlType *at = access_type(L, bytes);
@@ -1038,8 +1054,8 @@ static bool lower_store_shared(Lower *L, TlOp *op) {
   unsigned b = elem_bits(t->type);
   if (!m)
     return fail(L, op, "shared tiles not made by tl.alloc_shared");
-  if (b != 8 && b != 16 && b != 32)
-    return fail(L, op, "shared stores of elements other than 8, 16 or 32 bits");
+  if (32 % b)
+    return fail(L, op, "shared stores of elements other than 1, 2, 4, 8, 16 or 32 bits");
   int rank = m->layout.rank;
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < rank; d++)
@@ -1053,6 +1069,12 @@ static bool lower_store_shared(Lower *L, TlOp *op) {
     index_of(L, l, i, idx);
     TlValue *p = smem_addr(L, m, off, idx);
     int64_t w = smem_vector_run(L, m, l, i, last_off);
+    if (w * b < 8) {
+      if (guard)
+        close_guard(L, outside);
+      return fail(L, op, "shared stores of sub-byte elements whose runs along the last "
+                         "dimension are not whole aligned bytes (threads would share bytes)");
+    }
     if (w > 1) {
       TlNamedAttr al = align_attr(L, (unsigned)w * b / 8);
       TlValue *ops[2] = {gather_access(L, t, i, w), p};
@@ -1081,23 +1103,15 @@ static bool lower_store_shared(Lower *L, TlOp *op) {
  * evenly over the block's threads. 0 when no width qualifies. */
 static int64_t copy_width(Lower *L, TlOp *op, const Smem *m, int64_t n) {
   const TlSharedLayout *l = &m->layout;
-  int64_t eb = tl_type_bitwidth(m->elem) / 8, last = l->shape[l->rank - 1];
+  int64_t b = tl_type_bitwidth(m->elem), last = l->shape[l->rank - 1];
   TlAccessAlignment acc;
   if (!L->facts || !tl_analysis_access_alignment(L->facts, op, &acc) ||
       acc.contiguous < last)
     return 0;
-  int inner = -1;
-  for (int j = l->num_modes - 1; j >= 0 && inner < 0; j--)
-    if (l->mode_dim[j] == l->rank - 1)
-      inner = j;
-  for (int64_t w = 16 / eb; w >= 1 && w * eb >= 4; w /= 2) {
-    bool ok = last % w == 0 && acc.row % (w * eb) == 0 && l->base % w == 0 &&
-              (n / w) % L->threads == 0 && inner >= 0 &&
-              l->mode_stride[inner] == 1 && l->mode_shape[inner] % w == 0 &&
-              (!l->swizzle_bits || (INT64_C(1) << l->swizzle_base) >= w);
-    for (int j = 0; ok && j < l->num_modes; j++)
-      ok = j == inner || l->mode_stride[j] % w == 0;
-    if (ok)
+  for (int64_t cb = 16; cb >= 4; cb /= 2) {
+    int64_t w = cb * 8 / b;
+    if (last % w == 0 && acc.row % cb == 0 && (n / w) % L->threads == 0 &&
+        smem_runs(l, w))
       return w;
   }
   return 0;
@@ -1114,8 +1128,8 @@ static bool lower_copy_async(Lower *L, TlOp *op) {
                        "tl.view_global");
   bool masked = tl_op_attr(op, "masked") != NULL;
   unsigned b = tl_type_bitwidth(m->elem);
-  if (b != 8 && b != 16 && b != 32)
-    return fail(L, op, "copies of elements other than 8, 16 or 32 bits");
+  if (32 % b)
+    return fail(L, op, "copies of elements other than 1, 2, 4, 8, 16 or 32 bits");
   const TlSharedLayout *sl = &m->layout;
   int rank = sl->rank;
   int64_t n = 1;
@@ -1171,7 +1185,8 @@ static bool lower_copy_async(Lower *L, TlOp *op) {
       so[d] = tl_op_result(make(L, "arith.select", 3, a, 1, &it, 0, NULL), 0);
       si[d] = tl_op_result(make(L, "arith.select", 3, c, 1, &it, 0, NULL), 0);
     }
-    TlValue *bytes = op1(L, "arith.trunci", op2(L, "arith.muli", cnt, cst(L, i64(L), b / 8)),
+    TlValue *bits = op2(L, "arith.muli", cnt, cst(L, i64(L), b));
+    TlValue *bytes = op1(L, "arith.trunci", op2(L, "arith.divi", bits, cst(L, i64(L), 8)),
                          i32(L));
     TlValue *ops[3] = {dst, elem_addr(L, v, so, si, &bitoff), bytes};
     make(L, "simt.cp_async", 3, ops, 0, NULL, 2, attrs);
@@ -1220,8 +1235,76 @@ static bool lower_alloc_register(Lower *L, TlOp *op) {
 
 /* view, reshape and permute keep every thread's bits: only the type
  * changes. */
+/* tl.slice, tl.permute and tl.reshape of a shared tile: a view of the same
+ * bytes in the result type's layout (the verifier derived it), starting,
+ * for a slice, at the sub-tile's first element. The offsets are multiples
+ * of the sizes, so the sub-tile's kept digits are 0 and its unswizzled
+ * offset less the base is the shift, a multiple of the swizzle block,
+ * which the swizzle therefore leaves alone. */
+static bool lower_shared_view(Lower *L, TlOp *op, Smem *src) {
+  TlErr err;
+  Smem *m = TL_ARENA_NEW(&L->arena, Smem);
+  if (!tl_shared_type_layout(tl_value_type(tl_op_result(op, 0)), &m->layout, &err))
+    return fail(L, op, "a shared view without a layout");
+  m->elem = src->elem;
+  m->base = src->base;
+  if (!strcmp(tl_op_name(op), "tl.slice")) {
+    const TlSharedLayout *l = &src->layout;
+    int64_t offs[TL_LAYOUT_MAX_RANK];
+    unsigned b = tl_type_bitwidth(m->elem);
+    if (!tl_slice_offsets(op, offs))
+      return fail(L, op, "a slice without offsets");
+    for (int j = 0; j < l->num_modes; j++)
+      if (b < 8 && (l->mode_stride[j] * b) % 8)
+        return fail(L, op, "slices of sub-byte shared tiles that may start inside a byte");
+    TlValue *pos[TL_LAYOUT_MAX_RANK];
+    unsigned next = 1;
+    for (int d = 0; d < l->rank; d++)
+      pos[d] = offs[d] >= 0 ? cst(L, i64(L), offs[d])
+                            : to_i64(L, scalar(L, tl_op_operand(op, next++)));
+    TlValue *shift = op2(L, "arith.subi", smem_linear(L, l, pos, NULL), cst(L, i64(L), l->base));
+    TlValue *bytes = b == 8  ? shift
+                     : b > 8 ? op2(L, "arith.muli", shift, cst(L, i64(L), b / 8))
+                             : op2(L, "arith.divi", shift, cst(L, i64(L), 8 / b));
+    TlValue *ops[2] = {src->base, bytes};
+    TlType *pt = tl_value_type(src->base);
+    m->base = tl_op_result(make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+  }
+  Entry e = {tl_op_result(op, 0), NULL, NULL, NULL, m};
+  tl_vec_push(&L->map, e);
+  return true;
+}
+
+/* tl.slice of a register tile: result element j is the operand's local
+ * element the layout library names (no data moves between threads). */
+static bool lower_reg_slice(Lower *L, TlOp *op, Tile *src) {
+  TlType *rt = tl_value_type(tl_op_result(op, 0));
+  int64_t offs[TL_LAYOUT_MAX_RANK], sizes[TL_LAYOUT_MAX_RANK];
+  int rank = (int)tl_tensor_rank(rt);
+  for (int d = 0; d < rank; d++)
+    sizes[d] = tl_tensor_dim(rt, (unsigned)d);
+  TlLayout out;
+  int64_t n = tl_layout_local_size(tl_reg_layout(rt));
+  int64_t *map = tl_xmalloc(sizeof *map * (size_t)(n + 1));
+  bool ok = tl_slice_offsets(op, offs) &&
+            tl_layout_slice(&out, tl_reg_layout(src->type), offs, sizes, map, NULL);
+  if (ok) {
+    Tile *t = zero_tile(L, rt);
+    for (int64_t j = 0; j < n; j++)
+      set_elem(L, t, (unsigned)j, get_elem(L, src, (unsigned)map[j]));
+    put_tile(L, tl_op_result(op, 0), t);
+  }
+  tl_free(map);
+  return ok || fail(L, op, "a register slice the layout library does not derive");
+}
+
 static bool lower_reinterpret(Lower *L, TlOp *op) {
+  Smem *sm = smem_of(L, tl_op_operand(op, 0));
+  if (sm)
+    return lower_shared_view(L, op, sm);
   Tile *src = tile_of(L, tl_op_operand(op, 0));
+  if (!strcmp(tl_op_name(op), "tl.slice"))
+    return lower_reg_slice(L, op, src);
   Tile *t = new_tile(L, tl_value_type(tl_op_result(op, 0)));
   if (t->nwords != src->nwords)
     return fail(L, op, "a view changing the number of words");
@@ -1476,8 +1559,96 @@ static bool dot_pairs(const DotForm *f, Tile *a, Tile *b, Tile *c, TlLayout *qc,
   return true;
 }
 
+/* The local index at which every thread of the block holds element idx
+ * of layout l, or -1 when some thread does not hold it or the threads
+ * hold it at different local indices. thread_of maps a block thread to a
+ * thread of l (threads past l's count hold replicas of lower ones). */
+static int64_t same_local(Lower *L, const TlLayout *l, int64_t t, const int64_t *idx,
+                          int64_t *holders) {
+  int64_t local, count, nt = tl_layout_num_threads(l);
+  if (!tl_layout_locate(l, idx, &local, holders, 1024, &count, NULL))
+    return -1;
+  for (int64_t k = 0; k < count && k < 1024; k++)
+    if (holders[k] == t % nt)
+      return local;
+  return -1;
+}
+
+/* A SIMT dot: every thread computes its own C elements from A and B
+ * elements it holds itself, at the same local positions in every thread
+ * (checked at compile time), as one fma.rn.f32 per k in k order (the
+ * products of f16, bf16 and f32 values are exact in f32, so this rounds as
+ * tl.dot does) or, for i32 accumulators, wrapping multiplies and adds.
+ * False, emitting nothing, when the layouts or types do not allow it. */
+static bool simt_dot(Lower *L, Tile *a, Tile *b, Tile *c, Tile **out) {
+  TlType *ea = tl_tensor_elem(a->type), *eb = tl_tensor_elem(b->type),
+         *ec = tl_tensor_elem(c->type);
+  bool fl = is_f(ec, 8, 23);
+  bool fin = (is_f(ea, 5, 10) || is_f(ea, 8, 7) || is_f(ea, 8, 23)) &&
+             (is_f(eb, 5, 10) || is_f(eb, 8, 7) || is_f(eb, 8, 23));
+  bool iin = tl_type_is_int(ea) && tl_type_is_int(eb) && tl_type_bitwidth(ea) <= 32 &&
+             tl_type_bitwidth(eb) <= 32;
+  bool iacc = tl_type_is_int(ec) && tl_type_int_width(ec) == 32;
+  if (!(fl && fin) && !(iacc && iin))
+    return false;
+  const TlLayout *la = tl_reg_layout(a->type), *lb = tl_reg_layout(b->type),
+                 *lc = tl_reg_layout(c->type);
+  int64_t K = tl_tensor_dim(a->type, 1), nc = tl_layout_local_size(lc);
+  if ((int64_t)L->threads * nc * K > (INT64_C(1) << 22))
+    return false;
+  int64_t *pa = tl_xmalloc(sizeof *pa * (size_t)(nc * K)), *pb = tl_xmalloc(sizeof *pb * (size_t)(nc * K));
+  int64_t *holders = tl_xmalloc(sizeof *holders * 1024);
+  bool ok = true;
+  for (int64_t t = 0; t < (int64_t)L->threads && ok; t++)
+    for (int64_t i = 0; i < nc && ok; i++) {
+      int64_t ij[TL_LAYOUT_MAX_RANK];
+      ok = tl_layout_map(lc, t % tl_layout_num_threads(lc), i, ij, NULL);
+      for (int64_t k = 0; k < K && ok; k++) {
+        int64_t ik[2] = {ij[0], k}, kj[2] = {k, ij[1]};
+        int64_t xa = same_local(L, la, t, ik, holders), xb = same_local(L, lb, t, kj, holders);
+        ok = xa >= 0 && xb >= 0 && (t == 0 || (pa[i * K + k] == xa && pb[i * K + k] == xb));
+        pa[i * K + k] = xa;
+        pb[i * K + k] = xb;
+      }
+    }
+  tl_free(holders);
+  if (ok) {
+    Tile *d = new_tile(L, c->type);
+    memcpy(d->words, c->words, sizeof *d->words * d->nwords);
+    TlType *f32 = tl_type_f32(L->ctx), *ct;
+    for (int64_t i = 0; i < nc; i++) {
+      TlValue *acc = decode(L, d, (unsigned)i, &ct);
+      for (int64_t k = 0; k < K; k++) {
+        TlType *ta, *tb;
+        TlValue *x = decode(L, a, (unsigned)pa[i * K + k], &ta);
+        TlValue *y = decode(L, b, (unsigned)pb[i * K + k], &tb);
+        if (fl) {
+          if (ta != f32)
+            x = op1(L, "arith.extf", x, f32);
+          if (tb != f32)
+            y = op1(L, "arith.extf", y, f32);
+          TlValue *ops[3] = {x, y, acc};
+          acc = tl_op_result(make(L, "simt.fma", 3, ops, 1, &f32, 0, NULL), 0);
+        } else {
+          if (ta != ct)
+            x = op1(L, "arith.bitcast", x, ct);
+          if (tb != ct)
+            y = op1(L, "arith.bitcast", y, ct);
+          acc = op2(L, "arith.addi", acc, op2(L, "arith.muli", x, y));
+        }
+      }
+      encode(L, d, (unsigned)i, acc);
+    }
+    *out = d;
+  }
+  tl_free(pa);
+  tl_free(pb);
+  return ok;
+}
+
 /* tl.dot as mma.sync: the first form whose fragments the operand layouts
- * tile, one instruction per (m, n, k) block, k ascending. */
+ * tile, one instruction per (m, n, k) block, k ascending; else a SIMT
+ * dot. */
 static bool lower_dot(Lower *L, TlOp *op) {
   Tile *a = tile_of(L, tl_op_operand(op, 0)), *b = tile_of(L, tl_op_operand(op, 1)),
        *c = tile_of(L, tl_op_operand(op, 2));
@@ -1497,13 +1668,21 @@ static bool lower_dot(Lower *L, TlOp *op) {
     if (dot_pairs(g, a, b, c, &qc, &K, &pair_a, &pair_b))
       f = g;
   }
-  if (!typed)
-    return fail(L, op, "dot of these element types (mma takes f16 or bf16 with f32 "
-                       "accumulation, f16 with f16, i8/u8 or u1 with i32; a SIMT dot is "
-                       "not implemented)");
-  if (!f)
-    return fail(L, op, "dot whose layouts are not tilings of one mma form's fragments "
-                       "with matching blocks in every warp (a SIMT dot is not implemented)");
+  if (!f) {
+    Tile *d;
+    if (simt_dot(L, a, b, c, &d)) {
+      put_tile(L, tl_op_result(op, 0), d);
+      return true;
+    }
+    if (!typed)
+      return fail(L, op, "dot of these element types with these layouts (mma takes f16 or "
+                         "bf16 with f32 accumulation, f16 with f16, i8/u8 or u1 with i32; "
+                         "the SIMT dot needs f32 or i32 accumulators and every thread "
+                         "holding the A and B elements of its C elements)");
+    return fail(L, op, "dot whose layouts are neither tilings of one mma form's fragments "
+                       "with matching blocks in every warp nor a SIMT dot's (every thread "
+                       "holding the A and B elements of its C elements)");
+  }
   int64_t nqc = tl_layout_local_size(&qc);
   Tile *d = new_tile(L, c->type);
   memcpy(d->words, c->words, sizeof *d->words * d->nwords);
@@ -2206,7 +2385,7 @@ static bool lower_op(Lower *L, TlOp *op) {
   if (!strcmp(n, "tl.store_global"))
     return lower_store_global(L, op);
   if (!strcmp(n, "tl.view") || !strcmp(n, "tl.reshape") ||
-      !strcmp(n, "tl.permute"))
+      !strcmp(n, "tl.permute") || !strcmp(n, "tl.slice"))
     return lower_reinterpret(L, op);
   if (!strcmp(n, "tl.cast"))
     return lower_cast(L, op);
