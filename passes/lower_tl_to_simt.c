@@ -19,11 +19,14 @@
  *   - global and shared loads and stores move the widest runs (up to 16
  *     bytes) the layouts and the alignment analysis allow; shared loads
  *     whose register layout tiles the ldmatrix fragment use ldmatrix;
- *   - casts decode each element to a 32-bit int or f32 and encode it again;
- *     f32 pairs into f16/bf16 use one cvt.rn.{f16,bf16}x2.f32.
+ *   - casts from types of at most 8 bits to f16, bf16 and f32 run the dtype
+ *     library's register recipes (lop3/prmt/magic-number programs); f32
+ *     pairs into f16/bf16 use one cvt.rn.{f16,bf16}x2.f32; other casts
+ *     decode each element to a 32-bit int or f32 and encode it again.
  * What is not lowered yet is reported at the op, never miscompiled.
  *
  * Requires: verified IR. Guarantees: no tl op is left; the funcs verify. */
+#include "cast_recipe.h"
 #include "passes_internal.h"
 #include "tl/analysis.h"
 #include "tl/dialects.h"
@@ -1369,8 +1372,23 @@ static bool lower_cast(Lower *L, TlOp *op) {
   Tile *src = tile_of(L, tl_op_operand(op, 0));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
   TlType *se = tl_tensor_elem(src->type), *de = tl_tensor_elem(rt);
-  Tile *t = zero_tile(L, rt);
   int64_t n = tl_layout_local_size(tl_reg_layout(rt));
+  /* Types of at most 8 bits to f16, bf16 and f32: the dtype library's
+   * exhaustively checked register recipes (docs/dtypes.md), over the
+   * tile's words as they are. */
+  TlDType sd, dd;
+  const TlCastRecipe *r = n > 0 && tl_type_to_dtype(se, &sd) && tl_type_to_dtype(de, &dd)
+                              ? tl_cast_recipe_find(sd, dd)
+                              : NULL;
+  if (r && tl_cast_recipe_emittable(r, NULL)) {
+    Tile *t = new_tile(L, rt);
+    TlErr err;
+    if (!tl_emit_cast_recipe(&L->b, L->loc, r, src->words, (unsigned)n, t->words, &err))
+      return fail(L, op, err.msg);
+    put_tile(L, tl_op_result(op, 0), t);
+    return true;
+  }
+  Tile *t = zero_tile(L, rt);
   /* f32 pairs to f16x2/bf16x2: one cvt.rn per word. */
   if (is_f(se, 8, 23) && (is_f(de, 5, 10) || is_f(de, 8, 7)) && n % 2 == 0) {
     TlType *v2 = tl_simt_vec_type(L->ctx, 2, de);

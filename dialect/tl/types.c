@@ -600,3 +600,31 @@ const TlTypeDef tl_ptr_type_def = {"tl.ptr", ptr_parse, ptr_print};
 const TlTypeDef tl_global_type_def = {"tl.global", global_parse, global_print};
 const TlTypeDef tl_shared_type_def = {"tl.shared", shared_parse, shared_print};
 const TlTypeDef tl_reg_type_def = {"tl.reg", reg_parse, reg_print};
+
+/* The dtype library's description of an element type: bool, uN/iN, f16,
+ * bf16, f32, f64 and the small floats fNeXmY. */
+bool tl_type_to_dtype(const TlType *t, TlDType *out) {
+  TlDType d = {0, 0, 0, 0};
+  if (tl_type_is_bool(t))
+    d = tl_dtype_bool();
+  else if (tl_type_is_int(t))
+    d = tl_type_int_signed(t) ? tl_dtype_int(tl_type_int_width(t))
+                              : tl_dtype_uint(tl_type_int_width(t));
+  else if (tl_type_is_float(t)) {
+    unsigned e = tl_type_float_exp(t), m = tl_type_float_man(t);
+    if (e == 5 && m == 10)
+      d = tl_dtype_f16();
+    else if (e == 8 && m == 7)
+      d = tl_dtype_bf16();
+    else if (e == 8 && m == 23)
+      d = tl_dtype_f32();
+    else if (e == 11 && m == 52)
+      d = tl_dtype_f64();
+    else
+      d = tl_dtype_small_float(e, m);
+  }
+  if (!tl_dtype_is_valid(d))
+    return false;
+  *out = d;
+  return true;
+}

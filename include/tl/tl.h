@@ -16,6 +16,7 @@
 #ifndef TL_TL_H
 #define TL_TL_H
 
+#include "tl/dtype.h"
 #include "tl/ir.h"
 #include "tl/layout.h"
 
@@ -153,6 +154,10 @@ bool tl_permute_perm(TlOp *op, int *perm);
  * when the "static_offsets" attribute is missing or does not match the
  * operands. */
 bool tl_slice_offsets(TlOp *op, int64_t *offsets);
+
+/* The dtype library's TlDType of an element type (bool, integers of 1 to
+ * 64 bits, f16, bf16, f32, f64, small floats); false for other types. */
+bool tl_type_to_dtype(const TlType *t, TlDType *out);
 
 #ifdef __cplusplus
 }

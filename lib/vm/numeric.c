@@ -7,31 +7,7 @@
 
 /*===--- Element types ---------------------------------------------------===*/
 
-bool tl_vm_dtype_of(const TlType *t, TlDType *out) {
-  TlDType d = {0, 0, 0, 0};
-  if (tl_type_is_bool(t))
-    d = tl_dtype_bool();
-  else if (tl_type_is_int(t))
-    d = tl_type_int_signed(t) ? tl_dtype_int(tl_type_int_width(t))
-                              : tl_dtype_uint(tl_type_int_width(t));
-  else if (tl_type_is_float(t)) {
-    unsigned e = tl_type_float_exp(t), m = tl_type_float_man(t);
-    if (e == 5 && m == 10)
-      d = tl_dtype_f16();
-    else if (e == 8 && m == 7)
-      d = tl_dtype_bf16();
-    else if (e == 8 && m == 23)
-      d = tl_dtype_f32();
-    else if (e == 11 && m == 52)
-      d = tl_dtype_f64();
-    else
-      d = tl_dtype_small_float(e, m);
-  }
-  if (!tl_dtype_is_valid(d))
-    return false;
-  *out = d;
-  return true;
-}
+bool tl_vm_dtype_of(const TlType *t, TlDType *out) { return tl_type_to_dtype(t, out); }
 
 static const double *half_table(TlVm *vm, TlDType dt, double **slot) {
   if (!*slot) {
