@@ -1819,6 +1819,76 @@ static bool lower_unary(Lower *L, TlOp *op) {
   return true;
 }
 
+static TlValue *fcst(Lower *L, double v) {
+  return tl_arith_constant(&L->b, tl_attr_float(L->ctx, tl_type_f32(L->ctx), v), L->loc);
+}
+
+static TlValue *math(Lower *L, const char *fn, TlValue *x) {
+  TlType *f32 = tl_type_f32(L->ctx);
+  TlNamedAttr a = {"fn", str(L, fn)};
+  return tl_op_result(make(L, "simt.math", 1, &x, 1, &f32, 1, &a), 0);
+}
+
+static TlValue *fma32(Lower *L, TlValue *a, TlValue *b, TlValue *c) {
+  TlType *f32 = tl_type_f32(L->ctx);
+  TlValue *ops[3] = {a, b, c};
+  return tl_op_result(make(L, "simt.fma", 3, ops, 1, &f32, 0, NULL), 0);
+}
+
+/* e^x as 2^t (1 + c ln 2) with t = x * log2(e) rounded and c the rest of
+ * x * log2(e): the product's rounding error (an fma) plus x times the
+ * low part of log2(e); c is 0 once |t| >= 128, where 2^t is 0 or
+ * infinite. The error is ex2.approx's, not a multiple of |x| as for
+ * ex2(x * log2(e)). */
+static TlValue *exp32(Lower *L, TlValue *x) {
+  TlType *f32 = tl_type_f32(L->ctx), *i1 = tl_type_bool(L->ctx);
+  TlValue *hi = fcst(L, 1.44269502162933349609375);       /* log2(e) in f32 */
+  TlValue *lo = fcst(L, 1.925963033500011e-08);           /* log2(e) - hi */
+  TlValue *t = op2(L, "arith.mulf", x, hi);
+  TlValue *c = fma32(L, x, lo, fma32(L, x, hi, op1(L, "arith.negf", t, f32)));
+  TlNamedAttr olt = {"predicate", str(L, "olt")};
+  TlValue *cmp[2] = {op1(L, "arith.absf", t, f32), fcst(L, 128.0)};
+  TlValue *small = tl_op_result(make(L, "arith.cmpf", 2, cmp, 1, &i1, 1, &olt), 0);
+  TlValue *sel[3] = {small, c, fcst(L, 0.0)};
+  c = tl_op_result(make(L, "arith.select", 3, sel, 1, &f32, 0, NULL), 0);
+  TlValue *r = math(L, "ex2.approx", t);
+  return fma32(L, r, op2(L, "arith.mulf", c, fcst(L, 0.693147182464599609375)), r);
+}
+
+/* tl.exp, tl.exp2, tl.log2, tl.sqrt, tl.rsqrt on f16, bf16 and f32: in f32
+ * by the special-function unit (sqrt correctly rounded), then rounded to
+ * the element type. Within the approximations' error of the VM's exactly
+ * rounded values (docs/lowering.md). */
+static bool lower_math(Lower *L, TlOp *op) {
+  const char *n = tl_op_name(op) + 3;
+  Tile *x = tile_of(L, tl_op_operand(op, 0));
+  TlType *rt = tl_value_type(tl_op_result(op, 0)), *f32 = tl_type_f32(L->ctx);
+  TlType *e = tl_tensor_elem(rt);
+  if (!is_f(e, 8, 23) && !is_f(e, 5, 10) && !is_f(e, 8, 7))
+    return fail(L, op, "math functions on types other than f16, bf16 and f32");
+  Tile *t = zero_tile(L, rt);
+  int64_t count = tl_layout_local_size(tl_reg_layout(rt));
+  for (int64_t i = 0; i < count; i++) {
+    TlType *ct;
+    TlValue *a = decode(L, x, (unsigned)i, &ct), *r;
+    if (ct != f32)
+      a = op1(L, "arith.extf", a, f32);
+    if (!strcmp(n, "exp"))
+      r = exp32(L, a);
+    else
+      r = math(L, !strcmp(n, "exp2")   ? "ex2.approx"
+                  : !strcmp(n, "log2") ? "lg2.approx"
+                  : !strcmp(n, "sqrt") ? "sqrt.rn"
+                                       : "rsqrt.approx",
+               a);
+    if (ct != f32)
+      r = op1(L, "arith.truncf", r, ct);
+    encode(L, t, (unsigned)i, r);
+  }
+  put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
 /* tl.cmp: arith.cmpi by the compute type's signedness, or arith.cmpf with
  * the ordered predicate (false on NaN) except `ne`, which is unordered
  * (true on NaN); each i1 result becomes one bit of the tile. */
@@ -2416,6 +2486,9 @@ static bool lower_op(Lower *L, TlOp *op) {
     return lower_elementwise(L, op);
   if (!strcmp(n, "tl.neg") || !strcmp(n, "tl.abs") || !strcmp(n, "tl.not"))
     return lower_unary(L, op);
+  if (!strcmp(n, "tl.exp") || !strcmp(n, "tl.exp2") || !strcmp(n, "tl.log2") ||
+      !strcmp(n, "tl.sqrt") || !strcmp(n, "tl.rsqrt"))
+    return lower_math(L, op);
   if (!strcmp(n, "tl.cmp"))
     return lower_cmp(L, op);
   if (!strcmp(n, "tl.broadcast"))

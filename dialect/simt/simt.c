@@ -775,6 +775,30 @@ static TlResult fma_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
+/* The special-function unit and the correctly rounded square root, on
+ * f32: ex2.approx, lg2.approx and rsqrt.approx (subnormals kept, results
+ * within the PTX ISA's stated error of the exact value) and sqrt.rn. */
+static const char *const math_fns[] = {"ex2.approx", "lg2.approx", "rsqrt.approx",
+                                       "sqrt.rn", NULL};
+
+static TlResult math_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"fn", TL_ATTR_STRING, true}};
+  if (TL_FAILED(counts(op, 1, 1)) || TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  if (!one_of(str_attr(op, "fn"), math_fns)) {
+    tl_op_emit_error(op, "'fn' must be \"ex2.approx\", \"lg2.approx\", "
+                         "\"rsqrt.approx\" or \"sqrt.rn\", not \"%s\"",
+                     str_attr(op, "fn"));
+    return TL_FAILURE;
+  }
+  TlType *t = rt(op, 0);
+  if (t != tl_type_f32(tl_op_context(op)))
+    return bad(op, "the result", "f32", t);
+  if (ot(op, 0) != t)
+    return bad(op, "the operand", "the result type", ot(op, 0));
+  return TL_SUCCESS;
+}
+
 /*===--- Conversions -----------------------------------------------------===*/
 
 /* The scalar types cvt converts: f16, bf16, f32, f64 and the 8, 16, 32 and
@@ -1040,6 +1064,8 @@ OP(sub2_def, "simt.sub2", "sub.rn.{f16x2,bf16x2}", TL_TRAIT_PURE, packed_verify)
 OP(mul2_def, "simt.mul2", "mul.rn.{f16x2,bf16x2}", TL_TRAIT_PURE, packed_verify)
 OP(fma2_def, "simt.fma2", "fma.rn.{f16x2,bf16x2}", TL_TRAIT_PURE, packed_verify)
 OP(fma_def, "simt.fma", "fma.rn.f32", TL_TRAIT_PURE, fma_verify)
+OP(math_def, "simt.math", "ex2/lg2/rsqrt.approx.f32 and sqrt.rn.f32", TL_TRAIT_PURE,
+   math_verify)
 OP(cvt_def, "simt.cvt", "cvt between f16, bf16, f32, f64 and 8..64-bit ints",
    TL_TRAIT_PURE, cvt_verify)
 OP(cvt_pack_def, "simt.cvt_pack", "cvt.{rn,rz}.{f16x2,bf16x2}.f32",
@@ -1075,6 +1101,7 @@ static const TlOpDef *const simt_ops[] = {&thread_id_def,
                                           &mul2_def,
                                           &fma2_def,
                                           &fma_def,
+                                          &math_def,
                                           &cvt_def,
                                           &cvt_pack_def,
                                           &bitcast_def,

@@ -684,6 +684,20 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
     LLVMValueRef args[3] = {operand(t, op, 0), operand(t, op, 1), operand(t, op, 2)};
     return call(t, op, "llvm.fma", ov, 1, args, 3);
   }
+  /* The special functions: llvm.nvvm.ex2.approx is overloaded, the others
+   * name their type. */
+  if (!strcmp(n, "math")) {
+    const char *fn = str_attr(op, "fn");
+    LLVMTypeRef ov[1] = {lr};
+    LLVMValueRef x = operand(t, op, 0);
+    if (!strcmp(fn, "ex2.approx"))
+      return call(t, op, "llvm.nvvm.ex2.approx", ov, 1, &x, 1);
+    return call(t, op,
+                !strcmp(fn, "lg2.approx")     ? "llvm.nvvm.lg2.approx.f"
+                : !strcmp(fn, "rsqrt.approx") ? "llvm.nvvm.rsqrt.approx.f"
+                                              : "llvm.nvvm.sqrt.rn.f",
+                NULL, 0, &x, 1);
+  }
   if (!strcmp(n, "cvt"))
     return cvt(t, op);
   if (!strcmp(n, "cvt_pack")) {

@@ -46,6 +46,7 @@ enum {
   SC_MUL2,
   SC_FMA2,
   SC_FMA,
+  SC_MATH,
   SC_CVT,
   SC_CVT_PACK,
   SC_BITCAST,
@@ -82,6 +83,7 @@ static const struct {
     {"simt.mul2", SC_MUL2},
     {"simt.fma2", SC_FMA2},
     {"simt.fma", SC_FMA},
+    {"simt.math", SC_MATH},
     {"simt.cvt", SC_CVT},
     {"simt.cvt_pack", SC_CVT_PACK},
     {"simt.bitcast", SC_BITCAST},
@@ -394,6 +396,22 @@ static int64_t int_attr(TlOp *op, const char *name, int64_t dflt) {
   return a ? tl_attr_int_value(a) : dflt;
 }
 
+/* simt.math: the exact function rounded once to f32 (the hardware's
+ * approximations are within their stated error of it), the canonical NaN
+ * for a NaN result. */
+static const char *const math_fns[] = {"ex2.approx", "lg2.approx", "rsqrt.approx",
+                                       "sqrt.rn", NULL};
+
+static uint32_t sv_math(int fn, uint32_t bits) {
+  float x;
+  memcpy(&x, &bits, 4);
+  double d = x, r = fn == 0 ? exp2(d) : fn == 1 ? log2(d) : fn == 2 ? 1.0 / sqrt(d) : sqrt(d);
+  float f = (float)r;
+  uint32_t out;
+  memcpy(&out, &f, 4);
+  return isnan(f) ? 0x7fffffffu : out;
+}
+
 static int find_name(const char *const *list, const char *s) {
   for (int i = 0; s && list[i]; i++)
     if (!strcmp(list[i], s))
@@ -578,6 +596,9 @@ static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
     break;
   case SC_LOP3:
     in->imm = int_attr(op, "lut", 0);
+    break;
+  case SC_MATH:
+    in->imm = find_name(math_fns, str_attr(op, "fn"));
     break;
   case SC_CVT:
     in->rnd = sv_round_parse(str_attr(op, "rounding"));
@@ -1478,6 +1499,9 @@ static bool exec_reg(TlSimtVm *vm, SInst *in, const Mask *m) {
     }
     case SC_FMA: /* f32 only: one rounding, the canonical NaN */
       out[0] = tl_f32_fma((uint32_t)a[0], (uint32_t)b[0], (uint32_t)c[0]);
+      break;
+    case SC_MATH:
+      out[0] = sv_math((int)in->imm, (uint32_t)a[0]);
       break;
     case SC_CVT:
       out[0] = sv_cvt(in->et2, in->et, a[0], in->rnd, in->flag);
