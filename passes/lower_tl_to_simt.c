@@ -1404,6 +1404,11 @@ static bool lower_cast(Lower *L, TlOp *op) {
     put_tile(L, tl_op_result(op, 0), t);
     return true;
   }
+  if (se == de) {
+    memcpy(t->words, src->words, sizeof *t->words * t->nwords);
+    put_tile(L, tl_op_result(op, 0), t);
+    return true;
+  }
   bool dst_ok = tl_type_is_int(de) || is_f(de, 8, 23) || is_f(de, 5, 10) || is_f(de, 8, 7);
   if (!dst_ok || tl_type_bitwidth(de) > 32 || tl_type_bitwidth(se) > 32)
     return fail(L, op, "casts from or to this element type");
@@ -1413,6 +1418,17 @@ static bool lower_cast(Lower *L, TlOp *op) {
     if (!x)
       return fail(L, op, "casts from this element type");
     TlValue *y;
+    if (tl_type_is_bool(de)) {
+      /* Nonzero is true; so is NaN (an unordered compare). */
+      TlType *i1 = tl_type_bool(L->ctx);
+      bool fl = tl_type_is_float(ct);
+      TlNamedAttr ne = {"predicate", str(L, fl ? "une" : "ne")};
+      TlValue *ops[2] = {x, fl ? tl_arith_constant(&L->b, tl_attr_float(L->ctx, ct, 0.0), L->loc)
+                               : cst(L, ct, 0)};
+      TlValue *c = tl_op_result(make(L, fl ? "arith.cmpf" : "arith.cmpi", 2, ops, 1, &i1, 1, &ne), 0);
+      encode(L, t, (unsigned)i, op1(L, "arith.exti", c, u32(L)));
+      continue;
+    }
     if (tl_type_is_float(de)) {
       if (tl_type_is_int(ct))
         y = op1(L, "arith.itofp", x, de);

@@ -53,16 +53,12 @@ FEATURES = {
     "small_float_compute": False,
     # float tl.mod (`float remainders`).
     "float_mod": False,
-    # casts to i1 (bool): the block-level VM gives x != 0, the lowering
-    # saturates (floats truncate toward zero first), so i8 -54 or f32 0.8
-    # give 1 on one VM and 0 on the other. Reduced case:
-    # test/passes/Inputs/random/cast-to-bool.tl.
-    "cast_to_bool": False,
-    # casts from a float type to itself: the block-level VM makes every NaN
-    # 0x7fc00000 (f32), the lowering keeps the bits (the identity), which a
-    # later tl.view shows. Reduced case:
-    # test/passes/Inputs/random/identity-cast-nan.tl.
-    "identity_float_cast": False,
+    # casts to i1 (bool): x != 0 on both VMs (NaN is true). Regression
+    # case: test/passes/Inputs/random/cast-to-bool.tl.
+    "cast_to_bool": True,
+    # casts from a float type to itself: the identity, NaN payloads kept.
+    # Regression case: test/passes/Inputs/random/identity-cast-nan.tl.
+    "identity_float_cast": True,
 }
 
 # --------------------------------------------------------------------------

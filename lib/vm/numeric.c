@@ -152,6 +152,8 @@ static uint64_t float_to_int(const EType *d, double x) {
 }
 
 uint64_t e_convert(const EType *s, const EType *d, uint64_t c) {
+  if (s->type == d->type) /* the identity: NaN payloads kept */
+    return c;
   if (s->kind == EK_FLOAT) {
     double x = e_f(s, c);
     if (d->kind == EK_FLOAT)
