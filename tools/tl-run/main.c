@@ -38,7 +38,7 @@ typedef struct Pair {
 
 typedef struct Options {
   bool vm, simt;
-  bool block_given, smem_given;
+  bool block_given, grid_given, smem_given;
   int64_t grid[3], block[3], smem; /* --simt launch */
   bool mma_sm90;                   /* --mma sm90 */
   bool bench, json, no_vm_check;   /* GPU: --bench, --json, --no-vm-check */
@@ -258,6 +258,7 @@ static int parse_args(int argc, char **argv, Options *o) {
         return fail("%s needs X[,Y,Z] of positive sizes, not '%s'", flag, v);
       }
       o->block_given |= flag[2] == 'b';
+      o->grid_given |= flag[2] == 'g';
     } else if (!strncmp(a, "-D", 2)) {
       v = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
       if (!v)
@@ -850,6 +851,56 @@ out:
 
 /*===--- Driver -----------------------------------------------------------===*/
 
+/* Names for a lowered kernel's grid expressions: its integer arguments
+ * (by the func's arg_names) and its template values. */
+typedef struct GridNames {
+  TlOp *func;
+  Arg *args;
+  unsigned n;
+} GridNames;
+
+static bool grid_lookup(void *user, const char *name, size_t len, int64_t *v) {
+  GridNames *g = user;
+  TlAttr *names = tl_op_attr(g->func, "arg_names"), *templ = tl_op_attr(g->func, "template");
+  for (unsigned i = 0; names && i < g->n && i < tl_attr_array_size(names); i++) {
+    size_t l;
+    const char *s = tl_attr_string_value(tl_attr_array_elem(names, i), &l);
+    if (l == len && !memcmp(s, name, len) && g->args[i].vm.kind == TL_VM_ARG_INT) {
+      *v = g->args[i].vm.i;
+      return true;
+    }
+  }
+  for (unsigned i = 0; templ && i < tl_attr_dict_size(templ); i++) {
+    TlNamedAttr e = tl_attr_dict_entry(templ, i);
+    if (strlen(e.name) == len && !memcmp(e.name, name, len)) {
+      *v = tl_attr_int_value(e.attr);
+      return true;
+    }
+  }
+  return false;
+}
+
+/* --simt without --grid: the grid the lowered func records (its `grid`
+ * expressions over the arguments), or 1 when it records none. */
+static bool simt_grid(TlOp *func, Arg *args, unsigned n, int64_t *grid) {
+  TlAttr *exprs = tl_op_attr(func, "grid");
+  GridNames g = {func, args, n};
+  for (unsigned d = 0; exprs && d < tl_attr_array_size(exprs) && d < 3; d++) {
+    size_t len;
+    const char *text = tl_attr_string_value(tl_attr_array_elem(exprs, d), &len);
+    int64_t v;
+    TlErr err;
+    if (!tl_expr_eval(text, len, grid_lookup, &g, &v, &err, NULL))
+      return !fail("cannot compute the grid of @%s: %s (give --grid)",
+                   tl_symbol_name(func), err.msg);
+    if (v < 1 || v > INT32_MAX)
+      return !fail("the grid of @%s has %lld blocks in dimension %u (give --grid)",
+                   tl_symbol_name(func), (long long)v, d);
+    grid[d] = v;
+  }
+  return true;
+}
+
 int main(int argc, char **argv) {
   Options o;
   memset(&o, 0, sizeof o);
@@ -927,6 +978,8 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < o.prints.len; i++)
     if (!buffer_named(kernel, args, "--print", o.prints.data[i]))
       goto out;
+  if (o.simt && !o.grid_given && !simt_grid(kernel, args, nparams, launch.grid))
+    goto out;
   TlVmArg *vargs = tl_xcalloc(nparams + 1, sizeof *vargs);
   for (unsigned i = 0; i < nparams; i++)
     vargs[i] = args[i].vm;
