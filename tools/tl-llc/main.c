@@ -4,6 +4,8 @@
  *
  * Exit status: 0 on success; 1 for bad input, a bad command line or a
  * compilation error. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "tl/dialects.h"
 #include "tl/pass.h"
 #include "tl/target.h"
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void usage(FILE *out) {
   fputs("usage: tl-llc [options] [input.tl | -]\n"
@@ -146,6 +149,12 @@ static void write_metadata(TlModule *m, const TlTargetOptions *o, TlStr *out) {
   tl_str_puts(out, "\n  ]\n}\n");
 }
 
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 int main(int argc, char **argv) {
   const char *input = NULL, *output = NULL;
   TlTargetOptions topts = {"sm_80", 0, 3};
@@ -212,13 +221,16 @@ int main(int argc, char **argv) {
     goto done;
   const char *name = strcmp(input, "-") == 0 ? "<stdin>" : input;
   tl_diag_add_source(tl_context_diag(ctx), name, text, len);
+  double t0 = now_ms();
   TlModule *m = tl_parse_module(ctx, name, text, len, 1);
   tl_free(text);
   TlTarget *target = NULL;
   TlStr out = {0};
-  if (!m || TL_FAILED(tl_verify(tl_module_op(m))) ||
-      TL_FAILED(lower_tl_kernels(m)))
+  bool parsed = m && !TL_FAILED(tl_verify(tl_module_op(m)));
+  double t1 = now_ms();
+  if (!parsed || TL_FAILED(lower_tl_kernels(m)))
     goto fail;
+  double t2 = now_ms();
   target = tl_target_create(ctx, &topts);
   if (!target)
     goto fail;
@@ -227,10 +239,10 @@ int main(int argc, char **argv) {
     goto fail;
   if (timing)
     fprintf(stderr,
-            "tl-llc: translate %.2f ms, optimize %.2f ms, codegen %.2f ms, "
-            "total %.2f ms\n",
-            times.translate_ms, times.optimize_ms, times.codegen_ms,
-            times.translate_ms + times.optimize_ms + times.codegen_ms);
+            "tl-llc: parse %.2f ms, lower %.2f ms, translate %.2f ms, optimize %.2f ms, "
+            "codegen %.2f ms, total %.2f ms\n",
+            t1 - t0, t2 - t1, times.translate_ms, times.optimize_ms, times.codegen_ms,
+            (t2 - t0) + times.translate_ms + times.optimize_ms + times.codegen_ms);
   if (output && strcmp(output, "-") && !emit_llvm) {
     /* The launch metadata beside the PTX: OUTPUT.json. */
     TlStr meta = {0}, path = {0};
