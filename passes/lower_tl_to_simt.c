@@ -2228,6 +2228,121 @@ static bool lower_reduce(Lower *L, TlOp *op) {
   return true;
 }
 
+/*===--- print -----------------------------------------------------------===*/
+
+/* A value of element type e as a printf operand and its conversion, in
+ * the block VM's style: integers in decimal, floats with enough digits to
+ * identify them within their type. NULL for types print cannot show. */
+static TlValue *print_arg(Lower *L, TlValue *v, TlType *e, const char **spec) {
+  TlType *f32 = tl_type_f32(L->ctx);
+  if (tl_type_is_int(e)) {
+    unsigned w = tl_type_int_width(e);
+    bool sg = tl_type_int_signed(e) && !tl_type_is_bool(e);
+    if (w == 64) {
+      *spec = sg ? "%lld" : "%llu";
+      return v;
+    }
+    *spec = sg ? "%d" : "%u";
+    TlType *t32 = sg ? i32(L) : u32(L);
+    return tl_value_type(v) == t32 ? v : op1(L, "arith.exti", v, t32);
+  }
+  if (is_f(e, 11, 52)) {
+    *spec = "%.17g";
+    return v;
+  }
+  if (is_f(e, 8, 23) || is_f(e, 5, 10) || is_f(e, 8, 7)) {
+    *spec = is_f(e, 8, 23) ? "%.9g" : "%.5g";
+    return tl_value_type(v) == f32 ? v : op1(L, "arith.extf", v, f32);
+  }
+  return NULL;
+}
+
+/* `FILE:LINE:COL: TYPE` of a print, with % doubled for printf. */
+static void print_where(TlOp *op, TlType *t, TlStr *out) {
+  TlLoc l = tl_op_loc(op);
+  for (const char *c = l.file ? l.file : "<unknown>"; *c; c++)
+    tl_str_printf(out, *c == '%' ? "%%%%" : "%c", *c);
+  tl_str_printf(out, ":%u:%u: ", l.line, l.col);
+  TlStr ts = {0};
+  tl_type_print(t, &ts);
+  tl_str_printf(out, "%s", tl_str_cstr(&ts));
+  tl_str_free(&ts);
+}
+
+static void emit_printf(Lower *L, const char *fmt, unsigned n, TlValue *const *args) {
+  TlNamedAttr f = {"format", str(L, fmt)};
+  make(L, "simt.printf", n, args, 0, NULL, 1, &f);
+}
+
+/* tl.print through the device printf. A scalar: thread 0 of each block
+ * prints `block (x, y, z): WHERE: TYPE = VALUE`, as the block VM does. A
+ * tile: each element once (replicas skipped), by the thread that holds
+ * it, as `block (x, y, z) thread T: WHERE: TYPE[i, j] = VALUE`, in the
+ * device's order. */
+static bool lower_print(Lower *L, TlOp *op) {
+  TlValue *v = tl_op_operand(op, 0);
+  TlType *t = tl_value_type(v);
+  TlValue *blk[3];
+  TlType *it = i32(L);
+  for (int d = 0; d < 3; d++) {
+    TlNamedAttr dim = {"dim", str(L, d == 0 ? "x" : d == 1 ? "y" : "z")};
+    blk[d] = tl_op_result(make(L, "simt.block_id", 0, NULL, 1, &it, 1, &dim), 0);
+  }
+  TlStr fmt = {0};
+  const char *spec;
+  if (tl_tensor_kind(t) != TL_TENSOR_REG) {
+    TlValue *a = print_arg(L, scalar(L, v), t, &spec);
+    if (!a) {
+      tl_str_free(&fmt);
+      return fail(L, op, "prints of this scalar type");
+    }
+    tl_str_printf(&fmt, "block (%%d, %%d, %%d): ");
+    print_where(op, t, &fmt);
+    tl_str_printf(&fmt, " = %s\n", spec);
+    TlType *i1 = tl_type_bool(L->ctx);
+    TlNamedAttr eq = {"predicate", str(L, "eq")};
+    TlValue *ops[2] = {L->tid, cst(L, i32(L), 0)};
+    TlBuilder outside =
+        open_guard(L, tl_op_result(make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &eq), 0));
+    TlValue *args[4] = {blk[0], blk[1], blk[2], a};
+    emit_printf(L, tl_str_cstr(&fmt), 4, args);
+    close_guard(L, outside);
+    tl_str_free(&fmt);
+    return true;
+  }
+  Tile *x = tile_of(L, v);
+  const TlLayout *l = tl_reg_layout(t);
+  TlType *e = tl_tensor_elem(t);
+  TlValue *guard = writer_guard(L, l);
+  TlBuilder outside = guard ? open_guard(L, guard) : L->b;
+  bool ok = true;
+  for (int64_t i = 0; i < tl_layout_local_size(l) && ok; i++) {
+    TlType *ct;
+    TlValue *val = decode(L, x, (unsigned)i, &ct), *idx[TL_LAYOUT_MAX_RANK];
+    TlValue *a = val ? print_arg(L, val, e, &spec) : NULL;
+    if (!a) {
+      ok = fail(L, op, "prints of tiles of this element type (cast them first)");
+      break;
+    }
+    index_of(L, l, i, idx);
+    tl_str_clear(&fmt);
+    tl_str_printf(&fmt, "block (%%d, %%d, %%d) thread %%d: ");
+    print_where(op, t, &fmt);
+    TlValue *args[4 + TL_LAYOUT_MAX_RANK + 1] = {blk[0], blk[1], blk[2], L->tid};
+    for (int d = 0; d < l->rank; d++) {
+      tl_str_printf(&fmt, d ? ", %%lld" : "[%%lld");
+      args[4 + d] = idx[d];
+    }
+    tl_str_printf(&fmt, "] = %s\n", spec);
+    args[4 + l->rank] = a;
+    emit_printf(L, tl_str_cstr(&fmt), 5 + (unsigned)l->rank, args);
+  }
+  if (guard)
+    close_guard(L, outside);
+  tl_str_free(&fmt);
+  return ok;
+}
+
 /*===--- Control flow and the driver -------------------------------------===*/
 
 static bool lower_block(Lower *L, TlBlock *blk);
@@ -2502,6 +2617,8 @@ static bool lower_op(Lower *L, TlOp *op) {
     return lower_elementwise(L, op);
   if (!strcmp(n, "tl.neg") || !strcmp(n, "tl.abs") || !strcmp(n, "tl.not"))
     return lower_unary(L, op);
+  if (!strcmp(n, "tl.print"))
+    return lower_print(L, op);
   if (!strcmp(n, "tl.exp") || !strcmp(n, "tl.exp2") || !strcmp(n, "tl.log2") ||
       !strcmp(n, "tl.sqrt") || !strcmp(n, "tl.rsqrt"))
     return lower_math(L, op);

@@ -35,7 +35,6 @@ SKIP = {
     "test/vm/op-budget.tl": "the VM's op budget (a loop that does not end)",
     "test/vm/slice.tl": "unaligned copies for the VM; test/passes/Inputs/slices.tl "
                         "is the aligned program",
-    "test/vm/tl-run.tl": "tl.print is not lowered",
 }
 
 

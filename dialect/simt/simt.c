@@ -799,6 +799,91 @@ static TlResult math_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
+/* simt.printf: the CUDA device printf (vprintf) with a constant format. */
+int tl_simt_printf_next(const char *fmt, size_t len, size_t *pos, TlPrintfSpec *spec) {
+  size_t i = *pos;
+  for (;;) {
+    while (i < len && fmt[i] != '%')
+      i++;
+    if (i >= len) {
+      *pos = len;
+      return 0;
+    }
+    if (i + 1 < len && fmt[i + 1] == '%') {
+      i += 2;
+      continue;
+    }
+    break;
+  }
+  spec->start = i++;
+  while (i < len && strchr("-+ #0", fmt[i]))
+    i++;
+  while (i < len && fmt[i] >= '0' && fmt[i] <= '9')
+    i++;
+  if (i < len && fmt[i] == '.') {
+    i++;
+    while (i < len && fmt[i] >= '0' && fmt[i] <= '9')
+      i++;
+  }
+  spec->wide = i + 1 < len && fmt[i] == 'l' && fmt[i + 1] == 'l';
+  if (spec->wide)
+    i += 2;
+  if (i >= len || !strchr(spec->wide ? "diuxXo" : "diuxXocfFeEgGaA", fmt[i])) {
+    *pos = i;
+    return -1;
+  }
+  spec->conv = fmt[i];
+  spec->end = *pos = i + 1;
+  return 1;
+}
+
+static TlResult printf_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"format", TL_ATTR_STRING, true}};
+  if (tl_op_num_results(op)) {
+    tl_op_emit_error(op, "has no results");
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  size_t len, pos = 0;
+  const char *fmt = tl_attr_string_value(tl_op_attr(op, "format"), &len);
+  TlPrintfSpec sp;
+  unsigned n = 0;
+  int r;
+  TlContext *c = tl_op_context(op);
+  while ((r = tl_simt_printf_next(fmt, len, &pos, &sp)) > 0) {
+    if (n >= tl_op_num_operands(op)) {
+      tl_op_emit_error(op, "the format has more conversions than the %u operands",
+                       tl_op_num_operands(op));
+      return TL_FAILURE;
+    }
+    TlType *t = ot(op, n);
+    bool fl = strchr("fFeEgGaA", sp.conv) != NULL;
+    bool ok = fl ? t == tl_type_f32(c) || t == tl_type_f64(c)
+                 : tl_type_is_int(t) && !tl_type_is_bool(t) &&
+                       tl_type_int_width(t) == (sp.wide ? 64u : 32u);
+    if (!ok) {
+      tl_op_emit_error(op, "operand #%u is printed by '%.*s', which takes %s, not the operand's type",
+                       n, (int)(sp.end - sp.start), fmt + sp.start,
+                       fl ? "f32 or f64" : sp.wide ? "a 64-bit integer" : "a 32-bit integer");
+      return TL_FAILURE;
+    }
+    n++;
+  }
+  if (r < 0) {
+    tl_op_emit_error(op, "unsupported conversion at byte %zu of the format (TL prints "
+                         "d i u x X o c, with ll for 64 bits, and f F e E g G a A)",
+                     pos);
+    return TL_FAILURE;
+  }
+  if (n != tl_op_num_operands(op)) {
+    tl_op_emit_error(op, "the format has %u conversion%s but the op has %u operands", n,
+                     n == 1 ? "" : "s", tl_op_num_operands(op));
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
 /*===--- Conversions -----------------------------------------------------===*/
 
 /* The scalar types cvt converts: f16, bf16, f32, f64 and the 8, 16, 32 and
@@ -1066,6 +1151,8 @@ OP(fma2_def, "simt.fma2", "fma.rn.{f16x2,bf16x2}", TL_TRAIT_PURE, packed_verify)
 OP(fma_def, "simt.fma", "fma.rn.f32", TL_TRAIT_PURE, fma_verify)
 OP(math_def, "simt.math", "ex2/lg2/rsqrt.approx.f32 and sqrt.rn.f32", TL_TRAIT_PURE,
    math_verify)
+OP(printf_def, "simt.printf", "device printf (vprintf) with a constant format", 0,
+   printf_verify)
 OP(cvt_def, "simt.cvt", "cvt between f16, bf16, f32, f64 and 8..64-bit ints",
    TL_TRAIT_PURE, cvt_verify)
 OP(cvt_pack_def, "simt.cvt_pack", "cvt.{rn,rz}.{f16x2,bf16x2}.f32",
@@ -1102,6 +1189,7 @@ static const TlOpDef *const simt_ops[] = {&thread_id_def,
                                           &fma2_def,
                                           &fma_def,
                                           &math_def,
+                                          &printf_def,
                                           &cvt_def,
                                           &cvt_pack_def,
                                           &bitcast_def,

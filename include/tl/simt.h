@@ -37,6 +37,22 @@ unsigned tl_simt_value_bits(const TlType *t);
 /* The mma forms simt.mma accepts, as one line of text (static storage). */
 const char *tl_simt_mma_forms_text(void);
 
+/* One conversion of a simt.printf format: text[start, end) is the whole
+ * `%...c` (flags "-+ #0", width, `.precision`, `ll` for 64-bit integers),
+ * conv its letter: an integer (d i u x X o c), taking an i32/u32 operand,
+ * or an i64/u64 one with `ll`; or a float (f F e E g G a A), taking an f32
+ * (printed as a double) or an f64 operand. */
+typedef struct TlPrintfSpec {
+  size_t start, end;
+  char conv;
+  bool wide; /* `ll` */
+} TlPrintfSpec;
+
+/* The next conversion of fmt[0, len) at or after *pos (which it advances);
+ * `%%` is text. Returns 1 with *spec filled, 0 at the end, -1 for a
+ * malformed or unsupported conversion (*spec->start says where). */
+int tl_simt_printf_next(const char *fmt, size_t len, size_t *pos, TlPrintfSpec *spec);
+
 #ifdef __cplusplus
 }
 #endif

@@ -577,6 +577,58 @@ static LLVMValueRef cvt(Tr *t, TlOp *op) {
   return out;
 }
 
+/* simt.printf: vprintf(format, arguments), the device printf the CUDA
+ * driver provides (a real .extern .func, not an intrinsic): the format a
+ * constant string in global memory, the arguments in a local buffer made
+ * at the kernel's entry, each at its natural alignment, an f32 promoted to
+ * double as C's variadic calls do. */
+static LLVMValueRef printf_op(Tr *t, TlOp *op) {
+  size_t len;
+  const char *fmt = tl_attr_string_value(tl_op_attr(op, "format"), &len);
+  LLVMContextRef lc = t->lc;
+  LLVMBuilderRef b = t->b;
+  LLVMValueRef str = LLVMConstStringInContext2(lc, fmt, len, 0);
+  LLVMValueRef g = LLVMAddGlobalInAddressSpace(t->mod, LLVMTypeOf(str), "tl_fmt", 1);
+  LLVMSetInitializer(g, str);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  LLVMTypeRef ptr = LLVMPointerTypeInContext(lc, 0);
+  unsigned n = tl_op_num_operands(op);
+  LLVMTypeRef *fields = tl_xcalloc(n + 1, sizeof *fields);
+  LLVMValueRef *vals = tl_xcalloc(n + 1, sizeof *vals);
+  for (unsigned i = 0; i < n; i++) {
+    vals[i] = operand(t, op, i);
+    if (LLVMGetTypeKind(LLVMTypeOf(vals[i])) == LLVMFloatTypeKind)
+      vals[i] = LLVMBuildFPExt(b, vals[i], LLVMDoubleTypeInContext(lc), "");
+    fields[i] = LLVMTypeOf(vals[i]);
+  }
+  LLVMValueRef buf = LLVMConstNull(ptr);
+  if (n) {
+    LLVMTypeRef st = LLVMStructTypeInContext(lc, fields, n, 0);
+    LLVMBuilderRef eb = LLVMCreateBuilderInContext(lc);
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(t->fn);
+    LLVMValueRef first = LLVMGetFirstInstruction(entry);
+    if (first)
+      LLVMPositionBuilderBefore(eb, first);
+    else
+      LLVMPositionBuilderAtEnd(eb, entry);
+    buf = LLVMBuildAlloca(eb, st, "printf_args");
+    LLVMDisposeBuilder(eb);
+    for (unsigned i = 0; i < n; i++)
+      LLVMBuildStore(b, vals[i], LLVMBuildStructGEP2(b, st, buf, i, ""));
+  }
+  tl_free(fields);
+  tl_free(vals);
+  LLVMTypeRef params[2] = {ptr, ptr};
+  LLVMTypeRef fty = LLVMFunctionType(LLVMInt32TypeInContext(lc), params, 2, 0);
+  LLVMValueRef f = LLVMGetNamedFunction(t->mod, "vprintf");
+  if (!f)
+    f = LLVMAddFunction(t->mod, "vprintf", fty);
+  LLVMValueRef args[2] = {LLVMBuildAddrSpaceCast(b, g, ptr, ""), buf};
+  return LLVMBuildCall2(b, fty, f, args, 2, "");
+}
+
 static LLVMValueRef simt_op(Tr *t, TlOp *op) {
   const char *n = tl_op_name(op) + 5; /* after "simt." */
   LLVMBuilderRef b = t->b;
@@ -629,6 +681,8 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
     LLVMValueRef k = LLVMConstInt(i32t(t), (unsigned long long)int_attr(op, "pending", 0), 0);
     return call(t, op, "llvm.nvvm.cp.async.wait.group", NULL, 0, &k, 1);
   }
+  if (!strcmp(n, "printf"))
+    return printf_op(t, op);
   if (!strcmp(n, "barrier")) {
     LLVMValueRef args[2] = {
         LLVMConstInt(i32t(t), (unsigned long long)int_attr(op, "id", 0), 0),

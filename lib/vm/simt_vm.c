@@ -47,6 +47,7 @@ enum {
   SC_FMA2,
   SC_FMA,
   SC_MATH,
+  SC_PRINTF,
   SC_CVT,
   SC_CVT_PACK,
   SC_BITCAST,
@@ -84,6 +85,7 @@ static const struct {
     {"simt.fma2", SC_FMA2},
     {"simt.fma", SC_FMA},
     {"simt.math", SC_MATH},
+    {"simt.printf", SC_PRINTF},
     {"simt.cvt", SC_CVT},
     {"simt.cvt_pack", SC_CVT_PACK},
     {"simt.bitcast", SC_BITCAST},
@@ -181,6 +183,7 @@ struct TlSimtVm {
   TlSimtVmStats stats;
   TlSimtMmaModel mma_model;
   int64_t max_ops; /* 0: no budget */
+  FILE *print_out; /* simt.printf's output; NULL: none */
 
   /* The run in progress. */
   TlOp *func;
@@ -279,9 +282,12 @@ TlSimtVm *tl_simt_vm_create(TlContext *ctx) {
   TlSimtVm *vm = tl_xcalloc(1, sizeof *vm);
   vm->ctx = ctx;
   vm->tl = tl_vm_create(ctx);
+  vm->print_out = stdout;
   tl_arena_init(&vm->arena);
   return vm;
 }
+
+void tl_simt_vm_set_print_stream(TlSimtVm *vm, FILE *out) { vm->print_out = out; }
 
 void tl_simt_vm_destroy(TlSimtVm *vm) {
   if (!vm)
@@ -1061,6 +1067,56 @@ static int warps_of(const Mask *m, int *ws) {
   return n;
 }
 
+/* Format text s[from, to) with no conversions: `%%` is one `%`. */
+static void put_text(FILE *f, const char *s, size_t from, size_t to) {
+  for (size_t i = from; i < to; i++) {
+    if (s[i] == '%' && i + 1 < to && s[i + 1] == '%')
+      i++;
+    fputc(s[i], f);
+  }
+}
+
+/* simt.printf: each active thread, in thread order, formats its operands
+ * as the device printf does (an f32 is printed as a double). */
+static void exec_printf(TlSimtVm *vm, SInst *in, const Mask *m) {
+  if (!vm->print_out)
+    return;
+  size_t len;
+  const char *fmt = tl_attr_string_value(tl_op_attr(in->op, "format"), &len);
+  for (int j = 0; j < m->n; j++) {
+    int t = m->t[j];
+    size_t pos = 0, done = 0;
+    unsigned k = 0;
+    TlPrintfSpec sp;
+    while (tl_simt_printf_next(fmt, len, &pos, &sp) > 0) {
+      put_text(vm->print_out, fmt, done, sp.start);
+      char spec[64];
+      snprintf(spec, sizeof spec, "%.*s", (int)(sp.end - sp.start), fmt + sp.start);
+      uint64_t bits = reg(vm, in->in[k], t)[0];
+      TlType *ty = tl_value_type(tl_op_operand(in->op, k));
+      if (strchr("fFeEgGaA", sp.conv)) {
+        double d;
+        if (tl_type_bitwidth(ty) == 32) {
+          float f;
+          uint32_t w = (uint32_t)bits;
+          memcpy(&f, &w, 4);
+          d = f;
+        } else {
+          memcpy(&d, &bits, 8);
+        }
+        fprintf(vm->print_out, spec, d);
+      } else if (sp.wide) {
+        fprintf(vm->print_out, spec, (long long)bits);
+      } else {
+        fprintf(vm->print_out, spec, (int)(uint32_t)bits);
+      }
+      done = sp.end;
+      k++;
+    }
+    put_text(vm->print_out, fmt, done, len);
+  }
+}
+
 static bool exec_shfl(TlSimtVm *vm, SInst *in, const Mask *m) {
   if (!full_warps(vm, in, m))
     return false;
@@ -1735,6 +1791,10 @@ static bool run_body(TlSimtVm *vm, SBody *b, const Mask *m) {
       break;
     case SC_SHFL:
       ok = exec_shfl(vm, in, m);
+      break;
+    case SC_PRINTF:
+      exec_printf(vm, in, m);
+      ok = true;
       break;
     default:
       ok =
