@@ -2050,11 +2050,20 @@ static bool lower_broadcast(Lower *L, TlOp *op) {
   unsigned b = elem_bits(rt);
   int64_t count = tl_layout_local_size(tl_reg_layout(rt));
   if (tl_tensor_kind(tl_value_type(a)) != TL_TENSOR_REG) {
-    if (b != 8 && b != 16 && b != 32)
-      return fail(L, op, "broadcasts of scalars other than 8, 16 or 32 bits");
-    TlValue *bits = op1(L, "arith.bitcast", scalar(L, a), tl_type_int(L->ctx, b, false));
+    if (b > 32)
+      return fail(L, op, "broadcasts of 64-bit scalars");
+    /* The scalar's bits, zero-extended (set_elem keeps the low b): integers
+     * of any width (i1 included) as they are, floats reinterpreted. */
+    TlValue *bits = scalar(L, a);
+    TlType *st = tl_value_type(bits);
+    if (tl_type_is_float(st))
+      bits = op1(L, "arith.bitcast", bits, tl_type_int(L->ctx, b, false));
+    else if (tl_type_int_signed(st) && !tl_type_is_bool(st))
+      bits = op1(L, "arith.bitcast", bits, tl_type_int(L->ctx, b, false));
     if (b < 32)
       bits = op1(L, "arith.exti", bits, u32(L));
+    else if (tl_value_type(bits) != u32(L))
+      bits = op1(L, "arith.bitcast", bits, u32(L));
     for (int64_t i = 0; i < count; i++)
       set_elem(L, t, (unsigned)i, bits);
     put_tile(L, tl_op_result(op, 0), t);
