@@ -6,6 +6,7 @@
 #include "target_internal.h"
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -46,6 +47,12 @@ static void init_llvm(void) {
   LLVMInitializeNVPTXTarget();
   LLVMInitializeNVPTXTargetMC();
   LLVMInitializeNVPTXAsmPrinter();
+  /* 32-bit shared-memory pointers (the window is 228 KB): address
+   * arithmetic on them is one 32-bit add, and ld/st.shared, ldmatrix and
+   * cp.async take 32-bit registers. A process-wide LLVM option, set once
+   * before the first target machine is made. */
+  const char *argv[] = {"tl", "-nvptx-short-ptr"};
+  LLVMParseCommandLineOptions(2, argv, NULL);
   done = true;
 }
 
