@@ -27,6 +27,7 @@
  *
  * Requires: verified IR. Guarantees: no tl op is left; the funcs verify. */
 #include "cast_recipe.h"
+#include "small_float.h"
 #include "passes_internal.h"
 #include "tl/analysis.h"
 #include "tl/dialects.h"
@@ -1368,6 +1369,42 @@ static void encode(Lower *L, Tile *t, unsigned i, TlValue *v) {
   set_elem(L, t, i, bits);
 }
 
+/* A cast to a float of at most 8 bits (dd) from sd, whose values f32
+ * holds exactly: decoded to f32 words, then encoded with one rounding. */
+static bool cast_to_small_float(Lower *L, TlOp *op, Tile *src, TlType *rt, TlDType sd,
+                                TlDType dd, int64_t n) {
+  TlErr err;
+  if (!tl_small_float_cast_supported(sd, dd, &err))
+    return fail(L, op, err.msg);
+  TlType *f32 = tl_type_f32(L->ctx);
+  TlValue **xs = TL_ARENA_NEWN(&L->arena, TlValue *, (size_t)n);
+  TlValue **codes = TL_ARENA_NEWN(&L->arena, TlValue *, (size_t)n);
+  if (sd.bits <= 8) {
+    const TlCastRecipe *r32 = tl_cast_recipe_find(sd, tl_dtype_f32());
+    if (!r32 || !tl_emit_cast_recipe(&L->b, L->loc, r32, src->words, (unsigned)n, xs, &err))
+      return fail(L, op, r32 ? err.msg : "a source type without a recipe to f32");
+    for (int64_t i = 0; i < n; i++)
+      xs[i] = op1(L, "arith.bitcast", xs[i], f32);
+  } else {
+    for (int64_t i = 0; i < n; i++) {
+      TlType *ct;
+      TlValue *x = decode(L, src, (unsigned)i, &ct);
+      if (!x)
+        return fail(L, op, "casts from this element type");
+      xs[i] = tl_type_is_int(ct) ? op1(L, "arith.itofp", x, f32)
+              : ct == f32        ? x
+                                 : op1(L, "arith.extf", x, f32);
+    }
+  }
+  if (!tl_emit_to_small_float_n(&L->b, L->loc, dd, (unsigned)n, xs, codes, &err))
+    return fail(L, op, err.msg);
+  Tile *t = zero_tile(L, rt);
+  for (int64_t i = 0; i < n; i++)
+    set_elem(L, t, (unsigned)i, codes[i]);
+  put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
 static bool lower_cast(Lower *L, TlOp *op) {
   Tile *src = tile_of(L, tl_op_operand(op, 0));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
@@ -1388,6 +1425,12 @@ static bool lower_cast(Lower *L, TlOp *op) {
     put_tile(L, tl_op_result(op, 0), t);
     return true;
   }
+  /* To floats of at most 8 bits: the value exactly in f32 (a recipe for
+   * sources of at most 8 bits), then one rounding to the format
+   * (passes/small_float.h). */
+  if (n > 0 && se != de && tl_type_to_dtype(se, &sd) && tl_type_to_dtype(de, &dd) &&
+      tl_small_float_dst_ok(dd, NULL))
+    return cast_to_small_float(L, op, src, rt, sd, dd, n);
   Tile *t = zero_tile(L, rt);
   /* f32 pairs to f16x2/bf16x2: one cvt.rn per word. */
   if (is_f(se, 8, 23) && (is_f(de, 5, 10) || is_f(de, 8, 7)) && n % 2 == 0) {
@@ -1412,6 +1455,23 @@ static bool lower_cast(Lower *L, TlOp *op) {
   bool dst_ok = tl_type_is_int(de) || is_f(de, 8, 23) || is_f(de, 5, 10) || is_f(de, 8, 7);
   if (!dst_ok || tl_type_bitwidth(de) > 32 || tl_type_bitwidth(se) > 32)
     return fail(L, op, "casts from or to this element type");
+  /* Small-float sources: their exact f32 values by the recipe, then as
+   * f32 (one word per element). */
+  if (tl_type_is_float(se) && tl_type_bitwidth(se) <= 8) {
+    const TlCastRecipe *r32 = n > 0 && tl_type_to_dtype(se, &sd)
+                                  ? tl_cast_recipe_find(sd, tl_dtype_f32())
+                                  : NULL;
+    TlErr err;
+    int64_t dims[TL_LAYOUT_MAX_RANK];
+    for (unsigned d = 0; d < tl_tensor_rank(rt); d++)
+      dims[d] = tl_tensor_dim(rt, d);
+    Tile *wide = new_tile(L, tl_reg_type_get(L->ctx, tl_tensor_rank(rt), dims,
+                                             tl_type_f32(L->ctx), tl_reg_layout(rt)));
+    if (!r32 || !tl_emit_cast_recipe(&L->b, L->loc, r32, src->words, (unsigned)n,
+                                     wide->words, &err))
+      return fail(L, op, "casts from this element type");
+    src = wide;
+  }
   for (int64_t i = 0; i < n; i++) {
     TlType *ct;
     TlValue *x = decode(L, src, (unsigned)i, &ct);
