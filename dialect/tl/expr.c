@@ -1,15 +1,22 @@
 /* Grid expressions: the small integer language of tl.kernel's grid and
- * threads clauses (grammar in tl.h). One recursive-descent evaluator
- * serves both checking (canonical text, names classified) and evaluation.
- * Values are int64 with overflow reported; '/' and '%' floor toward minus
- * infinity and need a positive divisor.
+ * threads clauses (grammar in tl.h), and conditions, the same language
+ * with comparisons and logic (requires clauses and template expressions).
+ * One recursive-descent evaluator serves both checking (canonical text,
+ * names classified) and evaluation. Values are int64 with overflow
+ * reported; '/' and '%' floor toward minus infinity and need a positive
+ * divisor.
  *
  * While checking, a runtime name (a kernel parameter) stands for any value,
  * so every value carries whether it depends on one (`dyn`): an arithmetic
  * error is reported only where the operands that cause it are constants
  * (a constant divisor that is not positive fails whatever the dividend; an
  * overflow needs both operands constant). Evaluation has no runtime names,
- * so every error is reported there. */
+ * so every error is reported there.
+ *
+ * `&&` and `||` skip their right operand when the left one decides the
+ * result (a constant): its arithmetic errors are not reported, so that
+ * `G > 0 && K % G == 0` holds no error for G = 0. Names are still checked
+ * there. */
 #include "tl/tl.h"
 
 #include <ctype.h>
@@ -30,6 +37,8 @@ typedef struct Ev {
   TlErr *err;
   size_t err_off;
   bool failed;
+  bool logic; /* conditions: comparisons, !, && and || */
+  int skip;   /* inside an operand that && or || does not evaluate */
   int depth;
 } Ev;
 
@@ -67,7 +76,7 @@ static int64_t ceildiv(int64_t a, int64_t b) { return a / b + (a % b > 0); }
 
 /* A divisor must be positive; a runtime divisor makes the result runtime. */
 static bool divisor_ok(Ev *e, const char *at, const char *what, Val b) {
-  if (b.dyn || b.v > 0)
+  if (b.dyn || b.v > 0 || e->skip)
     return true;
   return fail(e, at, "%s by a non-positive value in expression", what);
 }
@@ -83,10 +92,13 @@ static bool arith(Ev *e, const char *at, char op, Val a, Val b, Val *r) {
   bool ovf = op == '+'   ? __builtin_add_overflow(a.v, b.v, &r->v)
              : op == '-' ? __builtin_sub_overflow(a.v, b.v, &r->v)
                          : __builtin_mul_overflow(a.v, b.v, &r->v);
-  return !ovf || fail(e, at, "overflow in expression%s", "");
+  if (ovf && e->skip)
+    r->v = 1;
+  return !ovf || e->skip || fail(e, at, "overflow in expression%s", "");
 }
 
 static bool expr(Ev *e, Val *v, TlStr *text);
+static bool top(Ev *e, Val *v, TlStr *text);
 
 static bool name(Ev *e, const char *n, size_t len, Val *v, TlStr *text) {
   char buf[64];
@@ -113,17 +125,17 @@ static bool call(Ev *e, const char *n, size_t len, Val *v, TlStr *text) {
   Val a, b;
   TlStr ta = {0}, tb = {0};
   e->p++; /* '(' */
-  bool ok = expr(e, &a, &ta) &&
+  bool ok = top(e, &a, &ta) &&
             (eat(e, ',') || fail(e, e->p, "expected ',' in expression%s", ""));
   space(e);
   const char *bat = e->p;
-  ok = ok && expr(e, &b, &tb) &&
+  ok = ok && top(e, &b, &tb) &&
        (eat(e, ')') || fail(e, e->p, "expected ')' in expression%s", ""));
   if (ok) {
     v->dyn = a.dyn || b.dyn;
     if (n[0] == 'c') {
       ok = divisor_ok(e, bat, "ceildiv", b);
-      v->v = ok && !v->dyn ? ceildiv(a.v, b.v) : 1;
+      v->v = ok && !v->dyn && b.v > 0 ? ceildiv(a.v, b.v) : 1;
     } else {
       /* min when n[1] == 'i', max otherwise */
       v->v = v->dyn ? 1 : (n[1] == 'i') == (a.v < b.v) ? a.v : b.v;
@@ -170,10 +182,15 @@ static bool factor(Ev *e, Val *v, TlStr *text) {
       ok = call(e, n, len, v, text);
     else
       ok = name(e, n, len, v, text);
+  } else if (*e->p == '!' && e->logic) {
+    e->p++;
+    tl_str_putc(text, '!');
+    ok = factor(e, v, text);
+    v->v = v->dyn ? 1 : v->v == 0;
   } else if (*e->p == '(') {
     e->p++;
     TlStr inner = {0};
-    ok = expr(e, v, &inner) &&
+    ok = top(e, v, &inner) &&
          (eat(e, ')') || fail(e, e->p, "expected ')' in expression%s", ""));
     if (ok)
       tl_str_printf(text, "(%s)", tl_str_cstr(&inner));
@@ -210,7 +227,9 @@ static bool term(Ev *e, Val *v, TlStr *text) {
     if (!divisor_ok(e, bat, op == '/' ? "division" : "remainder", b))
       return false;
     v->dyn = v->dyn || b.dyn;
-    v->v = v->dyn ? 1 : op == '/' ? floordiv(v->v, b.v) : floormod(v->v, b.v);
+    v->v = v->dyn || b.v <= 0 ? 1
+           : op == '/'        ? floordiv(v->v, b.v)
+                              : floormod(v->v, b.v);
   }
 }
 
@@ -230,9 +249,75 @@ static bool expr(Ev *e, Val *v, TlStr *text) {
   }
 }
 
+/* A comparison operator at e->p (longest first), or NULL. */
+static const char *cmp_op(Ev *e) {
+  static const char *const ops[] = {"==", "!=", "<=", ">=", "<", ">", NULL};
+  for (const char *const *o = ops; *o; o++) {
+    size_t n = strlen(*o);
+    if ((size_t)(e->end - e->p) >= n && !memcmp(e->p, *o, n))
+      return *o;
+  }
+  return NULL;
+}
+
+/* expr [cmp expr]: 1 when the comparison holds, else 0. */
+static bool comparison(Ev *e, Val *v, TlStr *text) {
+  if (!expr(e, v, text))
+    return false;
+  space(e);
+  const char *op = cmp_op(e);
+  if (!op)
+    return true;
+  e->p += strlen(op);
+  Val b;
+  tl_str_printf(text, " %s ", op);
+  if (!expr(e, &b, text))
+    return false;
+  v->dyn = v->dyn || b.dyn;
+  bool r = op[0] == '=' ? v->v == b.v
+           : op[0] == '!' ? v->v != b.v
+           : op[0] == '<' ? (op[1] ? v->v <= b.v : v->v < b.v)
+                          : (op[1] ? v->v >= b.v : v->v > b.v);
+  v->v = v->dyn ? 1 : r;
+  return true;
+}
+
+/* Operands joined by && (and_op) or || (or): a constant left operand that
+ * decides the result makes the right one skipped. */
+static bool logic_chain(Ev *e, Val *v, TlStr *text, bool and_op) {
+  if (!(and_op ? comparison(e, v, text) : logic_chain(e, v, text, true)))
+    return false;
+  const char *tok = and_op ? "&&" : "||";
+  for (;;) {
+    space(e);
+    if (e->end - e->p < 2 || memcmp(e->p, tok, 2) != 0)
+      return true;
+    e->p += 2;
+    tl_str_printf(text, " %s ", tok);
+    bool decided = !v->dyn && (and_op ? v->v == 0 : v->v != 0);
+    Val b;
+    e->skip += decided;
+    bool ok = and_op ? comparison(e, &b, text) : logic_chain(e, &b, text, true);
+    e->skip -= decided;
+    if (!ok)
+      return false;
+    if (decided)
+      continue;
+    v->dyn = v->dyn || b.dyn;
+    v->v = v->dyn ? 1 : b.v != 0;
+  }
+}
+
+/* The whole language: a condition in logic mode, else an expression. */
+static bool top(Ev *e, Val *v, TlStr *text) {
+  if (!e->logic)
+    return expr(e, v, text);
+  return logic_chain(e, v, text, false);
+}
+
 static bool run(Ev *e, TlStr *out, Val *v, size_t *err_offset) {
   TlStr canon = {0};
-  bool ok = expr(e, v, &canon);
+  bool ok = top(e, v, &canon);
   space(e);
   if (ok && e->p != e->end)
     ok = fail(e, e->p, "unexpected text after expression%s", "");
@@ -260,15 +345,17 @@ bool tl_expr_eval(const char *text, size_t len, TlExprLookup lookup, void *user,
   return true;
 }
 
-bool tl_expr_check(const char *text, size_t len, TlExprClassify classify,
-                   void *user, TlStr *out, bool *is_const, int64_t *value,
-                   TlErr *err, size_t *err_offset) {
+static bool check(const char *text, size_t len, bool logic,
+                  TlExprClassify classify, void *user, TlStr *out,
+                  bool *is_const, int64_t *value, TlErr *err,
+                  size_t *err_offset) {
   Ev e = {.s = text,
           .p = text,
           .end = text + len,
           .classify = classify,
           .user = user,
-          .err = err};
+          .err = err,
+          .logic = logic};
   Val v = {0, false};
   if (!run(&e, out, &v, err_offset))
     return false;
@@ -277,4 +364,18 @@ bool tl_expr_check(const char *text, size_t len, TlExprClassify classify,
   if (value)
     *value = v.v;
   return true;
+}
+
+bool tl_expr_check(const char *text, size_t len, TlExprClassify classify,
+                   void *user, TlStr *out, bool *is_const, int64_t *value,
+                   TlErr *err, size_t *err_offset) {
+  return check(text, len, false, classify, user, out, is_const, value, err,
+               err_offset);
+}
+
+bool tl_cond_check(const char *text, size_t len, TlExprClassify classify,
+                   void *user, TlStr *out, bool *is_const, int64_t *value,
+                   TlErr *err, size_t *err_offset) {
+  return check(text, len, true, classify, user, out, is_const, value, err,
+               err_offset);
 }

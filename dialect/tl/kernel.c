@@ -11,6 +11,12 @@
  * parameters are named integer constants with defaults; a definition given
  * to the context (tl_context_set_define) overrides the default while
  * parsing, so a kernel instantiated with other values is another kernel.
+ * After the header the kernel installs a template environment in the
+ * parser: `{expr}` in its types (`!tl.reg<{BM}x16xf16, ...>`) is a
+ * condition (tl.h) over the template parameters, evaluated while parsing,
+ * so the IR holds the instance's concrete types. `requires(cond, ...)`
+ * states what the values must satisfy; it is checked with the instance's
+ * values when the kernel is parsed and verified.
  * grid (1 to 3 expressions) and threads are grid expressions (tl.h) over
  * the integer parameters, by name, and the template parameters; the
  * runtime evaluates them at launch (tl_kernel_launch_dims). What is known
@@ -20,8 +26,9 @@
  * every register tile of the body spans exactly that many threads.
  *
  * Attributes: sym_name, function_type, arg_names (the parameters' names, as
- * expressions use them), template (a dictionary of i64), grid (an array of
- * 1-3 strings), threads (a string). The body needs no terminator. */
+ * expressions use them), template (a dictionary of i64), requires (an
+ * optional array of strings), grid (an array of 1-3 strings), threads (a
+ * string). The body needs no terminator. */
 #include "tl_internal.h"
 
 #include <ctype.h>
@@ -38,6 +45,9 @@ typedef struct Names {
   TlAttr *templ;             /* dict */
   const int64_t *arg_values; /* evaluating: the launch values, or NULL */
   int nonint;                /* the non-integer parameter last looked up */
+  int param;  /* constant contexts: the parameter last looked up, or -1 */
+  TlStr *used; /* constant contexts: "N = 1, M = 2", the names read */
+  bool unmet;  /* a requires condition was false */
 } Names;
 
 /* Grid expressions use integer parameters; i1 is a boolean, not a size. */
@@ -70,6 +80,65 @@ static TlExprName classify(void *user, const char *name, size_t len,
   return TL_EXPR_NAME_UNKNOWN;
 }
 
+/* Template expressions and requires clauses are evaluated before any
+ * launch: only template parameters have values there. */
+static TlExprName classify_const(void *user, const char *name, size_t len,
+                                 int64_t *v) {
+  Names *n = user;
+  for (unsigned i = 0; i < n->nargs; i++)
+    if (is_name(name, len, n->arg_names[i])) {
+      n->param = (int)i;
+      return TL_EXPR_NAME_UNKNOWN;
+    }
+  for (unsigned i = 0; n->templ && i < tl_attr_dict_size(n->templ); i++) {
+    TlNamedAttr e = tl_attr_dict_entry(n->templ, i);
+    if (!is_name(name, len, e.name))
+      continue;
+    *v = tl_attr_int_value(e.attr);
+    if (n->used) {
+      /* Each name once, in the order first read. */
+      TlStr key = {0};
+      tl_str_printf(&key, "%s = ", e.name);
+      const char *s = tl_str_cstr(n->used), *at = s;
+      bool seen = false;
+      while (!seen && (at = strstr(at, tl_str_cstr(&key)))) {
+        seen = at == s || at[-1] == ' ';
+        at++;
+      }
+      if (!seen)
+        tl_str_printf(n->used, "%s%s = %lld", n->used->len ? ", " : "", e.name,
+                      (long long)*v);
+      tl_str_free(&key);
+    }
+    return TL_EXPR_NAME_CONST;
+  }
+  return TL_EXPR_NAME_UNKNOWN;
+}
+
+/* Checks a condition over template parameters only; used (may be NULL)
+ * receives the names read with their values. */
+static bool check_const(const char *s, size_t len, Names *nm, TlStr *canon,
+                        int64_t *v, TlStr *used, TlErr *err, size_t *off) {
+  nm->param = -1;
+  nm->used = used;
+  bool ok = tl_cond_check(s, len, classify_const, nm, canon, NULL, v, err, off);
+  nm->used = NULL;
+  if (!ok && nm->param >= 0)
+    tl_err(err,
+           "'%s' is a kernel parameter, known only at launch; only template "
+           "parameters can be used here",
+           nm->arg_names[nm->param]);
+  return ok;
+}
+
+/* The parser's template environment inside a kernel: Names as user. */
+static bool template_eval(void *user, const char *text, size_t len,
+                          int64_t *value, TlStr *names, TlErr *err,
+                          size_t *err_offset) {
+  *err_offset = 0;
+  return check_const(text, len, user, NULL, value, names, err, err_offset);
+}
+
 static bool lookup(void *user, const char *name, size_t len, int64_t *v) {
   Names *n = user;
   int64_t c;
@@ -91,15 +160,46 @@ static bool lookup(void *user, const char *name, size_t len, int64_t *v) {
 static const int64_t grid_max[3] = {INT32_MAX, 65535, 65535};
 enum { THREADS_MAX = 1024 };
 
-/* Checks one grid (dim 0..2) or threads (dim 3) expression; a constant
- * one must be within the launch limits. On failure writes the message and
- * the byte offset of the error. */
+enum { DIM_THREADS = 3, DIM_REQUIRES = 4, MAX_REQUIRES = 64 };
+
+/* Checks a requires condition: template parameters only, and it holds
+ * (else nm->unmet, with the message naming the values). */
+static bool check_requires(const char *s, size_t len, Names *nm, TlStr *canon,
+                           TlErr *err, size_t *off) {
+  TlStr used = {0}, text = {0};
+  int64_t v;
+  nm->unmet = false;
+  bool ok = check_const(s, len, nm, &text, &v, &used, err, off);
+  if (ok && !v) {
+    nm->unmet = true;
+    ok = tl_err(err, "template constraint '%s' does not hold%s%s",
+                tl_str_cstr(&text), used.len ? " with " : "",
+                tl_str_cstr(&used));
+  }
+  if (ok && canon)
+    tl_str_puts(canon, tl_str_cstr(&text));
+  tl_str_free(&used);
+  tl_str_free(&text);
+  return ok;
+}
+
+/* Checks one grid (dim 0..2) or threads (dim 3) expression, or a requires
+ * condition (dim 4); a constant grid or threads expression must be within
+ * the launch limits. On failure writes the message and the byte offset of
+ * the error. */
 static bool check_expr(const char *s, size_t len, unsigned dim, Names *nm,
                        TlStr *canon, int64_t *konst, TlErr *err, size_t *off) {
   bool is_const;
   int64_t v;
   nm->nonint = -1;
   *off = 0;
+  if (dim == DIM_REQUIRES) {
+    if (!check_requires(s, len, nm, canon, err, off))
+      return false;
+    if (konst)
+      *konst = 0;
+    return true;
+  }
   if (!tl_expr_check(s, len, classify, nm, canon, &is_const, &v, err, off)) {
     if (nm->nonint >= 0) {
       TlStr t = {0};
@@ -176,10 +276,21 @@ static TlResult parse_exprs(TlParser *p, const char *what, unsigned max,
     TlStr canon = {0};
     TlErr err;
     size_t off;
-    if (!check_expr(text + start, i - start, first_dim + (unsigned)out->len,
-                    names, &canon, NULL, &err, &off)) {
-      tl_parser_error(p, tl_text_loc(loc, text, start + off),
-                      "invalid %s expression: %s", what, err.msg);
+    unsigned dim =
+        first_dim + (first_dim < DIM_REQUIRES ? (unsigned)out->len : 0);
+    names->unmet = false;
+    if (!check_expr(text + start, i - start, dim, names, &canon, NULL, &err,
+                    &off)) {
+      if (names->unmet) {
+        /* A condition that does not hold: point at its start. */
+        size_t at = start;
+        while (at < i && isspace((unsigned char)text[at]))
+          at++;
+        tl_parser_error(p, tl_text_loc(loc, text, at), "%s", err.msg);
+      } else {
+        tl_parser_error(p, tl_text_loc(loc, text, start + off),
+                        "invalid %s expression: %s", what, err.msg);
+      }
       tl_str_free(&canon);
       return TL_FAILURE;
     }
@@ -198,7 +309,10 @@ static TlResult kernel_parse(TlParser *p, TlOpState *st) {
   TlTypeVec ins = {0};
   TL_VEC(const char *) names = {0};
   TL_VEC(TlNamedAttr) templ = {0};
-  AttrVec grid = {0}, threads = {0};
+  AttrVec grid = {0}, threads = {0}, conds = {0};
+  bool has_requires = false;
+  const TlTemplateEnv *prev_env = NULL;
+  bool env_set = false;
   TlResult r = TL_FAILURE;
   if (TL_FAILED(tl_parse_symbol_name(p, &name)) ||
       TL_FAILED(tl_parse_punct(p, "(")))
@@ -274,7 +388,14 @@ static TlResult kernel_parse(TlParser *p, TlOpState *st) {
       goto out;
   }
   TlAttr *tdict = tl_attr_dict(ctx, (unsigned)templ.len, templ.data);
-  Names nm = {(unsigned)names.len, names.data, ins.data, tdict, NULL, -1};
+  Names nm = {(unsigned)names.len, names.data, ins.data, tdict, NULL, -1, -1,
+              NULL, false};
+  if (tl_parse_optional_keyword(p, "requires")) {
+    has_requires = true;
+    if (TL_FAILED(parse_exprs(p, "requires", MAX_REQUIRES, DIM_REQUIRES,
+                              &conds, &nm)))
+      goto out;
+  }
   /* An empty list fails as an empty expression, so both have >= 1. */
   if (TL_FAILED(tl_parse_keyword(p, "grid")) ||
       TL_FAILED(parse_exprs(p, "grid", 3, 0, &grid, &nm)) ||
@@ -295,14 +416,24 @@ static TlResult kernel_parse(TlParser *p, TlOpState *st) {
       tl_attr_array(ctx, (unsigned)name_attrs.len, name_attrs.data));
   tl_vec_free(&name_attrs);
   tl_op_state_set_attr(st, "template", tdict);
+  if (has_requires)
+    tl_op_state_set_attr(st, "requires",
+                         tl_attr_array(ctx, (unsigned)conds.len, conds.data));
   tl_op_state_set_attr(st, "grid",
                        tl_attr_array(ctx, (unsigned)grid.len, grid.data));
   tl_op_state_set_attr(st, "threads", threads.data[0]);
+  /* From here on `{expr}` in types reads the template parameters. */
+  TlTemplateEnv env = {template_eval, &nm};
+  prev_env = tl_parser_set_template_env(p, &env);
+  env_set = true;
   if (tl_parse_optional_keyword(p, "attributes") &&
       TL_FAILED(tl_parse_optional_attr_dict(p, st)))
     goto out;
   r = tl_parse_region(p, st, (unsigned)args.len, args.data);
 out:
+  if (env_set)
+    tl_parser_set_template_env(p, prev_env);
+  tl_vec_free(&conds);
   tl_vec_free(&args);
   tl_vec_free(&ins);
   tl_vec_free(&names);
@@ -310,6 +441,31 @@ out:
   tl_vec_free(&grid);
   tl_vec_free(&threads);
   return r;
+}
+
+/* For printing: any name stands for some value. */
+static TlExprName any_name(void *user, const char *name, size_t len,
+                           int64_t *v) {
+  return TL_EXPR_NAME_RUNTIME;
+}
+
+/* Prints an expression attribute in canonical form, so that printing
+ * what the generic form gave is stable (as written when it does not
+ * check). */
+static void print_expr(TlPrinter *p, TlAttr *a, bool cond, const char *sep) {
+  size_t len = 0;
+  const char *s = a ? tl_attr_string_value(a, &len) : NULL;
+  if (!s) {
+    tl_print_str(p, sep);
+    return;
+  }
+  TlStr canon = {0};
+  bool ok = cond ? tl_cond_check(s, len, any_name, NULL, &canon, NULL, NULL,
+                                 NULL, NULL)
+                 : tl_expr_check(s, len, any_name, NULL, &canon, NULL, NULL,
+                                 NULL, NULL);
+  tl_printf(p, "%s%s", sep, ok ? tl_str_cstr(&canon) : s);
+  tl_str_free(&canon);
 }
 
 static void kernel_print(TlPrinter *p, TlOp *op) {
@@ -339,17 +495,23 @@ static void kernel_print(TlPrinter *p, TlOp *op) {
     }
     tl_print_str(p, ")");
   }
+  TlAttr *req = tl_op_attr(op, "requires");
+  if (req) {
+    tl_print_str(p, " requires(");
+    for (unsigned i = 0; i < tl_attr_array_size(req); i++)
+      print_expr(p, tl_attr_array_elem(req, i), true, i ? ", " : "");
+    tl_print_str(p, ")");
+  }
   tl_print_str(p, " grid(");
   TlAttr *grid = tl_op_attr(op, "grid");
   for (unsigned i = 0; i < tl_attr_array_size(grid); i++)
-    tl_printf(p, "%s%s", i ? ", " : "",
-              tl_attr_string_value(tl_attr_array_elem(grid, i), NULL));
-  tl_printf(p, ") threads(%s)",
-            tl_attr_string_value(tl_op_attr(op, "threads"), NULL));
-  static const char *const elided[] = {"sym_name", "function_type", "arg_names",
-                                       "template", "grid",          "threads",
-                                       NULL};
-  if (tl_op_num_attrs(op) > 6) {
+    print_expr(p, tl_attr_array_elem(grid, i), false, i ? ", " : "");
+  print_expr(p, tl_op_attr(op, "threads"), false, ") threads(");
+  tl_print_str(p, ")");
+  static const char *const elided[] = {
+      "sym_name", "function_type", "arg_names", "template",
+      "requires", "grid",          "threads",   NULL};
+  if (tl_op_num_attrs(op) > 6u + (req != NULL)) {
     tl_print_str(p, " attributes");
     tl_print_attr_dict(p, op, elided);
   }
@@ -488,7 +650,30 @@ static TlResult kernel_verify(TlOp *op) {
                        tl_attr_dict_entry(templ, i).name);
       return TL_FAILURE;
     }
-  Names nm = {n, nbuf, tbuf, templ, NULL, -1};
+  Names nm = {n, nbuf, tbuf, templ, NULL, -1, -1, NULL, false};
+  TlAttr *req = tl_op_attr(op, "requires");
+  if (req && tl_attr_kind(req) != TL_ATTR_ARRAY) {
+    tl_op_emit_error(op, "'requires' must be an array of strings");
+    return TL_FAILURE;
+  }
+  for (unsigned i = 0; req && i < tl_attr_array_size(req); i++) {
+    TlAttr *c = tl_attr_array_elem(req, i);
+    if (tl_attr_kind(c) != TL_ATTR_STRING) {
+      tl_op_emit_error(op, "'requires' must be an array of strings");
+      return TL_FAILURE;
+    }
+    size_t len, off;
+    const char *s = tl_attr_string_value(c, &len);
+    TlErr err;
+    if (!check_requires(s, len, &nm, NULL, &err, &off)) {
+      if (nm.unmet)
+        tl_op_emit_error(op, "%s", err.msg);
+      else
+        tl_op_emit_error(op, "invalid requires expression '%s': %s", s,
+                         err.msg);
+      return TL_FAILURE;
+    }
+  }
   int64_t nthreads = 0;
   for (unsigned i = 0; i <= tl_attr_array_size(grid); i++) {
     bool is_threads = i == tl_attr_array_size(grid);
@@ -640,7 +825,8 @@ bool tl_kernel_launch_dims(TlOp *kernel, const int64_t *int_args,
     nbuf[i] = tl_attr_string_value(tl_attr_array_elem(names, i), NULL);
     tbuf[i] = tl_type_function_input(fn, i);
   }
-  Names nm = {n, nbuf, tbuf, tl_op_attr(kernel, "template"), int_args, -1};
+  Names nm = {n,  nbuf, tbuf, tl_op_attr(kernel, "template"), int_args, -1,
+              -1, NULL, false};
   TlAttr *g = tl_op_attr(kernel, "grid");
   for (unsigned i = 0; i <= tl_attr_array_size(g); i++) {
     bool is_threads = i == tl_attr_array_size(g);

@@ -41,7 +41,7 @@ static TlAttr *layout_parse(TlParser *p, const TlAttrDef *def) {
   TlErr err;
   size_t off = 0;
   if (!tl_layout_parse(&l, text, len, &err, &off)) {
-    tl_parser_error(p, tl_text_loc(loc, text, off), "invalid layout: %s",
+    tl_parser_error(p, tl_parser_raw_loc(p, off), "invalid layout: %s",
                     err.msg);
     return NULL;
   }
@@ -101,7 +101,7 @@ static TlAttr *smem_parse(TlParser *p, const TlAttrDef *def) {
   if (!ok) {
     /* Offsets past "shared<" fall inside the body. */
     size_t at = off >= 7 ? off - 7 : 0;
-    tl_parser_error(p, tl_text_loc(loc, text, at < len ? at : len),
+    tl_parser_error(p, tl_parser_raw_loc(p, at < len ? at : len),
                     "invalid shared-memory layout: %s", err.msg);
     return NULL;
   }

@@ -63,9 +63,22 @@ void tl_emit_remark(TlContext *ctx, TlLoc loc, const char *fmt, ...)
 /* Compile-time definitions (tl-opt -D NAME=VALUE): integers by name that
  * dialects consult while parsing (tl.kernel's template parameters take
  * their value from here when defined). Setting a name again replaces it;
- * get marks the name used. */
+ * get marks the name used. name is copied (interned); never fails.
+ *
+ * Instantiating a kernel from C is what the tools do: set the definitions,
+ * then parse the kernel's text (tl_parse_module). Every kernel parsed
+ * afterwards is the instance with those values, in its template header,
+ * its requires clause, its grid and in the template expressions of its
+ * types (`!tl.reg<{BM}x16xf16, ...>`); the parse fails with a located
+ * error when a value breaks a constraint or makes a type invalid. Parsing
+ * the same text again after other definitions gives another instance, in
+ * the same context or another: types are uniqued, so tiles of different
+ * sizes have different (!=) types. */
 void tl_context_set_define(TlContext *ctx, const char *name, int64_t value);
 bool tl_context_get_define(TlContext *ctx, const char *name, int64_t *value);
+/* Forgets every definition: kernels parsed afterwards take their
+ * defaults. */
+void tl_context_clear_defines(TlContext *ctx);
 /* The i-th definition (NULL past the end) and whether it was used. */
 const char *tl_context_define_at(TlContext *ctx, unsigned i, bool *used);
 
@@ -530,7 +543,9 @@ TlResult tl_parse_identifier(TlParser *p, const char **out);
 bool tl_parser_peek_identifier(TlParser *p, const char **out);
 bool tl_parser_peek_punct(TlParser *p, const char *punct);
 bool tl_parser_peek_operand(TlParser *p);
-TlResult tl_parse_int(TlParser *p, int64_t *out); /* optionally negative */
+/* An integer, optionally negative; or a template expression `{expr}`
+ * (one line) where a template environment is installed. */
+TlResult tl_parse_int(TlParser *p, int64_t *out);
 TlResult tl_parse_string(TlParser *p, const char **out, size_t *len);
 TlResult tl_parse_symbol_name(TlParser *p, const char **out); /* @name */
 
@@ -574,7 +589,8 @@ TlResult tl_parse_optional_attr_dict(TlParser *p, TlOpState *st);
 /* `%name : type` */
 TlResult tl_parse_arg_def(TlParser *p, TlArgDef *out);
 /* `x`-separated dimension list such as `16x?x8x` followed by a type:
- * `16x8xf32`. -1 marks a dynamic (`?`) dimension. Sets *elem. */
+ * `16x8xf32`. -1 marks a dynamic (`?`) dimension. Sets *elem. A dimension
+ * may be a template expression (`{BM}x8xf32`) whose value is 1..2^40. */
 TlResult tl_parse_shape_and_type(TlParser *p, TlDimVec *dims, TlType **elem);
 /* A region `{ ... }` whose entry block gets the given arguments (already
  * typed). If nargs is 0 and the region starts with `^bb0(...)`, the block
@@ -582,10 +598,37 @@ TlResult tl_parse_shape_and_type(TlParser *p, TlDimVec *dims, TlType **elem);
 TlResult tl_parse_region(TlParser *p, TlOpState *st, unsigned nargs,
                          const TlArgDef *args);
 /* At `<` or `(`: returns the raw text between it and the matching closer
- * (nesting counted over (), [], <> together) and consumes through it. For
- * bodies with their own grammar (layouts, grid expressions). */
+ * and consumes through it. For bodies with their own grammar (layouts,
+ * grid expressions). Nesting is counted over (), [] and, in a `<` body,
+ * <> together; a template expression `{...}` is skipped whole. In a `<`
+ * body, each template expression is replaced by its decimal value (the
+ * text then lives in the parser's scratch memory until the parse ends):
+ * map offsets in the text to locations with tl_parser_raw_loc. *loc (may
+ * be NULL) is where the body starts. */
 TlResult tl_parse_raw_body(TlParser *p, const char **text, size_t *len,
                            TlLoc *loc);
+/* The source location of byte off of the text the last tl_parse_raw_body
+ * returned (a substituted value maps to its template expression). */
+TlLoc tl_parser_raw_loc(TlParser *p, size_t off);
+
+/* Template expressions. An op whose parser installs an environment makes
+ * `{expr}` usable in what it parses next (its regions included): shape
+ * dimensions, tl_parse_int, `<` raw bodies, and aliases whose value holds
+ * one (parsed again at each use). eval gets the text between the braces
+ * and gives its value, or fails with a message in err and the byte offset
+ * of the problem in *err_offset; it appends the names it read with their
+ * values ("BM = 16, BN = 8") to names, for notes. */
+typedef struct TlTemplateEnv {
+  bool (*eval)(void *user, const char *text, size_t len, int64_t *value,
+               TlStr *names, TlErr *err, size_t *err_offset);
+  void *user;
+} TlTemplateEnv;
+/* Installs env (NULL: none; the parser keeps the pointer, which must stay
+ * valid until replaced) and returns the previous one, to restore after
+ * the op's regions. Without an environment a template expression is an
+ * error. */
+const TlTemplateEnv *tl_parser_set_template_env(TlParser *p,
+                                                const TlTemplateEnv *env);
 
 /*===------------------------------------------------------------------===*
  * Custom-form printing (for TlOpDef.print)

@@ -130,6 +130,22 @@ bool tl_expr_check(const char *text, size_t len, TlExprClassify classify,
                    void *user, TlStr *out, bool *is_const, int64_t *value,
                    TlErr *err, size_t *err_offset);
 
+/* Conditions (tl.kernel's requires clause and template expressions): grid
+ * expressions extended with comparisons and logic, C's precedence:
+ *   cond   ::= conj ('||' conj)*
+ *   conj   ::= cmp ('&&' cmp)*
+ *   cmp    ::= expr (('==' | '!=' | '<' | '<=' | '>' | '>=') expr)?
+ *   factor ::= ... | '!' factor | '(' cond ')'
+ * (call arguments are conds too). A comparison, `!`, `&&` and `||` give 1
+ * (true) or 0; any other value is true when not 0. `&&` and `||` do not
+ * evaluate their right operand when the left one decides: its arithmetic
+ * errors are not reported (its names must still be known). Checks and
+ * fails as tl_expr_check does; the canonical text has one space around
+ * binary operators and none after `!`. */
+bool tl_cond_check(const char *text, size_t len, TlExprClassify classify,
+                   void *user, TlStr *out, bool *is_const, int64_t *value,
+                   TlErr *err, size_t *err_offset);
+
 /* The tl.kernel op enclosing op, or NULL. */
 TlOp *tl_enclosing_kernel(TlOp *op);
 /* Evaluates a kernel's grid (grid[1] and grid[2] are 1 when not given) and

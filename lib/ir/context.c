@@ -120,6 +120,8 @@ bool tl_context_get_define(TlContext *ctx, const char *name, int64_t *value) {
   return false;
 }
 
+void tl_context_clear_defines(TlContext *ctx) { ctx->defines.len = 0; }
+
 const char *tl_context_define_at(TlContext *ctx, unsigned i, bool *used) {
   if (i >= ctx->defines.len)
     return NULL;

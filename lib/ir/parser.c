@@ -11,7 +11,16 @@
  *
  * The first error stops the parse: it is reported once, located, and every
  * parse function returns TL_FAILURE up to the caller. Nesting is bounded so
- * that hostile input cannot exhaust the stack. */
+ * that hostile input cannot exhaust the stack.
+ *
+ * Template expressions: inside an op whose parser installed a template
+ * environment (tl.kernel), `{expr}` stands for an integer in a shape
+ * dimension, an integer read by tl_parse_int, and anywhere inside the raw
+ * body of a dialect attribute (a layout). The parser finds the braces, the
+ * environment evaluates the text between them, and the rest of the parse
+ * sees the number: the IR holds only concrete types. An alias whose body
+ * has a template expression (or uses such an alias) is kept as text and
+ * parsed again at each use, with the environment of that use. */
 #include "float_util.h"
 #include "ir_internal.h"
 
@@ -57,9 +66,30 @@ typedef TL_VEC(TlNamedAttr) NamedAttrVec;
 
 typedef struct Alias {
   const char *name; /* interned, without the sigil */
-  TlAttr *attr;
-  TlType *type;
+  bool is_type;
+  TlAttr *attr;     /* attribute alias, unless templated */
+  TlType *type;     /* type alias, unless templated */
+  /* Templated: the source text of the value, parsed at each use. */
+  const char *text;
+  size_t len;
+  unsigned line;
+  const char *line_start;
 } Alias;
+
+/* A template expression evaluated for the op being parsed, for the notes
+ * of a later error. */
+typedef struct TmplUse {
+  TlLoc loc;
+  const char *text; /* scratch: the braces and what they hold */
+  int64_t value;
+  const char *names; /* scratch: "BM = 16, BN = 8", the names it read */
+} TmplUse;
+
+/* A substituted part of the raw body last returned: bytes [out, out_end)
+ * of the returned text replace bytes [src, src_end) of the source. */
+typedef struct RawSub {
+  size_t out, out_end, src, src_end;
+} RawSub;
 
 struct TlParser {
   TlContext *ctx;
@@ -75,8 +105,19 @@ struct TlParser {
   TL_VEC(size_t) scopes;    /* bindings.len at each region entry */
   TL_VEC(size_t) isolation; /* bindings.len at each isolated region entry */
   TL_VEC(Alias) aliases;
+  size_t alias_limit;       /* aliases visible: the first alias_limit */
+  unsigned expansions;      /* templated alias expansions so far */
+  const TlTemplateEnv *env; /* template environment, or NULL */
+  TL_VEC(TmplUse) uses;
+  const char *raw_src; /* the raw body last returned: its source text */
+  TlLoc raw_loc;
+  TL_VEC(RawSub) raw_subs;
   TlArena scratch;
 };
+
+/* Hostile input could nest templated aliases so that each use expands
+ * many; the bound keeps the work linear in practice. */
+enum { MAX_EXPANSIONS = 100000, MAX_USE_NOTES = 4 };
 
 /*===--- Diagnostics -----------------------------------------------------===*/
 
@@ -91,6 +132,20 @@ void tl_parser_error(TlParser *p, TlLoc loc, const char *fmt, ...) {
   va_start(ap, fmt);
   tl_diag_vemit(p->ctx->diag, TL_DIAG_ERROR, loc, fmt, ap);
   va_end(ap);
+  /* The values that made this instance: an error may come from them. */
+  for (size_t i = 0; i < p->uses.len && i < MAX_USE_NOTES; i++) {
+    const TmplUse *u = &p->uses.data[i];
+    tl_emit_note(p->ctx, u->loc, "template expression '%s' is %lld%s%s",
+                 u->text, (long long)u->value, u->names[0] ? " with " : "",
+                 u->names);
+  }
+}
+
+const TlTemplateEnv *tl_parser_set_template_env(TlParser *p,
+                                                const TlTemplateEnv *env) {
+  const TlTemplateEnv *old = p->env;
+  p->env = env;
+  return old;
 }
 
 static TlResult fail(TlParser *p, const char *fmt, const char *arg) {
@@ -108,6 +163,70 @@ static bool id_char(int c) {
 static TlLoc loc_at(TlParser *p, const char *q) {
   TlLoc l = {p->file, p->line, (uint32_t)(q - p->line_start) + 1};
   return l;
+}
+
+/* The location of text + off, text starting at start (text may span
+ * lines). */
+static TlLoc text_loc(TlLoc start, const char *text, size_t off) {
+  TlLoc l = start;
+  for (size_t i = 0; i < off; i++) {
+    if (text[i] == '\n') {
+      l.line++;
+      l.col = 1;
+    } else {
+      l.col++;
+    }
+  }
+  return l;
+}
+
+/* The end of the template expression opening at q ('{'): the matching
+ * '}', or NULL when there is none before end (or before a newline when
+ * one_line). */
+static const char *brace_end(const char *q, const char *end, bool one_line) {
+  int depth = 0;
+  for (; q < end; q++) {
+    if (*q == '{')
+      depth++;
+    else if (*q == '}' && --depth == 0)
+      return q;
+    else if (*q == '\n' && one_line)
+      return NULL;
+  }
+  return NULL;
+}
+
+/* Evaluates the template expression [open, close] ('{' to '}') at loc,
+ * through the environment; records it for the notes of a later error. */
+static TlResult template_value(TlParser *p, const char *open,
+                               const char *close, TlLoc loc, int64_t *out) {
+  size_t n = (size_t)(close - open) + 1;
+  const char *shown = tl_arena_strndup(&p->scratch, open, n < 60 ? n : 60);
+  if (n >= 60)
+    shown = tl_arena_printf(&p->scratch, "%s...", shown);
+  if (!p->env) {
+    tl_parser_error(p, loc,
+                    "template expression '%s' outside a tl.kernel: only a "
+                    "kernel's template parameters can be used",
+                    shown);
+    return TL_FAILURE;
+  }
+  TlErr err;
+  size_t off = 0;
+  TlStr names = {0};
+  bool ok =
+      p->env->eval(p->env->user, open + 1, n - 2, out, &names, &err, &off);
+  const char *nm = tl_arena_strndup(&p->scratch, names.data ? names.data : "",
+                                    names.len);
+  tl_str_free(&names);
+  if (!ok) {
+    tl_parser_error(p, text_loc(loc, open, off + 1),
+                    "invalid template expression '%s': %s", shown, err.msg);
+    return TL_FAILURE;
+  }
+  TmplUse u = {loc, shown, *out, nm};
+  tl_vec_push(&p->uses, u);
+  return TL_SUCCESS;
 }
 
 static void skip_space(TlParser *p) {
@@ -359,6 +478,15 @@ static bool parse_magnitude(const Tok *t, uint64_t *out) {
 TlResult tl_parse_int(TlParser *p, int64_t *out) {
   if (p->failed)
     return TL_FAILURE;
+  if (tok_is(p, T_PUNCT, "{")) {
+    const char *close = brace_end(p->tok.start, p->end, true);
+    if (!close)
+      return fail(p, "unterminated template expression%s", "");
+    if (TL_FAILED(template_value(p, p->tok.start, close, p->tok.loc, out)))
+      return TL_FAILURE;
+    relex_at(p, close + 1);
+    return TL_SUCCESS;
+  }
   bool neg = tl_parse_optional_punct(p, "-");
   if (p->tok.kind != T_INT)
     return fail(p, "expected integer, found %s", tok_text(p));
@@ -437,40 +565,107 @@ TlResult tl_parse_symbol_name(TlParser *p, const char **out) {
   return TL_SUCCESS;
 }
 
+/* The closer matching the opener at q ('<' or '('), or NULL when there is
+ * none before end. Template expressions are skipped whole; a '(' body
+ * counts only () and [], so that comparisons can stand in it. */
+static const char *body_end(const char *q, const char *end) {
+  bool angle = *q == '<';
+  int depth = 1;
+  for (q++; q < end; q++) {
+    char c = *q;
+    if (c == '{') {
+      q = brace_end(q, end, false);
+      if (!q)
+        return NULL;
+    } else if (c == '(' || c == '[' || (angle && c == '<')) {
+      depth++;
+    } else if ((c == ')' || c == ']' || (angle && c == '>')) && --depth == 0) {
+      return q;
+    }
+  }
+  return NULL;
+}
+
+/* Moves the lexer to q, later in the source, counting the lines passed. */
+static void advance_to(TlParser *p, const char *q) {
+  for (const char *r = p->cur; r < q; r++)
+    if (*r == '\n') {
+      p->line++;
+      p->line_start = r + 1;
+    }
+  p->cur = q;
+  lex(p);
+}
+
+/* Replaces each template expression of an angle body by its value. */
+static TlResult substitute(TlParser *p, const char **text, size_t *len) {
+  TlStr buf = {0};
+  const char *t = *text;
+  for (size_t i = 0; i < *len;) {
+    if (t[i] != '{') {
+      tl_str_putc(&buf, t[i++]);
+      continue;
+    }
+    /* body_end skipped this expression whole: it closes inside. */
+    const char *close = brace_end(t + i, t + *len, false);
+    int64_t v;
+    if (TL_FAILED(template_value(p, t + i, close,
+                                 text_loc(p->raw_loc, t, i), &v))) {
+      tl_str_free(&buf);
+      return TL_FAILURE;
+    }
+    RawSub r = {buf.len, 0, i, (size_t)(close + 1 - t)};
+    tl_str_printf(&buf, "%lld", (long long)v);
+    r.out_end = buf.len;
+    tl_vec_push(&p->raw_subs, r);
+    i = r.src_end;
+  }
+  *text = tl_arena_strndup(&p->scratch, buf.data ? buf.data : "", buf.len);
+  *len = buf.len;
+  tl_str_free(&buf);
+  return TL_SUCCESS;
+}
+
 TlResult tl_parse_raw_body(TlParser *p, const char **text, size_t *len,
                            TlLoc *loc) {
   if (p->failed)
     return TL_FAILURE;
   if (!tok_is(p, T_PUNCT, "<") && !tok_is(p, T_PUNCT, "("))
     return fail(p, "expected '<' or '(', found %s", tok_text(p));
-  /* Scan characters from just after '<', counting brackets; newlines are
-   * allowed inside and keep line numbers right. */
-  const char *q = p->tok.start + 1;
-  TlLoc start = loc_at(p, q);
-  int depth = 1;
-  while (q < p->end) {
-    char c = *q;
-    if (c == '<' || c == '(' || c == '[')
-      depth++;
-    else if (c == '>' || c == ')' || c == ']') {
-      if (--depth == 0)
-        break;
-    } else if (c == '\n') {
-      p->line++;
-      p->line_start = q + 1;
-    }
-    q++;
-  }
-  if (q >= p->end) {
-    tl_parser_error(p, p->tok.loc, "unbalanced '%c'", p->tok.start[0]);
+  const char *open = p->tok.start;
+  const char *close = body_end(open, p->end);
+  if (!close) {
+    tl_parser_error(p, p->tok.loc, "unbalanced '%c'", *open);
     return TL_FAILURE;
   }
-  *text = p->tok.start + 1;
-  *len = (size_t)(q - *text);
+  *text = open + 1;
+  *len = (size_t)(close - *text);
+  p->raw_src = *text;
+  p->raw_loc = loc_at(p, *text);
+  p->raw_subs.len = 0;
   if (loc)
-    *loc = start;
-  relex_at(p, q + 1);
+    *loc = p->raw_loc;
+  bool templated = *open == '<' && memchr(*text, '{', *len);
+  /* Newlines are allowed inside and keep line numbers right. */
+  advance_to(p, close + 1);
+  if (templated && TL_FAILED(substitute(p, text, len)))
+    return TL_FAILURE;
   return TL_SUCCESS;
+}
+
+TlLoc tl_parser_raw_loc(TlParser *p, size_t off) {
+  size_t src = off;
+  for (size_t i = 0; i < p->raw_subs.len; i++) {
+    const RawSub *r = &p->raw_subs.data[i];
+    if (off < r->out)
+      break;
+    if (off < r->out_end) {
+      src = r->src;
+      break;
+    }
+    src = r->src_end + (off - r->out_end);
+  }
+  return text_loc(p->raw_loc, p->raw_src, src);
 }
 
 /*===--- Values ----------------------------------------------------------===*/
@@ -710,11 +905,54 @@ static TlType *scalar_type(TlParser *p, const char *s, size_t n, bool *bad) {
 }
 
 static Alias *find_alias(TlParser *p, const char *name, bool is_type) {
-  for (size_t i = 0; i < p->aliases.len; i++)
+  for (size_t i = 0; i < p->aliases.len && i < p->alias_limit; i++)
     if (p->aliases.data[i].name == name &&
-        (p->aliases.data[i].type != NULL) == is_type)
+        p->aliases.data[i].is_type == is_type)
       return &p->aliases.data[i];
   return NULL;
+}
+
+/* Parses the text of a templated alias at its use (the current token),
+ * with the template environment of the use. Only the aliases defined
+ * before it are visible, as when it was written, so it cannot refer to
+ * itself. */
+static TlResult expand_alias(TlParser *p, const Alias *a, TlType **ty,
+                             TlAttr **at) {
+  TlLoc use = p->tok.loc;
+  char sigil = a->is_type ? '!' : '#';
+  if (!p->env) {
+    tl_parser_error(p, use,
+                    "alias '%c%s' has template expressions: it can be used "
+                    "only inside a tl.kernel",
+                    sigil, a->name);
+    return TL_FAILURE;
+  }
+  if (++p->expansions > MAX_EXPANSIONS) {
+    tl_parser_error(p, use,
+                    "too many expansions of aliases with template "
+                    "expressions (more than %d)",
+                    MAX_EXPANSIONS);
+    return TL_FAILURE;
+  }
+  size_t limit = p->alias_limit;
+  LexState s = save(p);
+  p->alias_limit = (size_t)(a - p->aliases.data);
+  p->cur = a->text;
+  p->line = a->line;
+  p->line_start = a->line_start;
+  lex(p);
+  TlResult r = ty ? tl_parse_type(p, ty) : tl_parse_attr(p, at);
+  if (!TL_FAILED(r) && p->tok.start < a->text + a->len) {
+    fail(p, "unexpected %s in the value of an alias", tok_text(p));
+    r = TL_FAILURE;
+  }
+  if (TL_FAILED(r))
+    tl_emit_note(p->ctx, use, "in alias '%c%s', used here", sigil, a->name);
+  p->alias_limit = limit;
+  restore(p, s);
+  if (!TL_FAILED(r))
+    lex(p);
+  return r;
 }
 
 static TlResult parse_function_results(TlParser *p, TlTypeVec *out);
@@ -740,7 +978,9 @@ TlResult tl_parse_type(TlParser *p, TlType **out) {
     const char *name = tok_intern(p);
     Alias *a = find_alias(p, name, true);
     const TlTypeDef *def = tl_context_type_def(p->ctx, name);
-    if (a) {
+    if (a && a->text) {
+      r = expand_alias(p, a, out, NULL);
+    } else if (a) {
       *out = a->type;
       lex(p);
       r = TL_SUCCESS;
@@ -835,11 +1075,30 @@ TlResult tl_parse_type_list(TlParser *p, TlTypeVec *out) {
 TlResult tl_parse_shape_and_type(TlParser *p, TlDimVec *dims, TlType **elem) {
   /* The lexer reads `16x8xf32` as INT(16) IDENT(x8xf32); walk it by
    * characters: each dimension is digits or '?', followed directly by 'x'. */
-  while (!p->failed &&
-         (p->tok.kind == T_INT || tok_is(p, T_PUNCT, "?"))) {
+  while (!p->failed && (p->tok.kind == T_INT || tok_is(p, T_PUNCT, "?") ||
+                        tok_is(p, T_PUNCT, "{"))) {
     int64_t d = -1;
     const char *after = p->tok.p + p->tok.n;
-    if (p->tok.kind == T_INT && p->tok.p[0] == '0' && p->tok.n > 1 && p->tok.p[1] == 'x') {
+    if (tok_is(p, T_PUNCT, "{")) {
+      /* A template expression: `{BM}x16xf16`. */
+      const char *close = brace_end(p->tok.start, p->end, true);
+      if (!close)
+        return fail(p, "unterminated template expression%s", "");
+      if (TL_FAILED(
+              template_value(p, p->tok.start, close, p->tok.loc, &d)))
+        return TL_FAILURE;
+      if (d < 1 || d > (1ll << 40)) {
+        /* The message says it all: no note repeating it. */
+        TmplUse u = tl_vec_pop(&p->uses);
+        tl_parser_error(p, p->tok.loc,
+                        "template expression '%s' is %lld%s%s, not a "
+                        "dimension (1..2^40)",
+                        u.text, (long long)d, u.names[0] ? " with " : "",
+                        u.names);
+        return TL_FAILURE;
+      }
+      after = close + 1;
+    } else if (p->tok.kind == T_INT && p->tok.p[0] == '0' && p->tok.n > 1 && p->tok.p[1] == 'x') {
       /* `0x8x...` lexes as the hex number 0x8: in a shape it is the
        * dimension 0 followed by 'x'. */
       d = 0;
@@ -1066,7 +1325,9 @@ TlResult tl_parse_attr(TlParser *p, TlAttr **out) {
     const char *name = tok_intern(p);
     Alias *a = find_alias(p, name, false);
     const TlAttrDef *def = tl_context_attr_def(p->ctx, name);
-    if (a) {
+    if (a && a->text) {
+      r = expand_alias(p, a, NULL, out);
+    } else if (a) {
       *out = a->attr;
       lex(p);
       r = TL_SUCCESS;
@@ -1349,6 +1610,8 @@ static TlResult parse_op(TlParser *p, TlBlock *block) {
   TlOpState st;
   bool have_state = false;
   unsigned nres = 0;
+  /* Notes of template expressions speak of the op at hand only. */
+  p->uses.len = 0;
 
   if (p->tok.kind == T_VALUE) {
     do {
@@ -1456,6 +1719,46 @@ out:
 
 /*===--- Top level -------------------------------------------------------===*/
 
+/* Does the alias value at the current token depend on template values: a
+ * templated alias, or a dialect attribute or type whose `<...>` body holds
+ * a template expression or names a templated alias? Returns the end of
+ * the value's text then, else NULL. */
+static const char *templated_value(TlParser *p) {
+  if (p->tok.kind != T_HASH && p->tok.kind != T_BANG)
+    return NULL;
+  const char *name = tok_intern(p);
+  bool is_type = p->tok.kind == T_BANG;
+  Alias *a = find_alias(p, name, is_type);
+  if (a)
+    return a->text ? p->cur : NULL;
+  if (is_type ? !tl_context_type_def(p->ctx, name)
+              : !tl_context_attr_def(p->ctx, name))
+    return NULL;
+  if (p->cur >= p->end || *p->cur != '<')
+    return NULL;
+  const char *close = body_end(p->cur, p->end);
+  if (!close)
+    return NULL; /* the parse reports it */
+  for (const char *q = p->cur; q < close; q++) {
+    if (*q == '{')
+      return close + 1;
+    if ((*q != '#' && *q != '!') || !id_start((unsigned char)q[1]))
+      continue;
+    const char *n = q + 1, *e = n;
+    while (e < close && id_char((unsigned char)*e))
+      e++;
+    for (size_t i = 0; i < p->aliases.len; i++) {
+      const Alias *b = &p->aliases.data[i];
+      if (b->text && b->is_type == (*q == '!') &&
+          strlen(b->name) == (size_t)(e - n) &&
+          !memcmp(b->name, n, (size_t)(e - n)))
+        return close + 1;
+    }
+    q = e - 1;
+  }
+  return NULL;
+}
+
 static TlResult parse_alias(TlParser *p) {
   bool is_type = p->tok.kind == T_BANG;
   TlLoc l = p->tok.loc;
@@ -1475,10 +1778,19 @@ static TlResult parse_alias(TlParser *p) {
     return TL_FAILURE;
   }
   lex(p);
-  Alias a = {name, NULL, NULL};
-  if (is_type ? TL_FAILED(tl_parse_type(p, &a.type))
-              : TL_FAILED(tl_parse_attr(p, &a.attr)))
+  Alias a = {name, is_type, NULL, NULL, NULL, 0, 0, NULL};
+  const char *end = templated_value(p);
+  if (end) {
+    /* Kept as text; each use parses it in its own kernel. */
+    a.text = p->tok.start;
+    a.len = (size_t)(end - a.text);
+    a.line = p->line;
+    a.line_start = p->line_start;
+    advance_to(p, end);
+  } else if (is_type ? TL_FAILED(tl_parse_type(p, &a.type))
+                     : TL_FAILED(tl_parse_attr(p, &a.attr))) {
     return TL_FAILURE;
+  }
   tl_vec_push(&p->aliases, a);
   return TL_SUCCESS;
 }
@@ -1492,6 +1804,7 @@ TlModule *tl_parse_module(TlContext *ctx, const char *name, const char *text,
   p.src = p.cur = p.line_start = text;
   p.end = text + len;
   p.line = first_line ? first_line : 1;
+  p.alias_limit = SIZE_MAX;
   TlLoc start = {p.file, p.line, 1};
   p.module = tl_module_create(ctx, start);
   TlBlock *body = tl_module_body(p.module);
@@ -1518,6 +1831,8 @@ TlModule *tl_parse_module(TlContext *ctx, const char *name, const char *text,
   tl_vec_free(&p.scopes);
   tl_vec_free(&p.isolation);
   tl_vec_free(&p.aliases);
+  tl_vec_free(&p.uses);
+  tl_vec_free(&p.raw_subs);
   tl_arena_reset(&p.scratch);
   if (p.failed) {
     tl_module_destroy(m);

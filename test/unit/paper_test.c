@@ -14,8 +14,10 @@
  *                     matmul bound of the reference)
  *
  * Every comparison is also run once against a perturbed reference and must
- * then fail, so that no check passes vacuously. Template values a kernel
- * cannot handle must be refused when it is parsed.
+ * then fail, so that no check passes vacuously. vector_add and
+ * matmul_f16_u4 also run as other instances (-D BLOCK, -D BM: their tile
+ * types follow the template values). Template values a kernel cannot
+ * handle must be refused when it is parsed.
  *
  * Random numbers come from xorshift64* with the fixed seed below (printed;
  * `--seed N` after the directory picks another), so a failure in CI
@@ -228,14 +230,16 @@ static int cmp_bytes(const char *what, const uint8_t *got, const uint8_t *ref,
 /* z = x + y: the VM rounds the exact sum to f32 once, as C's float
  * addition does, so the comparison is exact. n covers one element, a
  * block less one, exactly one block, a block plus one, and ragged tails
- * of several blocks (BLOCK = 512). */
-static void test_vector_add(void) {
+ * of several blocks; BLOCK is the default 512 and other instances (the
+ * tile type follows BLOCK). */
+static void test_vector_add_case(int block) {
   Run r;
-  if (!setup(&r, "vector_add.tl", NULL)) {
+  if (!setup(&r, "vector_add.tl", "BLOCK", (int64_t)block, NULL)) {
     CHECK(false);
     return;
   }
-  const int sizes[] = {1, 511, 512, 513, 1000, 3 * 512, 4096 + 7};
+  const int sizes[] = {1,    block - 1, block, block + 1,
+                       1000, 3 * block, 4096 + 7};
   for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
     size_t n = (size_t)sizes[s];
     float *x = tl_xmalloc(4 * n), *y = tl_xmalloc(4 * n);
@@ -248,19 +252,26 @@ static void test_vector_add(void) {
     TlVmArg args[4] = {f32_arg(x, n), f32_arg(y, n), f32_arg(z, n),
                        tl_vm_arg_int((int64_t)n)};
     CHECK(run(&r, 4, args));
-    CHECK_EQ_INT(tl_vm_stats(r.vm).blocks, (n + 511) / 512);
-    CHECK_EQ_INT(tl_vm_stats(r.vm).threads, 128);
+    CHECK_EQ_INT(tl_vm_stats(r.vm).blocks,
+                 (n + (size_t)block - 1) / (size_t)block);
+    CHECK_EQ_INT(tl_vm_stats(r.vm).threads, block / 4);
     CHECK_EQ_INT(cmp_exact_f32("vector_add", z, ref, n, true), 0);
     /* One ulp off in the last element (the ragged tail) must be seen. */
     ref[n - 1] = nextafterf(ref[n - 1], INFINITY);
     CHECK_EQ_INT(cmp_exact_f32("vector_add", z, ref, n, false), 1);
-    printf("vector_add n=%zu: exact\n", n);
+    printf("vector_add BLOCK=%d n=%zu: exact\n", block, n);
     tl_free(x);
     tl_free(y);
     tl_free(z);
     tl_free(ref);
   }
   teardown(&r);
+}
+
+static void test_vector_add(void) {
+  test_vector_add_case(512);
+  test_vector_add_case(1024);
+  test_vector_add_case(64);
 }
 
 /*===--- softmax.tl -------------------------------------------------------===*/
@@ -433,10 +444,10 @@ static void pack_u4(const uint8_t *codes, int k, int n, uint8_t *out) {
     }
 }
 
-static void test_matmul_u4_case(int m, int k, int n, int g) {
+static void test_matmul_u4_case(int bm, int m, int k, int n, int g) {
   Run r;
-  if (!setup(&r, "matmul_f16_u4.tl", "K", (int64_t)k, "N", (int64_t)n, "G",
-             (int64_t)g, NULL)) {
+  if (!setup(&r, "matmul_f16_u4.tl", "BM", (int64_t)bm, "K", (int64_t)k, "N",
+             (int64_t)n, "G", (int64_t)g, NULL)) {
     CHECK(false);
     return;
   }
@@ -452,7 +463,7 @@ static void test_matmul_u4_case(int m, int k, int n, int g) {
   TlVmArg args[5] = {f16_arg(a, (size_t)m * (size_t)k), u8_arg(b, kn / 2),
                      f16_arg(s, ns), f16_arg(c, mn), tl_vm_arg_int(m)};
   CHECK(run(&r, 5, args));
-  CHECK_EQ_INT(tl_vm_stats(r.vm).blocks, ((m + 15) / 16) * (n / 8));
+  CHECK_EQ_INT(tl_vm_stats(r.vm).blocks, ((m + bm - 1) / bm) * (n / 8));
   /* The dequantized weights as the kernel forms them: (code - 8) * scale
    * (exact in double) rounded once to f16. */
   double *w = tl_xmalloc(sizeof(double) * kn);
@@ -464,7 +475,8 @@ static void test_matmul_u4_case(int m, int k, int n, int g) {
           tl_dtype_decode(f16(), tl_dtype_encode(f16(), (codes[i] - 8.0) * sc));
     }
   char what[96];
-  snprintf(what, sizeof what, "matmul_f16_u4 m=%d K=%d N=%d G=%d", m, k, n, g);
+  snprintf(what, sizeof what, "matmul_f16_u4 BM=%d m=%d K=%d N=%d G=%d", bm, m,
+           k, n, g);
   check_matmul(what, a, w, m, k, n, c);
   tl_free(a);
   tl_free(codes);
@@ -476,12 +488,16 @@ static void test_matmul_u4_case(int m, int k, int n, int g) {
 }
 
 static void test_matmul_u4(void) {
-  test_matmul_u4_case(16, 256, 64, 64);
-  test_matmul_u4_case(37, 256, 64, 64); /* ragged: 3 blocks of rows */
-  test_matmul_u4_case(5, 512, 32, 128);
-  test_matmul_u4_case(33, 128, 128, 16);
-  test_matmul_u4_case(1, 1024, 16, 128);
-  test_matmul_u4_case(24, 1024, 256, 128);
+  test_matmul_u4_case(16, 16, 256, 64, 64);
+  test_matmul_u4_case(16, 37, 256, 64, 64); /* ragged: 3 blocks of rows */
+  test_matmul_u4_case(16, 5, 512, 32, 128);
+  test_matmul_u4_case(16, 33, 128, 128, 16);
+  test_matmul_u4_case(16, 1, 1024, 16, 128);
+  test_matmul_u4_case(16, 24, 1024, 256, 128);
+  /* Taller block tiles: two and four mma tiles of rows per warp. */
+  test_matmul_u4_case(32, 37, 256, 64, 64); /* ragged: 2 blocks of rows */
+  test_matmul_u4_case(32, 64, 128, 32, 16);
+  test_matmul_u4_case(64, 70, 256, 16, 128);
 }
 
 /*===--- transform_i6.tl feeding matmul_f16_i6.tl -------------------------===*/
@@ -585,10 +601,11 @@ static void test_transform_i6(void) {
 
 /*===--- Template parameters the kernels refuse ---------------------------===*/
 
-/* softmax.tl and matmul_f16_u4.tl write their thread count so that a
- * template value they cannot handle divides by a non-positive constant:
- * the parse fails with a located error instead of a wrong result. */
-static void expect_rejected(const char *name, const char *def, int64_t value) {
+/* The kernels state what their template values must satisfy in requires
+ * clauses: a value they cannot handle fails the parse with a located
+ * error naming the condition and the value, instead of a wrong result. */
+static void expect_rejected(const char *name, const char *def, int64_t value,
+                            const char *message) {
   TlContext *ctx = tl_context_create();
   tl_register_all_dialects(ctx);
   Diags diags = {0};
@@ -598,9 +615,7 @@ static void expect_rejected(const char *name, const char *def, int64_t value) {
   char *text = read_kernel(name, &len);
   TlModule *m = text ? tl_parse_module(ctx, name, text, len, 1) : NULL;
   CHECK(text && !m);
-  CHECK(strstr(tl_str_cstr(&diags.text),
-               "error: invalid threads expression: division by a "
-               "non-positive value") != NULL);
+  CHECK(strstr(tl_str_cstr(&diags.text), message) != NULL);
   if (m)
     tl_module_destroy(m);
   tl_free(text);
@@ -609,10 +624,31 @@ static void expect_rejected(const char *name, const char *def, int64_t value) {
 }
 
 static void test_rejected(void) {
-  expect_rejected("softmax.tl", "N", 200);
-  expect_rejected("matmul_f16_u4.tl", "G", 48);
-  expect_rejected("matmul_f16_u4.tl", "K", 1000);
-  expect_rejected("matmul_f16_u4.tl", "N", 12);
+  expect_rejected("softmax.tl", "N", 200,
+                  "error: template constraint 'N > 0 && N % 128 == 0' does "
+                  "not hold with N = 200");
+  expect_rejected("matmul_f16_u4.tl", "G", 48,
+                  "error: template constraint 'K % G == 0' does not hold "
+                  "with K = 1024, G = 48");
+  expect_rejected("matmul_f16_u4.tl", "G", 40,
+                  "error: template constraint 'G > 0 && G % 16 == 0' does "
+                  "not hold with G = 40");
+  expect_rejected("matmul_f16_u4.tl", "K", 1000,
+                  "error: template constraint 'K % G == 0' does not hold "
+                  "with K = 1000, G = 128");
+  expect_rejected("matmul_f16_u4.tl", "N", 12,
+                  "error: template constraint 'N > 0 && N % 8 == 0' does "
+                  "not hold with N = 12");
+  expect_rejected("matmul_f16_u4.tl", "BM", 24,
+                  "error: template constraint 'BM > 0 && BM % 16 == 0' does "
+                  "not hold with BM = 24");
+  expect_rejected("vector_add.tl", "BLOCK", 6,
+                  "error: template constraint 'BLOCK > 0 && BLOCK % 4 == 0' "
+                  "does not hold with BLOCK = 6");
+  /* A value the constraints allow but the launch limits do not. */
+  expect_rejected("vector_add.tl", "BLOCK", 8192,
+                  "error: invalid threads expression: threads per block is "
+                  "2048, outside 1..1024");
 }
 
 int main(int argc, char **argv) {

@@ -369,6 +369,61 @@ static void test_expr_check(void) {
   CHECK_EQ_STR(err.msg, "unknown name 'x' in expression");
 }
 
+/* Conditions: comparisons and logic over the same names, with C's
+ * precedence; && and || skip the arithmetic errors of an operand they do
+ * not need. */
+static void test_cond_check(void) {
+  TlStr out = {0};
+  bool is_const = false;
+  int64_t v = -1;
+  TlErr err;
+  size_t off;
+  const char *t = "T%4==0&&!(T>8)||T<=1";
+  CHECK(tl_cond_check(t, strlen(t), classify, NULL, &out, &is_const, &v, &err,
+                      &off));
+  CHECK_EQ_STR(tl_str_cstr(&out), "T % 4 == 0 && !(T > 8) || T <= 1");
+  CHECK(is_const);
+  CHECK_EQ_INT(v, 1);
+  tl_str_free(&out);
+  static const struct {
+    const char *text;
+    int64_t value;
+  } cases[] = {
+      {"T != 4", 0},         {"T >= 4", 1},          {"T < 4", 0},
+      {"1 + 2 == 3", 1},     {"!0 + 1", 2},          {"0 || T - 4", 0},
+      {"T && 5", 1},         {"(T > 3) * 7", 7},     {"max(T == 4, 0)", 1},
+      {"T < 4 && 1 / 0", 0}, {"T == 4 || 1 % 0", 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    t = cases[i].text;
+    v = -1;
+    CHECK(tl_cond_check(t, strlen(t), classify, NULL, NULL, &is_const, &v,
+                        &err, &off));
+    CHECK_EQ_INT(v, cases[i].value);
+  }
+  /* The operand that decides is evaluated: its errors count. */
+  t = "T == 4 && 1 / 0";
+  CHECK(!tl_cond_check(t, strlen(t), classify, NULL, NULL, NULL, NULL, &err,
+                       &off));
+  CHECK_EQ_STR(err.msg, "division by a non-positive value in expression");
+  CHECK_EQ_INT(off, 14);
+  /* Names are checked in skipped operands too. */
+  t = "0 && x";
+  CHECK(!tl_cond_check(t, strlen(t), classify, NULL, NULL, NULL, NULL, &err,
+                       &off));
+  CHECK_EQ_STR(err.msg, "unknown name 'x' in expression");
+  /* A runtime name makes the result runtime. */
+  t = "m > 3";
+  CHECK(tl_cond_check(t, strlen(t), classify, NULL, NULL, &is_const, NULL,
+                      &err, &off));
+  CHECK(!is_const);
+  /* Grid expressions have no comparisons. */
+  t = "T == 4";
+  CHECK(!tl_expr_check(t, strlen(t), classify, NULL, NULL, NULL, NULL, &err,
+                       &off));
+  CHECK_EQ_STR(err.msg, "unexpected text after expression");
+}
+
 /*===--- Kernels ---------------------------------------------------------===*/
 
 static TlOp *first_kernel(TlModule *m) {
@@ -587,6 +642,110 @@ static void test_overrides(void) {
   tl_context_destroy(ctx);
 }
 
+/* The first error of a parse and its place. */
+typedef struct FirstError {
+  int errors, notes;
+  char msg[256];
+  unsigned line, col;
+} FirstError;
+
+static void first_error(const TlDiag *d, void *user) {
+  FirstError *f = user;
+  if (d->severity == TL_DIAG_NOTE) {
+    f->notes++;
+    return;
+  }
+  if (d->severity == TL_DIAG_ERROR && !f->errors++) {
+    snprintf(f->msg, sizeof f->msg, "%s", d->message);
+    f->line = d->loc.line;
+    f->col = d->loc.col;
+  }
+}
+
+/* The type of the first result of the first op of the kernel's body. */
+static TlType *first_result_type(TlOp *k) {
+  TlBlock *b = tl_region_first_block(tl_op_region(k, 0));
+  TlOp *op = b ? tl_block_first_op(b) : NULL;
+  return op && tl_op_num_results(op) ? tl_value_type(tl_op_result(op, 0))
+                                     : NULL;
+}
+
+/* Instantiation from C: one text parsed after different definitions gives
+ * kernels whose tile types follow the template values; an alias with a
+ * template expression follows each kernel's values. */
+static void test_instances(void) {
+  const char *src =
+      "#acc = #tl.layout<local({BM / 8}, 1).spatial(8, 4).local(1, 2)>\n"
+      "tl.kernel @k(%m: i32) template(BM = 16)\n"
+      "    requires(BM % 16 == 0) grid(ceildiv(m, BM)) threads(32) {\n"
+      "  %z = tl.alloc_register 0.0 : !tl.reg<{BM}x8xf32, #acc>\n"
+      "  %s = tl.alloc_shared : !tl.shared<{BM}x{BM * 2}xf16>\n"
+      "}\n";
+  TlContext *ctx = tl_context_create();
+  tl_register_all_dialects(ctx);
+  TlModule *m16 = parse(ctx, src);
+  tl_context_set_define(ctx, "BM", 32);
+  TlModule *m32 = parse(ctx, src);
+  TlOp *k16 = first_kernel(m16), *k32 = first_kernel(m32);
+  CHECK(k16 && k32);
+  if (k16 && k32) {
+    TlType *t16 = first_result_type(k16), *t32 = first_result_type(k32);
+    CHECK(t16 && t32 && t16 != t32);
+    CHECK_EQ_INT(tl_tensor_dim(t16, 0), 16);
+    CHECK_EQ_INT(tl_tensor_dim(t32, 0), 32);
+    CHECK_EQ_INT(tl_layout_num_threads(tl_reg_layout(t32)), 32);
+    CHECK(tl_reg_layout(t32)->shape[0] == 32);
+    /* The same tile built by hand is the same (uniqued) type. */
+    TlLayout l = layout("local(4, 1).spatial(8, 4).local(1, 2)");
+    int64_t dims[2] = {32, 8};
+    CHECK(tl_reg_type_get(ctx, 2, dims, tl_type_f32(ctx), &l) == t32);
+    char *text = print_module(m32);
+    CHECK(strstr(text, "!tl.reg<32x8xf32") != NULL);
+    CHECK(strstr(text, "!tl.shared<32x64xf16>") != NULL);
+    CHECK(strstr(text, "requires(BM % 16 == 0)") != NULL);
+    CHECK(strstr(text, "{BM") == NULL);
+    /* The instance prints as concrete text that parses back to itself. */
+    tl_context_clear_defines(ctx);
+    TlModule *again = parse(ctx, text);
+    char *text2 = again ? print_module(again) : NULL;
+    CHECK(text2 && !strcmp(text, text2));
+    tl_free(text2);
+    tl_module_destroy(again);
+    tl_free(text);
+  }
+  tl_module_destroy(m16);
+  tl_module_destroy(m32);
+
+  /* A value the constraint refuses, and one that makes a type invalid:
+   * located errors naming the condition or the expression. */
+  FirstError f = {0};
+  tl_diag_set_handler(tl_context_diag(ctx), first_error, &f);
+  tl_context_set_define(ctx, "BM", 24);
+  CHECK(tl_parse_module(ctx, "k.tl", src, strlen(src), 1) == NULL);
+  CHECK_EQ_STR(f.msg,
+               "template constraint 'BM % 16 == 0' does not hold with BM = 24");
+  CHECK_EQ_INT(f.line, 3);
+  CHECK_EQ_INT(f.col, 14);
+  const char *bad = "tl.kernel @k() template(BM = 16) grid(1) threads(32) {\n"
+                    "  %z = tl.alloc_register 0.0 : "
+                    "!tl.reg<{BM}xf32, #tl.layout<spatial({BM / 2})>>\n"
+                    "}\n";
+  memset(&f, 0, sizeof f);
+  tl_context_set_define(ctx, "BM", 64);
+  CHECK(tl_parse_module(ctx, "k.tl", bad, strlen(bad), 1) == NULL);
+  CHECK_EQ_STR(f.msg, "layout spatial(32) has shape [32], but the tile is "
+                      "[64]");
+  CHECK_EQ_INT(f.notes, 2); /* one per template expression of the type */
+  memset(&f, 0, sizeof f);
+  tl_context_set_define(ctx, "BM", 0);
+  CHECK(tl_parse_module(ctx, "k.tl", bad, strlen(bad), 1) == NULL);
+  CHECK_EQ_STR(f.msg, "template expression '{BM}' is 0 with BM = 0, not a "
+                      "dimension (1..2^40)");
+  CHECK_EQ_INT(f.col, 40);
+  tl_diag_set_handler(tl_context_diag(ctx), NULL, NULL);
+  tl_context_destroy(ctx);
+}
+
 /*===--- tl.slice offsets ------------------------------------------------===*/
 
 static void find_slice(TlOp *op, void *user) {
@@ -642,9 +801,11 @@ int main(void) {
   test_expr_eval();
   test_expr_errors();
   test_expr_check();
+  test_cond_check();
   test_launch_dims(ctx);
   tl_context_destroy(ctx);
   test_overrides();
+  test_instances();
   test_slice_offsets();
   return unit_report();
 }
