@@ -81,6 +81,7 @@ typedef struct Lower {
   TlLoc loc;
   TL_VEC(Entry) map;
   TlValue *tid;     /* thread index (i32) */
+  TlValue *workspace; /* the launch's global workspace (!simt.ptr<global>) */
   TlAnalysis *facts; /* divisibility of the kernel's values */
   unsigned threads; /* threads per block */
   int64_t scratch_base;  /* shared scratch for reductions: byte offset */
@@ -296,6 +297,30 @@ static bool index_of(Lower *L, const TlLayout *l, int64_t local, TlValue **idx) 
 static View *view_of(Lower *L, TlValue *v) {
   Entry *e = find(L, v);
   return e ? e->view : NULL;
+}
+
+/* tl.alloc_global: a row-major view at the planned offset of the
+ * workspace parameter. */
+static bool lower_alloc_global(Lower *L, TlOp *op) {
+  TlAttr *off = tl_op_attr(op, "offset");
+  if (!L->workspace || !off)
+    return fail(L, op, "a workspace tensor the plan did not place");
+  View *v = TL_ARENA_NEW(&L->arena, View);
+  TlType *g = tl_value_type(tl_op_result(op, 0));
+  TlValue *ops[2] = {L->workspace, cst(L, i64(L), tl_attr_int_value(off))};
+  TlType *pt = tl_value_type(L->workspace);
+  v->ptr = tl_op_result(make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+  v->rank = tl_tensor_rank(g);
+  v->elem = tl_tensor_elem(g);
+  int64_t run = 1;
+  for (int d = (int)v->rank - 1; d >= 0; d--) {
+    v->dims[d] = cst(L, i64(L), tl_tensor_dim(g, (unsigned)d));
+    v->strides[d] = cst(L, i64(L), run);
+    run *= tl_tensor_dim(g, (unsigned)d);
+  }
+  Entry e = {tl_op_result(op, 0), NULL, NULL, v, NULL};
+  tl_vec_push(&L->map, e);
+  return true;
 }
 
 static bool lower_view_global(Lower *L, TlOp *op) {
@@ -2664,6 +2689,8 @@ static bool lower_op(Lower *L, TlOp *op) {
                cst(L, tl_value_type(tl_op_result(op, 0)), tl_attr_int_value(v)));
     return true;
   }
+  if (!strcmp(n, "tl.alloc_global"))
+    return lower_alloc_global(L, op);
   if (!strcmp(n, "tl.view_global"))
     return lower_view_global(L, op);
   if (!strcmp(n, "tl.alloc_register"))
@@ -2775,11 +2802,22 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
     TlType *t = tl_type_function_input(ft, i);
     tl_vec_push(&ins, tl_type_is_ptr(t) ? tl_simt_ptr_type(ctx, TL_SIMT_GLOBAL) : t);
   }
+  /* The global workspace, when the kernel allocates one, is one more
+   * parameter after the kernel's own (the launcher allocates and zeroes
+   * `workspace_bytes` for it). */
+  tl_plan_global_workspace(k);
+  int64_t ws_bytes = tl_attr_int_value(tl_op_attr(k, "workspace_bytes"));
+  if (ws_bytes)
+    tl_vec_push(&ins, tl_simt_ptr_type(ctx, TL_SIMT_GLOBAL));
   TlOpState st;
   tl_op_state_init(&st, ctx, tl_context_op_def(ctx, "builtin.func"), L.loc);
   tl_op_state_set_attr(&st, "sym_name", tl_op_attr(k, "sym_name"));
   tl_op_state_set_attr(&st, "function_type",
-                       tl_attr_type(ctx, tl_type_function(ctx, n, ins.data, 0, NULL)));
+                       tl_attr_type(ctx, tl_type_function(ctx, (unsigned)ins.len, ins.data, 0,
+                                                          NULL)));
+  if (ws_bytes)
+    tl_op_state_set_attr(&st, "workspace_bytes",
+                         tl_attr_int(ctx, tl_type_int(ctx, 64, true), ws_bytes));
   tl_op_state_set_attr(&st, "kernel", tl_attr_unit(ctx));
   tl_op_state_set_attr(&st, "threads", tl_attr_int(ctx, tl_type_int(ctx, 64, true), threads));
   /* What the runtime needs to launch it: the grid over the parameters. */
@@ -2817,6 +2855,10 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
                                   L.loc);
     tl_value_set_name_hint(a, tl_value_name_hint(tl_block_arg(old, i)));
     put_scalar(&L, tl_block_arg(old, i), a);
+  }
+  if (ws_bytes) {
+    L.workspace = tl_block_add_arg(body, tl_simt_ptr_type(ctx, TL_SIMT_GLOBAL), L.loc);
+    tl_value_set_name_hint(L.workspace, tl_context_intern(ctx, "workspace", 9));
   }
   tl_builder_set_end(&L.b, body);
   TlNamedAttr dx = {"dim", str(&L, "x")};

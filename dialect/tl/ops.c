@@ -678,6 +678,27 @@ static TlResult alloc_shared_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
+/* tl.alloc_global: a row-major global tensor of static shape, one per
+ * launch, shared by every block and zero when the launch starts. */
+static TlResult alloc_global_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 0, 1)))
+    return TL_FAILURE;
+  TlType *t = rtype(op, 0);
+  if (tl_tensor_kind(t) != TL_TENSOR_GLOBAL)
+    return bad_type(op, "the result", "a !tl.global", t);
+  for (unsigned d = 0; d < tl_tensor_rank(t); d++)
+    if (tl_tensor_dim(t, d) < 0) {
+      tl_op_emit_error(op, "the workspace's size must be static, but dimension %u is dynamic",
+                       d);
+      return TL_FAILURE;
+    }
+  if (tl_global_type_strided(t)) {
+    tl_op_emit_error(op, "the workspace is row-major: its type takes no strides");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
 /* `%a, %b {attrs} : T, U` with the types checked against the operands. */
 static TlResult operands_parse(TlParser *p, TlOpState *st) {
   if (!tl_parser_peek_operand(p))
@@ -1723,6 +1744,8 @@ OP(store_global_def, "tl.store_global",
    0, store_global_verify, store_parse, store_print)
 OP(alloc_shared_def, "tl.alloc_shared", "allocates a shared-memory tile", 0,
    alloc_shared_verify, result_only_parse, result_only_print)
+OP(alloc_global_def, "tl.alloc_global", "a global workspace tensor of the launch", 0,
+   alloc_global_verify, result_only_parse, result_only_print)
 OP(free_shared_def, "tl.free_shared", "frees a shared-memory tile", 0,
    free_shared_verify, operands_parse, operands_print)
 OP(load_shared_def, "tl.load_shared",
@@ -1940,6 +1963,7 @@ const TlOpDef *const tl_tl_ops[] = {&tl_kernel_def,
                                     &load_global_def,
                                     &store_global_def,
                                     &alloc_shared_def,
+                                    &alloc_global_def,
                                     &free_shared_def,
                                     &load_shared_def,
                                     &store_shared_def,

@@ -63,6 +63,14 @@ bool tl_shared_reuses(TlOp *alloc);
  * `smem_bytes` attribute); -1 when the kernel has not been planned. */
 int64_t tl_kernel_smem_bytes(TlOp *kernel);
 
+/* The global workspace of a tl.kernel: every tl.alloc_global gets a byte
+ * `offset` (i64) in one buffer per launch, in program order, each a
+ * multiple of 256 bytes (their tensors live for the whole launch), and the
+ * kernel gets the total as `workspace_bytes` (i64; 0 without any). */
+void tl_plan_global_workspace(TlOp *kernel);
+/* The tensor's bytes: its elements' bits rounded up to whole bytes. */
+int64_t tl_global_workspace_bytes_of(const TlType *t);
+
 /*===------------------------------------------------------------------===*
  * Divisibility and alignment
  *===------------------------------------------------------------------===*/

@@ -264,3 +264,33 @@ bool tl_shared_reuses(TlOp *alloc) {
   tl_op_walk(kernel, find_reuse, &r, false);
   return r.overlaps;
 }
+
+/*===--- The global workspace --------------------------------------------===*/
+
+int64_t tl_global_workspace_bytes_of(const TlType *t) {
+  int64_t n = 1;
+  for (unsigned d = 0; d < tl_tensor_rank(t); d++)
+    n *= tl_tensor_dim(t, d);
+  return (n * tl_type_bitwidth(tl_tensor_elem(t)) + 7) / 8;
+}
+
+typedef struct Workspace {
+  TlContext *ctx;
+  int64_t total;
+} Workspace;
+
+static void place_global(TlOp *op, void *user) {
+  Workspace *w = user;
+  if (strcmp(tl_op_name(op), "tl.alloc_global"))
+    return;
+  int64_t at = (w->total + 255) / 256 * 256;
+  tl_op_set_attr(op, "offset", tl_attr_int(w->ctx, tl_type_int(w->ctx, 64, true), at));
+  w->total = at + tl_global_workspace_bytes_of(tl_value_type(tl_op_result(op, 0)));
+}
+
+void tl_plan_global_workspace(TlOp *kernel) {
+  Workspace w = {tl_op_context(kernel), 0};
+  tl_op_walk(kernel, place_global, &w, false);
+  tl_op_set_attr(kernel, "workspace_bytes",
+                 tl_attr_int(w.ctx, tl_type_int(w.ctx, 64, true), w.total));
+}

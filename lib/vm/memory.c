@@ -392,6 +392,31 @@ static bool exec_view_global(TlVm *vm, Inst *in) {
   return true;
 }
 
+/* tl.alloc_global: a row-major view of the launch's workspace buffer. */
+static bool exec_alloc_global(TlVm *vm, Inst *in) {
+  TlOp *op = in->op;
+  TlType *gt = tl_value_type(tl_op_result(op, 0));
+  GView *g = TL_ARENA_NEW(&vm->block_arena, GView);
+  g->param = -1;
+  for (unsigned k = 0; k + vm->user_nargs < vm->nargs; k++)
+    if (vm->ws_ops[k] == op)
+      g->param = (int)(vm->user_nargs + k);
+  tl_assert(g->param >= 0);
+  g->rank = (int)tl_tensor_rank(gt);
+  g->def = op;
+  int64_t run = 1;
+  for (int d = g->rank - 1; d >= 0; d--) {
+    g->sizes[d] = tl_tensor_dim(gt, (unsigned)d);
+    g->strides[d] = run;
+    run *= g->sizes[d] ? g->sizes[d] : 1;
+  }
+  Val *out = &vm->slots[in->out[0]];
+  val_clear(out);
+  out->kind = V_GLOBAL;
+  out->obj = g;
+  return true;
+}
+
 static bool exec_load_global(TlVm *vm, Inst *in) {
   TlType *rt = tl_value_type(tl_op_result(in->op, 0));
   const GView *g = vm_in(vm, in, 0)->obj;
@@ -950,6 +975,8 @@ bool vm_exec_memory(TlVm *vm, Inst *in) {
     return exec_store_global(vm, in);
   case OC_ALLOC_SHARED:
     return exec_alloc_shared(vm, in);
+  case OC_ALLOC_GLOBAL:
+    return exec_alloc_global(vm, in);
   case OC_FREE_SHARED:
     return exec_free_shared(vm, in);
   case OC_LOAD_SHARED:

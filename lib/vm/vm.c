@@ -48,6 +48,8 @@ unsigned tl_vm_num_params(TlOp *kernel) {
 
 const char *tl_vm_param_name(TlOp *kernel, unsigned i) {
   TlAttr *names = tl_op_attr(kernel, "arg_names");
+  if (i >= tl_attr_array_size(names))
+    return "workspace"; /* a tl.alloc_global's buffer */
   const char *s = tl_attr_string_value(tl_attr_array_elem(names, i), NULL);
   return tl_context_intern(tl_op_context(kernel), s, strlen(s));
 }
@@ -270,6 +272,7 @@ static const struct {
     {"tl.load_global", OC_LOAD_GLOBAL},
     {"tl.store_global", OC_STORE_GLOBAL},
     {"tl.alloc_shared", OC_ALLOC_SHARED},
+    {"tl.alloc_global", OC_ALLOC_GLOBAL},
     {"tl.free_shared", OC_FREE_SHARED},
     {"tl.load_shared", OC_LOAD_SHARED},
     {"tl.store_shared", OC_STORE_SHARED},
@@ -886,6 +889,7 @@ static Flow run_body(TlVm *vm, Body *b) {
     case OC_LOAD_GLOBAL:
     case OC_STORE_GLOBAL:
     case OC_ALLOC_SHARED:
+    case OC_ALLOC_GLOBAL:
     case OC_FREE_SHARED:
     case OC_LOAD_SHARED:
     case OC_STORE_SHARED:
@@ -1015,6 +1019,12 @@ static bool bind_args(TlVm *vm, TlOp *kernel, Body *body, unsigned nargs,
   return true;
 }
 
+static void collect_alloc_global(TlOp *op, void *user) {
+  TL_VEC(TlOp *) *ws = user;
+  if (!strcmp(tl_op_name(op), "tl.alloc_global"))
+    tl_vec_push(ws, op);
+}
+
 TlResult tl_vm_run(TlVm *vm, TlOp *kernel, unsigned nargs,
                    const TlVmArg *args) {
   memset(&vm->stats, 0, sizeof vm->stats);
@@ -1052,8 +1062,24 @@ TlResult tl_vm_run(TlVm *vm, TlOp *kernel, unsigned nargs,
   if (!check_layouts(vm, kernel, vm->threads))
     return TL_FAILURE;
   vm->kernel = kernel;
-  vm->args = args;
-  vm->nargs = nargs;
+  /* The launch's workspaces (tl.alloc_global): zeroed buffers after the
+   * arguments. */
+  TL_VEC(TlOp *) ws = {0};
+  tl_op_walk(kernel, collect_alloc_global, &ws, false);
+  TlVmArg *all = tl_xcalloc(nargs + ws.len + 1, sizeof *all);
+  memcpy(all, args, sizeof *all * nargs);
+  for (size_t k = 0; k < ws.len; k++) {
+    TlType *t = tl_value_type(tl_op_result(ws.data[k], 0));
+    TlVmArg *a = &all[nargs + k];
+    a->kind = TL_VM_ARG_BUFFER;
+    a->size = (size_t)tl_global_workspace_bytes_of(t);
+    a->data = tl_xcalloc(a->size + 1, 1);
+    tl_type_to_dtype(tl_tensor_elem(t), &a->dtype);
+  }
+  vm->args = all;
+  vm->nargs = nargs + (unsigned)ws.len;
+  vm->user_nargs = nargs;
+  vm->ws_ops = ws.data;
   memcpy(vm->stats.grid, vm->grid, sizeof vm->grid);
   vm->stats.threads = vm->threads;
   vm_gtrack_begin(vm);
@@ -1079,6 +1105,13 @@ TlResult tl_vm_run(TlVm *vm, TlOp *kernel, unsigned nargs,
         }
       }
   vm_gtrack_end(vm);
+  for (unsigned k = nargs; k < vm->nargs; k++)
+    tl_free(all[k].data);
+  tl_free(all);
+  tl_free(ws.data);
+  vm->ws_ops = NULL;
+  vm->args = NULL;
+  vm->nargs = 0;
   /* Drop every value but the parameters' (they are rebound next run). */
   for (uint32_t i = 0; i < vm->slot_cap; i++)
     val_clear(&vm->slots[i]);

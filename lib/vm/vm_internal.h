@@ -213,6 +213,7 @@ typedef enum OpCode {
   OC_LOAD_GLOBAL,
   OC_STORE_GLOBAL,
   OC_ALLOC_SHARED,
+  OC_ALLOC_GLOBAL,
   OC_FREE_SHARED,
   OC_LOAD_SHARED,
   OC_STORE_SHARED,
@@ -325,8 +326,10 @@ struct TlVm {
 
   /* The run in progress. */
   TlOp *kernel;
-  const TlVmArg *args;
+  const TlVmArg *args; /* the kernel's arguments, then its workspaces */
   unsigned nargs;
+  unsigned user_nargs; /* the kernel's own arguments */
+  TlOp **ws_ops;       /* the tl.alloc_global ops, workspace k at args[user_nargs + k] */
   Val *slots;
   uint32_t slot_cap;
   int64_t grid[3], block[3], threads;

@@ -108,10 +108,12 @@ static void write_metadata(TlModule *m, const TlTargetOptions *o, TlStr *out) {
     first = false;
     tl_str_puts(out, "\"name\": ");
     json_string(out, tl_symbol_name(op));
-    TlAttr *th = tl_op_attr(op, "threads"), *sm = tl_op_attr(op, "smem_bytes");
-    tl_str_printf(out, ", \"threads\": %lld, \"smem_bytes\": %lld",
+    TlAttr *th = tl_op_attr(op, "threads"), *sm = tl_op_attr(op, "smem_bytes"),
+           *wb = tl_op_attr(op, "workspace_bytes");
+    tl_str_printf(out, ", \"threads\": %lld, \"smem_bytes\": %lld, \"workspace_bytes\": %lld",
                   th && tl_attr_kind(th) == TL_ATTR_INT ? (long long)tl_attr_int_value(th) : 0,
-                  sm && tl_attr_kind(sm) == TL_ATTR_INT ? (long long)tl_attr_int_value(sm) : 0);
+                  sm && tl_attr_kind(sm) == TL_ATTR_INT ? (long long)tl_attr_int_value(sm) : 0,
+                  wb && tl_attr_kind(wb) == TL_ATTR_INT ? (long long)tl_attr_int_value(wb) : 0);
     TlType *ft = tl_attr_type_value(tl_op_attr(op, "function_type"));
     TlAttr *names = tl_op_attr(op, "arg_names");
     tl_str_puts(out, ",\n     \"params\": [");
@@ -121,6 +123,8 @@ static void write_metadata(TlModule *m, const TlTargetOptions *o, TlStr *out) {
       tl_str_puts(out, i ? ", {\"name\": " : "{\"name\": ");
       if (names && tl_attr_kind(names) == TL_ATTR_ARRAY && i < tl_attr_array_size(names))
         json_string(out, tl_attr_string_value(tl_attr_array_elem(names, i), NULL));
+      else if (wb && i + 1 == tl_type_function_num_inputs(ft))
+        tl_str_puts(out, "\"workspace\"");
       else
         tl_str_printf(out, "\"arg%u\"", i);
       tl_str_puts(out, ", \"type\": ");

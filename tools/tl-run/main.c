@@ -126,8 +126,17 @@ static void usage(FILE *out) {
 
 /* The kernel's parameters, through the VM that runs it. */
 static bool simt_mode;
+/* A lowered kernel's global workspace: the bytes its last parameter
+ * needs (0 without one). */
+static int64_t workspace_bytes(TlOp *k) {
+  TlAttr *a = simt_mode ? tl_op_attr(k, "workspace_bytes") : NULL;
+  return a && tl_attr_kind(a) == TL_ATTR_INT ? tl_attr_int_value(a) : 0;
+}
+
+/* The parameters the command line binds (not the workspace). */
 static unsigned num_params(TlOp *k) {
-  return simt_mode ? tl_simt_vm_num_params(k) : tl_vm_num_params(k);
+  return simt_mode ? tl_simt_vm_num_params(k) - (workspace_bytes(k) > 0)
+                   : tl_vm_num_params(k);
 }
 static const char *param_name(TlOp *k, unsigned i) {
   return simt_mode ? tl_simt_vm_param_name(k, i) : tl_vm_param_name(k, i);
@@ -675,7 +684,7 @@ static bool scalar_value(const TlType *t, const TlVmArg *a, Scalar *out) {
  * simt and through tl-llc's pipeline. */
 static void *gpu_compile(TlContext *ctx, TlRuntime *rt, const char *name,
                          const char *text, size_t len, const char *kernel_name,
-                         unsigned *smem_bytes) {
+                         unsigned *smem_bytes, int64_t *workspace_bytes) {
   TlModule *m = tl_parse_module(ctx, name, text, len, 1);
   TlPipeline *pl = tl_pipeline_create();
   TlPipelineConfig cfg = {.verify_each = true};
@@ -690,8 +699,11 @@ static void *gpu_compile(TlContext *ctx, TlRuntime *rt, const char *name,
   for (TlOp *f = tl_block_first_op(tl_module_body(m)); f; f = tl_op_next(f)) {
     TlAttr *sb = tl_op_attr(f, "smem_bytes");
     const char *fname = tl_symbol_name(f);
+    TlAttr *wb = tl_op_attr(f, "workspace_bytes");
     if (sb && tl_attr_kind(sb) == TL_ATTR_INT && fname && !strcmp(fname, kernel_name))
       *smem_bytes = (unsigned)tl_attr_int_value(sb);
+    if (wb && tl_attr_kind(wb) == TL_ATTR_INT && fname && !strcmp(fname, kernel_name))
+      *workspace_bytes = tl_attr_int_value(wb);
   }
   unsigned sm = tl_runtime_sm(rt);
   TlTargetOptions o = {sm >= 90 ? "sm_90a" : sm >= 89 ? "sm_89" : sm >= 86 ? "sm_86" : "sm_80",
@@ -716,6 +728,7 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlOp *kernel, Arg *args,
   if (!rt)
     return !fail("cannot run on the GPU (use --vm to run on the CPU)");
   bool ok = false;
+  TlDevPtr ws = 0;
   TlDevPtr *dev = tl_xcalloc(n + 1, sizeof *dev);
   Scalar *vals = tl_xcalloc(n + 1, sizeof *vals);
   void **kargs = tl_xcalloc(n + 1, sizeof *kargs);
@@ -730,9 +743,19 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlOp *kernel, Arg *args,
     goto out;
   }
   unsigned smem = 0;
-  void *k = gpu_compile(ctx, rt, o->input, text, len, tl_symbol_name(kernel), &smem);
+  int64_t ws_bytes = 0;
+  void *k = gpu_compile(ctx, rt, o->input, text, len, tl_symbol_name(kernel), &smem,
+                        &ws_bytes);
   if (!k)
     goto out;
+  /* The kernel's global workspace, zero at the launch (timed runs reuse
+   * it as the previous run left it). */
+  if (ws_bytes) {
+    if (!(ws = tl_runtime_alloc(rt, (size_t)ws_bytes)) ||
+        TL_FAILED(tl_runtime_memset(rt, ws, 0, (size_t)ws_bytes)))
+      goto out;
+    kargs[n] = &ws;
+  }
   for (unsigned i = 0; i < n; i++) {
     TlVmArg *a = &args[i].vm;
     if (a->kind == TL_VM_ARG_BUFFER) {
@@ -835,6 +858,8 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlOp *kernel, Arg *args,
       printf(", %.2f TFLOP/s\n", o->flops / (ms * 1e9));
   }
 out:
+  if (ws)
+    tl_runtime_free(rt, ws);
   for (unsigned i = 0; i < n; i++) {
     tl_runtime_free(rt, dev[i]);
     if (ref[i].kind == TL_VM_ARG_BUFFER && !o->no_vm_check && ref[i].data != args[i].vm.data)
@@ -991,7 +1016,17 @@ int main(int argc, char **argv) {
     if (o.mma_sm90)
       tl_simt_vm_set_mma_model(svm, TL_SIMT_MMA_SM90);
     tl_simt_vm_set_op_limit(svm, o.max_ops);
-    r = tl_simt_vm_run(svm, kernel, &launch, nparams, vargs);
+    /* The workspace, zeroed, after the bound arguments. */
+    int64_t wb = workspace_bytes(kernel);
+    if (wb) {
+      vargs[nparams].kind = TL_VM_ARG_BUFFER;
+      vargs[nparams].size = (size_t)wb;
+      vargs[nparams].data = tl_xcalloc((size_t)wb, 1);
+      vargs[nparams].dtype = tl_dtype_uint(8);
+    }
+    r = tl_simt_vm_run(svm, kernel, &launch, nparams + (wb > 0), vargs);
+    if (wb)
+      tl_free(vargs[nparams].data);
     tl_simt_vm_destroy(svm);
   } else {
     vm = tl_vm_create(ctx);
