@@ -237,6 +237,31 @@ static void set_elem(Lower *L, Tile *t, unsigned i, TlValue *v) {
   }
 }
 
+/* Element i of a tile of 64-bit elements (words 2i and 2i + 1, low word
+ * first), as a u64, and its inverse. */
+static TlValue *get_elem64(Lower *L, Tile *t, unsigned i) {
+  TlType *u64 = tl_type_int(L->ctx, 64, false);
+  TlValue *lo = op1(L, "arith.exti", t->words[2 * i], u64);
+  TlValue *hi = op1(L, "arith.exti", t->words[2 * i + 1], u64);
+  return op2(L, "arith.ori", lo, op2(L, "arith.shli", hi, cst(L, u64, 32)));
+}
+
+static void set_elem64(Lower *L, Tile *t, unsigned i, TlValue *v) {
+  TlType *u64 = tl_type_int(L->ctx, 64, false);
+  t->words[2 * i] = op1(L, "arith.trunci", v, u32(L));
+  t->words[2 * i + 1] = op1(L, "arith.trunci", op2(L, "arith.shri", v, cst(L, u64, 32)), u32(L));
+}
+
+/* dst's element i = src's element j (tiles of one element type). */
+static void copy_elem(Lower *L, Tile *dst, unsigned i, Tile *src, unsigned j) {
+  if (elem_bits(dst->type) == 64) {
+    dst->words[2 * i] = src->words[2 * j];
+    dst->words[2 * i + 1] = src->words[2 * j + 1];
+    return;
+  }
+  set_elem(L, dst, i, get_elem(L, src, j));
+}
+
 /* The logical index of local element `local` of the calling thread, per
  * dimension, as i64 values: the spatial part from the thread index, the
  * local part a constant. */
@@ -589,8 +614,6 @@ static bool lower_load_global(Lower *L, TlOp *op) {
   unsigned b = elem_bits(rt);
   bool masked = tl_op_attr(op, "masked") != NULL;
   bool straddles = b < 8 && 8 % b;
-  if (b > 32)
-    return fail(L, op, "global loads of elements wider than 32 bits");
   if (straddles && masked)
     return fail(L, op, "masked global loads of 3, 5, 6 or 7-bit elements (load bytes and "
                        "tl.view them)");
@@ -623,6 +646,17 @@ static bool lower_load_global(Lower *L, TlOp *op) {
       i++;
       continue;
     }
+    if (masked && b == 64) {
+      /* Both words, each 0 outside the view. */
+      TlValue *ok = in_view(L, v, off, idx);
+      TlValue *ops[2] = {p, cst(L, i64(L), 4)};
+      TlType *pt = tl_value_type(p);
+      TlValue *hi = tl_op_result(make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+      t->words[2 * i] = masked_elem_load(L, ok, p, u32(L), 32, NULL);
+      t->words[2 * i + 1] = masked_elem_load(L, ok, hi, u32(L), 32, NULL);
+      i++;
+      continue;
+    }
     if (masked) {
       /* Outside the view the element reads 0 (element by element). */
       set_elem(L, t, (unsigned)i,
@@ -630,7 +664,7 @@ static bool lower_load_global(Lower *L, TlOp *op) {
       i++;
       continue;
     }
-    if (w > 1) {
+    if (w > 1 || b == 64) {
       /* One access for w elements: its bytes are the elements' bits in
        * order, which is the tile's own packing. */
       unsigned bytes = (unsigned)w * b / 8;
@@ -762,8 +796,6 @@ static bool lower_store_global(Lower *L, TlOp *op) {
   View *v = view_of(L, tl_op_operand(op, 1));
   unsigned b = elem_bits(t->type);
   bool masked = tl_op_attr(op, "masked") != NULL;
-  if (b > 32)
-    return fail(L, op, "global stores of 64-bit elements");
   if (b < 8 && masked)
     return fail(L, op, "masked global stores of sub-byte elements");
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
@@ -784,11 +816,15 @@ static bool lower_store_global(Lower *L, TlOp *op) {
     TlValue *bitoff;
     TlValue *p = elem_addr(L, v, off, idx, &bitoff);
     int64_t w = masked ? 1 : vector_run(L, op, 1, l, i, b / 8);
-    if (w > 1) {
+    if (w > 1 || b == 64) {
       unsigned bytes = (unsigned)w * b / 8;
       TlNamedAttr al = align_attr(L, bytes);
       TlValue *ops[2] = {gather_access(L, t, i, w), p};
+      /* (w is 1 when masked: outside the view the element is skipped.) */
+      TlBuilder inside = masked ? open_guard(L, in_view(L, v, off, idx)) : L->b;
       make(L, "simt.store", 2, ops, 0, NULL, 1, &al);
+      if (masked)
+        close_guard(L, inside);
       i += w;
       continue;
     }
@@ -1037,8 +1073,8 @@ static bool lower_load_shared(Lower *L, TlOp *op) {
   unsigned b = elem_bits(rt);
   if (!m)
     return fail(L, op, "shared tiles not made by tl.alloc_shared");
-  if (32 % b)
-    return fail(L, op, "shared loads of elements other than 1, 2, 4, 8, 16 or 32 bits");
+  if (32 % b && b != 64)
+    return fail(L, op, "shared loads of elements other than 1, 2, 4, 8, 16, 32 or 64 bits");
   int rank = m->layout.rank;
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < rank; d++)
@@ -1058,7 +1094,7 @@ static bool lower_load_shared(Lower *L, TlOp *op) {
     if (w * b < 8)
       return fail(L, op, "shared loads of sub-byte elements whose runs along the last "
                          "dimension are not whole aligned bytes");
-    if (w > 1) {
+    if (w > 1 || b == 64) {
       unsigned bytes = (unsigned)w * b / 8;
       TlType *at = access_type(L, bytes);
       TlNamedAttr al = align_attr(L, bytes);
@@ -1083,8 +1119,8 @@ static bool lower_store_shared(Lower *L, TlOp *op) {
   unsigned b = elem_bits(t->type);
   if (!m)
     return fail(L, op, "shared tiles not made by tl.alloc_shared");
-  if (32 % b)
-    return fail(L, op, "shared stores of elements other than 1, 2, 4, 8, 16 or 32 bits");
+  if (32 % b && b != 64)
+    return fail(L, op, "shared stores of elements other than 1, 2, 4, 8, 16, 32 or 64 bits");
   int rank = m->layout.rank;
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < rank; d++)
@@ -1104,7 +1140,7 @@ static bool lower_store_shared(Lower *L, TlOp *op) {
       return fail(L, op, "shared stores of sub-byte elements whose runs along the last "
                          "dimension are not whole aligned bytes (threads would share bytes)");
     }
-    if (w > 1) {
+    if (w > 1 || b == 64) {
       TlNamedAttr al = align_attr(L, (unsigned)w * b / 8);
       TlValue *ops[2] = {gather_access(L, t, i, w), p};
       make(L, "simt.store", 2, ops, 0, NULL, 1, &al);
@@ -1139,7 +1175,7 @@ static int64_t copy_width(Lower *L, TlOp *op, const Smem *m, int64_t n) {
     return 0;
   for (int64_t cb = 16; cb >= 4; cb /= 2) {
     int64_t w = cb * 8 / b;
-    if (last % w == 0 && acc.row % cb == 0 && (n / w) % L->threads == 0 &&
+    if (w > 0 && last % w == 0 && acc.row % cb == 0 && (n / w) % L->threads == 0 &&
         smem_runs(l, w))
       return w;
   }
@@ -1157,8 +1193,8 @@ static bool lower_copy_async(Lower *L, TlOp *op) {
                        "tl.view_global");
   bool masked = tl_op_attr(op, "masked") != NULL;
   unsigned b = tl_type_bitwidth(m->elem);
-  if (32 % b)
-    return fail(L, op, "copies of elements other than 1, 2, 4, 8, 16 or 32 bits");
+  if (32 % b && b != 64)
+    return fail(L, op, "copies of elements other than 1, 2, 4, 8, 16, 32 or 64 bits");
   const TlSharedLayout *sl = &m->layout;
   int rank = sl->rank;
   int64_t n = 1;
@@ -1320,7 +1356,7 @@ static bool lower_reg_slice(Lower *L, TlOp *op, Tile *src) {
   if (ok) {
     Tile *t = zero_tile(L, rt);
     for (int64_t j = 0; j < n; j++)
-      set_elem(L, t, (unsigned)j, get_elem(L, src, (unsigned)map[j]));
+      copy_elem(L, t, (unsigned)j, src, (unsigned)map[j]);
     put_tile(L, tl_op_result(op, 0), t);
   }
   tl_free(map);
@@ -1351,6 +1387,12 @@ static bool is_f(const TlType *t, unsigned e, unsigned m) {
 static TlValue *decode(Lower *L, Tile *t, unsigned i, TlType **ct) {
   TlType *e = tl_tensor_elem(t->type);
   unsigned b = tl_type_bitwidth(e);
+  if (b == 64) {
+    /* i64, u64 and f64 compute as themselves. */
+    TlValue *x = get_elem64(L, t, i);
+    *ct = tl_type_is_int(e) ? tl_type_int(L->ctx, 64, tl_type_int_signed(e)) : e;
+    return *ct == tl_value_type(x) ? x : op1(L, "arith.bitcast", x, *ct);
+  }
   TlValue *x = get_elem(L, t, i);
   if (tl_type_is_int(e)) {
     if (tl_type_int_signed(e)) {
@@ -1382,6 +1424,13 @@ static TlValue *decode(Lower *L, Tile *t, unsigned i, TlType **ct) {
  * element's format) as element i; integers keep their low bits. */
 static void encode(Lower *L, Tile *t, unsigned i, TlValue *v) {
   TlType *vt = tl_value_type(v);
+  if (elem_bits(t->type) == 64) {
+    TlType *u64 = tl_type_int(L->ctx, 64, false);
+    if (tl_type_bitwidth(vt) < 64)
+      v = op1(L, "arith.exti", v, tl_type_int(L->ctx, 64, tl_type_int_signed(vt)));
+    set_elem64(L, t, i, tl_value_type(v) == u64 ? v : op1(L, "arith.bitcast", v, u64));
+    return;
+  }
   if (tl_type_is_int(vt)) {
     set_elem(L, t, i, tl_type_int_signed(vt) ? op1(L, "arith.bitcast", v, u32(L)) : v);
     return;
@@ -1478,7 +1527,8 @@ static bool lower_cast(Lower *L, TlOp *op) {
     return true;
   }
   bool dst_ok = tl_type_is_int(de) || is_f(de, 8, 23) || is_f(de, 5, 10) || is_f(de, 8, 7);
-  if (!dst_ok || tl_type_bitwidth(de) > 32 || tl_type_bitwidth(se) > 32)
+  dst_ok |= is_f(de, 11, 52);
+  if (!dst_ok || tl_type_bitwidth(de) > 64 || tl_type_bitwidth(se) > 64)
     return fail(L, op, "casts from or to this element type");
   /* Small-float sources: their exact f32 values by the recipe, then as
    * f32 (one word per element). */
@@ -1530,21 +1580,31 @@ static bool lower_cast(Lower *L, TlOp *op) {
        * saturate to the destination's range. */
       unsigned db = tl_type_bitwidth(de);
       bool ds = tl_type_int_signed(de);
-      TlType *wide = ds ? i32(L) : u32(L);
+      TlType *wide = db == 64 ? tl_type_int(L->ctx, 64, ds) : ds ? i32(L) : u32(L);
       if (tl_type_is_float(ct)) {
         y = op1(L, "arith.fptoi", x, tl_type_int(L->ctx, db, ds));
         y = db < 32 ? op1(L, "arith.exti", y, wide) : y;
+      } else if (tl_type_int_signed(ct)) {
+        /* A signed value is exact in i64: clamp there, then narrow. */
+        TlValue *w64 = tl_type_int_width(ct) == 64 ? x : op1(L, "arith.exti", x, i64(L));
+        if (db < 64 || !ds)
+          w64 = op2(L, "arith.maxi", w64, cst(L, i64(L), ds ? -(INT64_C(1) << (db - 1)) : 0));
+        if (db < 64)
+          w64 = op2(L, "arith.mini", w64,
+                    cst(L, i64(L), ds ? (INT64_C(1) << (db - 1)) - 1
+                                      : (int64_t)((UINT64_C(1) << db) - 1)));
+        y = tl_value_type(w64) == wide ? w64
+            : op1(L, db == 64 ? "arith.bitcast" : "arith.trunci", w64, wide);
       } else {
-        /* Clamp in 64 bits, then narrow. */
-        TlValue *w64 = tl_type_int_signed(ct) ? op1(L, "arith.exti", x, i64(L))
-                                              : op1(L, "arith.bitcast",
-                                                    op1(L, "arith.exti", x, tl_type_int(L->ctx, 64, false)),
-                                                    i64(L));
-        int64_t lo = ds ? -(1ll << (db - 1)) : 0;
-        int64_t hi = ds ? (1ll << (db - 1)) - 1 : (int64_t)((1ull << db) - 1);
-        w64 = op2(L, "arith.maxi", w64, cst(L, i64(L), lo));
-        w64 = op2(L, "arith.mini", w64, cst(L, i64(L), hi));
-        y = op1(L, "arith.trunci", w64, wide);
+        /* An unsigned value is exact in u64: only the top can overflow. */
+        TlType *u64 = tl_type_int(L->ctx, 64, false);
+        TlValue *w64 = tl_type_int_width(ct) == 64 ? x : op1(L, "arith.exti", x, u64);
+        if (db < 64 || ds)
+          w64 = op2(L, "arith.mini", w64,
+                    cst(L, u64, ds ? (INT64_C(1) << (db - 1)) - 1
+                                   : (int64_t)((UINT64_C(1) << db) - 1)));
+        y = tl_value_type(w64) == wide ? w64
+            : op1(L, db == 64 ? "arith.bitcast" : "arith.trunci", w64, wide);
       }
       encode(L, t, (unsigned)i, y);
       continue;
@@ -2029,9 +2089,17 @@ static bool lower_where(Lower *L, TlOp *op) {
   TlValue *zero = cst(L, w, 0);
   TlNamedAttr ne = {"predicate", str(L, "ne")};
   int64_t count = tl_layout_local_size(tl_reg_layout(rt));
+  bool wide = elem_bits(rt) == 64;
   for (int64_t i = 0; i < count; i++) {
     TlValue *ops[2] = {get_elem(L, c, (unsigned)i), zero};
     TlValue *bit = tl_op_result(make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &ne), 0);
+    if (wide) {
+      for (int64_t k = 2 * i; k < 2 * i + 2; k++) {
+        TlValue *sel[3] = {bit, a->words[k], b->words[k]};
+        t->words[k] = tl_op_result(make(L, "arith.select", 3, sel, 1, &w, 0, NULL), 0);
+      }
+      continue;
+    }
     TlValue *sel[3] = {bit, get_elem(L, a, (unsigned)i), get_elem(L, b, (unsigned)i)};
     set_elem(L, t, (unsigned)i, tl_op_result(make(L, "arith.select", 3, sel, 1, &w, 0, NULL), 0));
   }
@@ -2135,8 +2203,16 @@ static bool lower_broadcast(Lower *L, TlOp *op) {
   unsigned b = elem_bits(rt);
   int64_t count = tl_layout_local_size(tl_reg_layout(rt));
   if (tl_tensor_kind(tl_value_type(a)) != TL_TENSOR_REG) {
-    if (b > 32)
-      return fail(L, op, "broadcasts of 64-bit scalars");
+    if (b == 64) {
+      TlType *u64 = tl_type_int(L->ctx, 64, false);
+      TlValue *bits = scalar(L, a);
+      if (tl_value_type(bits) != u64)
+        bits = op1(L, "arith.bitcast", bits, u64);
+      for (int64_t i = 0; i < count; i++)
+        set_elem64(L, t, (unsigned)i, bits);
+      put_tile(L, tl_op_result(op, 0), t);
+      return true;
+    }
     /* The scalar's bits, zero-extended (set_elem keeps the low b): integers
      * of any width (i1 included) as they are, floats reinterpreted. */
     TlValue *bits = scalar(L, a);
@@ -2161,10 +2237,14 @@ static bool lower_broadcast(Lower *L, TlOp *op) {
     local = (src[i] = broadcast_source(L, tl_reg_layout(x->type), tl_reg_layout(rt), i)) >= 0;
   if (local)
     for (int64_t i = 0; i < count; i++)
-      set_elem(L, t, (unsigned)i, get_elem(L, x, (unsigned)src[i]));
+      copy_elem(L, t, (unsigned)i, x, (unsigned)src[i]);
+  else if (b == 64)
+    local = fail(L, op, "broadcasts of 64-bit elements that move them between threads");
   else
     broadcast_through_scratch(L, x, t);
   tl_free(src);
+  if (L->failed)
+    return false;
   put_tile(L, tl_op_result(op, 0), t);
   return true;
 }
@@ -2229,6 +2309,8 @@ static bool lower_reduce(Lower *L, TlOp *op) {
   }
   if ((nm || nc) && L->threads % 32)
     return fail(L, op, "reductions across threads in blocks that are not whole warps");
+  if ((nm || nc) && elem_bits(rt) == 64)
+    return fail(L, op, "reductions of 64-bit elements across threads");
   int64_t nres = tl_layout_local_size(R);
   TlValue *scratch = NULL, *mine = NULL, *tbase = NULL;
   if (nc) {

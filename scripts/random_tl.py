@@ -43,8 +43,8 @@ FEATURES = {
     # 'tl.store_global' op cannot lower to simt yet: global stores of
     # sub-byte or 64-bit elements.
     "subbyte_store": False,
-    # 64-bit element types (i64, u64, f64): no 64-bit global accesses.
-    "wide_types": False,
+    # 64-bit element types (i64, u64, f64).
+    "wide_types": True,
     # masked global loads of 3, 5, 6 or 7-bit elements.
     "masked_straddling_load": False,
     # casts from or to small floats (fNeXmY), and element-wise arithmetic,
