@@ -1904,6 +1904,74 @@ static bool lower_dot(Lower *L, TlOp *op) {
 
 /*===--- Elementwise -----------------------------------------------------===*/
 
+static TlValue *cmpu(Lower *L, const char *pred, TlValue *x, TlValue *y) {
+  TlType *i1 = tl_type_bool(L->ctx);
+  TlNamedAttr p = {"predicate", str(L, pred)};
+  TlValue *o[2] = {x, y};
+  return tl_op_result(make(L, "arith.cmpi", 2, o, 1, &i1, 1, &p), 0);
+}
+
+static TlValue *sel(Lower *L, TlValue *c, TlValue *x, TlValue *y) {
+  TlValue *o[3] = {c, x, y};
+  TlType *t = tl_value_type(x);
+  return tl_op_result(make(L, "arith.select", 3, o, 1, &t, 0, NULL), 0);
+}
+
+/* fmod(a, b) on f32 values, exactly (C's fmod, which tl.mod on floats
+ * is): |a| = ma 2^(ea - 150) and |b| = mb 2^(eb - 150) with integer
+ * significands ma, mb < 2^24, so the remainder is ((ma 2^(ea - eb)) mod
+ * mb) 2^(eb - 150); 2^(ea - eb) mod mb comes by square-and-multiply over
+ * the nine bits of ea - eb < 512, in u64 (products below 2^48). Straight
+ * line, no loop. |a| < |b| and an infinite b give a; an infinite or NaN a,
+ * a NaN b or a zero b give NaN; the sign is a's. */
+static TlValue *fmod32(Lower *L, TlValue *a, TlValue *b) {
+  TlType *f32 = tl_type_f32(L->ctx), *u64 = tl_type_int(L->ctx, 64, false),
+         *f64 = tl_type_f64(L->ctx), *u = u32(L);
+  TlValue *ba = op1(L, "arith.bitcast", a, u), *bb = op1(L, "arith.bitcast", b, u);
+  TlValue *mask = cst(L, u, 0x7fffffff);
+  TlValue *ua = op2(L, "arith.andi", ba, mask), *ub = op2(L, "arith.andi", bb, mask);
+  /* Exponent fields (subnormals as 1) and integer significands. */
+  TlValue *ea = op2(L, "arith.shri", ua, cst(L, u, 23)), *eb = op2(L, "arith.shri", ub, cst(L, u, 23));
+  TlValue *fa = op2(L, "arith.andi", ua, cst(L, u, 0x7fffff)), *fb = op2(L, "arith.andi", ub, cst(L, u, 0x7fffff));
+  TlValue *za = cmpu(L, "eq", ea, cst(L, u, 0)), *zb = cmpu(L, "eq", eb, cst(L, u, 0));
+  TlValue *ma = sel(L, za, fa, op2(L, "arith.ori", fa, cst(L, u, 0x800000)));
+  TlValue *mb = sel(L, zb, fb, op2(L, "arith.ori", fb, cst(L, u, 0x800000)));
+  ea = sel(L, za, cst(L, u, 1), ea);
+  eb = sel(L, zb, cst(L, u, 1), eb);
+  /* k = ea - eb, meaningful when |a| >= |b| (then ea >= eb); clamp the
+   * other case to 0 (its result is a). */
+  TlValue *big = cmpu(L, "ge", ua, ub);
+  TlValue *k = sel(L, big, op2(L, "arith.subi", ea, eb), cst(L, u, 0));
+  TlValue *m = op1(L, "arith.exti", sel(L, cmpu(L, "eq", mb, cst(L, u, 0)), cst(L, u, 1), mb), u64);
+  TlValue *base = op2(L, "arith.remi", cst(L, u64, 2), m);
+  TlValue *acc = op2(L, "arith.remi", cst(L, u64, 1), m);
+  for (int j = 0; j < 9; j++) {
+    TlValue *bit = op2(L, "arith.andi", op2(L, "arith.shri", k, cst(L, u, j)), cst(L, u, 1));
+    TlValue *times = op2(L, "arith.remi", op2(L, "arith.muli", acc, base), m);
+    acc = sel(L, cmpu(L, "ne", bit, cst(L, u, 0)), times, acc);
+    if (j < 8)
+      base = op2(L, "arith.remi", op2(L, "arith.muli", base, base), m);
+  }
+  TlValue *rs = op2(L, "arith.remi", op2(L, "arith.muli", op1(L, "arith.exti", ma, u64), acc), m);
+  /* rs 2^(eb - 150), exact in f64 and then in f32 (a multiple of b's
+   * ulp below |b|). */
+  TlValue *scale_bits = op2(L, "arith.shli",
+                            op1(L, "arith.exti", op2(L, "arith.addi", eb, cst(L, u, 1023 - 150)), u64),
+                            cst(L, u64, 52));
+  TlValue *mag = op2(L, "arith.mulf", op1(L, "arith.itofp", rs, f64),
+                     op1(L, "arith.bitcast", scale_bits, f64));
+  TlValue *r = op1(L, "arith.bitcast", op1(L, "arith.truncf", mag, f32), u);
+  r = op2(L, "arith.ori", r, op2(L, "arith.andi", ba, cst(L, u, 0x80000000u)));
+  /* The special cases. */
+  TlValue *inf = cst(L, u, 0x7f800000);
+  r = sel(L, big, r, ba);
+  r = sel(L, cmpu(L, "eq", ub, inf), ba, r);
+  TlValue *nan = op2(L, "arith.ori", cmpu(L, "ge", ua, inf), cmpu(L, "gt", ub, inf));
+  nan = op2(L, "arith.ori", nan, cmpu(L, "eq", ub, cst(L, u, 0)));
+  r = sel(L, nan, cst(L, u, 0x7fc00000), r);
+  return op1(L, "arith.bitcast", r, f32);
+}
+
 static bool lower_elementwise(Lower *L, TlOp *op) {
   const char *n = tl_op_name(op) + 3;
   static const struct {
@@ -1932,8 +2000,16 @@ static bool lower_elementwise(Lower *L, TlOp *op) {
     if (!a)
       return fail(L, op, "elementwise arithmetic on this element type (cast it first)");
     bool fl = tl_type_is_float(ct);
+    if (fl && !strcmp(n, "mod") && tl_type_bitwidth(ct) <= 32) {
+      /* In f32 (f16 and bf16 values and their remainders are exact there). */
+      TlType *f32 = tl_type_f32(L->ctx);
+      TlValue *r = fmod32(L, ct == f32 ? a : op1(L, "arith.extf", a, f32),
+                          ct == f32 ? b : op1(L, "arith.extf", b, f32));
+      encode(L, t, (unsigned)i, ct == f32 ? r : op1(L, "arith.truncf", r, ct));
+      continue;
+    }
     if (fl && !fop)
-      return fail(L, op, !strcmp(n, "mod") ? "float remainders" : "bitwise ops on floats");
+      return fail(L, op, !strcmp(n, "mod") ? "f64 remainders" : "bitwise ops on floats");
     TlValue *r = op2(L, fl ? fop : iop, a, b);
     encode(L, t, (unsigned)i, r);
   }

@@ -51,8 +51,8 @@ FEATURES = {
     # comparisons and negation on them: decode/encode only know integers,
     # f16, bf16 and f32.
     "small_float_compute": False,
-    # float tl.mod (`float remainders`).
-    "float_mod": False,
+    # float tl.mod (exact fmod; f64 is not lowered).
+    "float_mod": True,
     # casts to i1 (bool): x != 0 on both VMs (NaN is true). Regression
     # case: test/passes/Inputs/random/cast-to-bool.tl.
     "cast_to_bool": True,
