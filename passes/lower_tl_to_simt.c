@@ -1972,6 +1972,50 @@ static TlValue *fmod32(Lower *L, TlValue *a, TlValue *b) {
   return op1(L, "arith.bitcast", r, f32);
 }
 
+static bool is_small_float(const TlType *t) {
+  return tl_type_is_float(t) && tl_type_bitwidth(t) <= 8;
+}
+
+/* A tile of small floats as an f32 tile of the same layout, their exact
+ * values by the dtype library's recipe; other tiles as they are. NULL
+ * when no recipe serves the type. */
+static Tile *widen_small(Lower *L, Tile *x) {
+  TlType *e = tl_tensor_elem(x->type);
+  if (!is_small_float(e))
+    return x;
+  TlDType sd;
+  const TlCastRecipe *r =
+      tl_type_to_dtype(e, &sd) ? tl_cast_recipe_find(sd, tl_dtype_f32()) : NULL;
+  int64_t dims[TL_LAYOUT_MAX_RANK], n = tl_layout_local_size(tl_reg_layout(x->type));
+  for (unsigned d = 0; d < tl_tensor_rank(x->type); d++)
+    dims[d] = tl_tensor_dim(x->type, d);
+  Tile *w = new_tile(L, tl_reg_type_get(L->ctx, tl_tensor_rank(x->type), dims,
+                                        tl_type_f32(L->ctx), tl_reg_layout(x->type)));
+  TlErr err;
+  if (!r || n == 0 || !tl_emit_cast_recipe(&L->b, L->loc, r, x->words, (unsigned)n, w->words, &err))
+    return NULL;
+  return w;
+}
+
+/* The f32 tile f rounded once into t's small-float elements (f32 keeps
+ * +, -, * and / of values of at most 8 bits to within a rounding that a
+ * second one to the small format cannot disturb: 24 >= 2p + 2). */
+static bool narrow_small(Lower *L, Tile *f, Tile *t) {
+  TlDType dd;
+  int64_t n = tl_layout_local_size(tl_reg_layout(t->type));
+  TlValue **xs = TL_ARENA_NEWN(&L->arena, TlValue *, (size_t)n + 1);
+  TlValue **codes = TL_ARENA_NEWN(&L->arena, TlValue *, (size_t)n + 1);
+  for (int64_t i = 0; i < n; i++)
+    xs[i] = op1(L, "arith.bitcast", f->words[i], tl_type_f32(L->ctx));
+  TlErr err;
+  if (!tl_type_to_dtype(tl_tensor_elem(t->type), &dd) ||
+      !tl_emit_to_small_float_n(&L->b, L->loc, dd, (unsigned)n, xs, codes, &err))
+    return false;
+  for (int64_t i = 0; i < n; i++)
+    set_elem(L, t, (unsigned)i, codes[i]);
+  return true;
+}
+
 static bool lower_elementwise(Lower *L, TlOp *op) {
   const char *n = tl_op_name(op) + 3;
   static const struct {
@@ -1992,8 +2036,17 @@ static bool lower_elementwise(Lower *L, TlOp *op) {
     return fail(L, op, "this elementwise op");
   Tile *x = tile_of(L, tl_op_operand(op, 0)), *y = tile_of(L, tl_op_operand(op, 1));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
-  Tile *t = zero_tile(L, rt);
+  Tile *t = zero_tile(L, rt), *out = t;
   int64_t count = tl_layout_local_size(tl_reg_layout(rt));
+  /* Small floats compute in f32 and round once back. */
+  bool small = is_small_float(tl_tensor_elem(rt));
+  if (small) {
+    x = widen_small(L, x);
+    y = widen_small(L, y);
+    if (!x || !y)
+      return fail(L, op, "elementwise arithmetic on this element type (cast it first)");
+    out = zero_tile(L, x->type);
+  }
   for (int64_t i = 0; i < count; i++) {
     TlType *ct;
     TlValue *a = decode(L, x, (unsigned)i, &ct), *b = decode(L, y, (unsigned)i, &ct);
@@ -2005,14 +2058,16 @@ static bool lower_elementwise(Lower *L, TlOp *op) {
       TlType *f32 = tl_type_f32(L->ctx);
       TlValue *r = fmod32(L, ct == f32 ? a : op1(L, "arith.extf", a, f32),
                           ct == f32 ? b : op1(L, "arith.extf", b, f32));
-      encode(L, t, (unsigned)i, ct == f32 ? r : op1(L, "arith.truncf", r, ct));
+      encode(L, out, (unsigned)i, ct == f32 ? r : op1(L, "arith.truncf", r, ct));
       continue;
     }
     if (fl && !fop)
       return fail(L, op, !strcmp(n, "mod") ? "f64 remainders" : "bitwise ops on floats");
     TlValue *r = op2(L, fl ? fop : iop, a, b);
-    encode(L, t, (unsigned)i, r);
+    encode(L, out, (unsigned)i, r);
   }
+  if (small && !narrow_small(L, out, t))
+    return fail(L, op, "elementwise arithmetic on this element type (cast it first)");
   put_tile(L, tl_op_result(op, 0), t);
   return true;
 }
@@ -2027,6 +2082,15 @@ static bool lower_unary(Lower *L, TlOp *op) {
   int64_t count = tl_layout_local_size(tl_reg_layout(rt));
   for (int64_t i = 0; i < count; i++) {
     TlType *ct;
+    if (is_small_float(tl_tensor_elem(rt)) && strcmp(n, "not")) {
+      /* The sign bit flipped or cleared, as for every float. */
+      unsigned b = elem_bits(rt);
+      TlValue *c = get_elem(L, x, (unsigned)i), *sign = cst(L, u32(L), 1u << (b - 1));
+      set_elem(L, t, (unsigned)i,
+               !strcmp(n, "neg") ? op2(L, "arith.xori", c, sign)
+                                 : op2(L, "arith.andi", c, cst(L, u32(L), (1u << (b - 1)) - 1)));
+      continue;
+    }
     TlValue *a = decode(L, x, (unsigned)i, &ct), *r;
     if (!a)
       return fail(L, op, "elementwise arithmetic on this element type (cast it first)");
@@ -2136,6 +2200,10 @@ static bool lower_cmp(Lower *L, TlOp *op) {
   Tile *t = zero_tile(L, rt);
   TlType *i1 = tl_type_bool(L->ctx), *w = u32(L);
   TlValue *one = cst(L, w, 1), *zero = cst(L, w, 0);
+  x = widen_small(L, x); /* small floats compare by their exact values */
+  y = widen_small(L, y);
+  if (!x || !y)
+    return fail(L, op, "comparisons of this element type (cast it first)");
   int64_t count = tl_layout_local_size(tl_reg_layout(rt));
   for (int64_t i = 0; i < count; i++) {
     TlType *ct;
