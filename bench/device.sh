@@ -25,10 +25,12 @@ echo "racecheck: $(tail -1 "$out/lit_racecheck.txt")" | tee -a "$out/summary.txt
 echo "== bench" | tee -a "$out/summary.txt"
 {
 for m in 16 64 256 4096; do
-  for k in kernels/matmul_f16_i6.tl bench/matmul_f16_i6_k64.tl; do
+  for k in kernels/matmul_f16_i6.tl bench/matmul_f16_i6_k64.tl bench/matmul_f16_i6_k128.tl; do
     tl-run $k --seed 1 --arg a=rand:f16:${m}x1024 --arg b=rand:u8:64x128x96 --arg c=zeros:f16:${m}x1024 --arg m=$m --bench --no-vm-check --flops $((2*m*1024*1024)) | grep bench
   done
-  tl-run kernels/matmul_f16_u4.tl --seed 1 --arg a=rand:f16:${m}x1024 --arg b=rand:u8:64x128x64 --arg s=rand:f16:8x1024 --arg c=zeros:f16:${m}x1024 --arg m=$m --bench --no-vm-check --flops $((2*m*1024*1024)) | grep bench
+  for bm in 16 64; do
+    tl-run kernels/matmul_f16_u4.tl -D BM=$bm --seed 1 --arg a=rand:f16:${m}x1024 --arg b=rand:u8:64x128x64 --arg s=rand:f16:8x1024 --arg c=zeros:f16:${m}x1024 --arg m=$m --bench --no-vm-check --flops $((2*m*1024*1024)) | grep bench | sed "s/^/BM=$bm /"
+  done
 done
 tl-run kernels/vector_add.tl --seed 1 --arg x=rand:f32:16777216 --arg y=rand:f32:16777216 --arg z=zeros:f32:16777216 --arg n=16777216 --bench --no-vm-check | grep bench
 tl-run kernels/softmax.tl -D N=1024 --seed 1 --arg x=rand:f32:4096x1024 --arg y=zeros:f32:4096x1024 --arg m=4096 --bench --no-vm-check | grep bench
