@@ -170,6 +170,20 @@ static TlValue *to_i64(Lower *L, TlValue *v) {
   return op1(L, "arith.exti", v, i64(L));
 }
 
+/* arith.cmpi by the operands' signedness, and arith.select. */
+static TlValue *cmpu(Lower *L, const char *pred, TlValue *x, TlValue *y) {
+  TlType *i1 = tl_type_bool(L->ctx);
+  TlNamedAttr p = {"predicate", str(L, pred)};
+  TlValue *o[2] = {x, y};
+  return tl_op_result(make(L, "arith.cmpi", 2, o, 1, &i1, 1, &p), 0);
+}
+
+static TlValue *sel(Lower *L, TlValue *c, TlValue *x, TlValue *y) {
+  TlValue *o[3] = {c, x, y};
+  TlType *t = tl_value_type(x);
+  return tl_op_result(make(L, "arith.select", 3, o, 1, &t, 0, NULL), 0);
+}
+
 /*===--- Tiles -----------------------------------------------------------===*/
 
 static unsigned elem_bits(const TlType *reg) { return tl_type_bitwidth(tl_tensor_elem(reg)); }
@@ -1185,6 +1199,70 @@ static int64_t copy_width(Lower *L, TlOp *op, const Smem *m, int64_t n) {
 /* tl.copy_async: the tile in chunks of w elements in row-major order,
  * chunk c copied by thread c % T with one cp.async (consecutive threads
  * read consecutive global chunks). */
+/* A copy no cp.async width serves (unaligned or uneven): done at once,
+ * element e by thread e % T with a load and a shared store, which is
+ * complete before any wait, as the asynchronous one would be there. */
+static bool copy_by_elements(Lower *L, TlOp *op, Smem *m, View *v, bool masked, int64_t n) {
+  unsigned b = tl_type_bitwidth(m->elem);
+  if (b < 8)
+    return fail(L, op, "copies of sub-byte elements without 4, 8 or 16-byte chunks that "
+                       "are contiguous and aligned on both sides and spread evenly over "
+                       "the block's threads");
+  const TlSharedLayout *sl = &m->layout;
+  int rank = sl->rank;
+  TlValue *off[TL_LAYOUT_MAX_RANK], *zero[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
+  for (int d = 0; d < rank; d++) {
+    off[d] = to_i64(L, scalar(L, tl_op_operand(op, 2 + (unsigned)d)));
+    zero[d] = cst(L, i64(L), 0);
+  }
+  TlType *mem = tl_type_int(L->ctx, b, false);
+  TlValue *tid = op1(L, "arith.exti", L->tid, i64(L));
+  int64_t T = L->threads;
+  for (int64_t k = 0; k * T < n; k++) {
+    TlValue *e = k ? op2(L, "arith.addi", tid, cst(L, i64(L), k * T)) : tid;
+    TlBuilder outside = L->b;
+    bool ragged = (k + 1) * T > n;
+    if (ragged)
+      outside = open_guard(L, cmpu(L, "lt", e, cst(L, i64(L), n)));
+    int64_t stride = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+      TlValue *q = stride > 1 ? op2(L, "arith.divi", e, cst(L, i64(L), stride)) : e;
+      idx[d] = d > 0 ? op2(L, "arith.remi", q, cst(L, i64(L), sl->shape[d])) : q;
+      stride *= sl->shape[d];
+    }
+    TlValue *bitoff, *src = elem_addr(L, v, off, idx, &bitoff), *x;
+    if (masked) {
+      TlValue *ok = in_view(L, v, off, idx);
+      TlType *ty = mem;
+      TlOpState st;
+      tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"), L->loc);
+      tl_op_state_add_operand(&st, ok);
+      tl_op_state_add_result(&st, ty);
+      st.nregions = 2;
+      TlOp *nif = tl_builder_insert(&L->b, &st);
+      TlBuilder saved = L->b;
+      TlBlock *then = tl_block_create(L->module), *other = tl_block_create(L->module);
+      tl_region_append_block(tl_op_region(nif, 0), then);
+      tl_region_append_block(tl_op_region(nif, 1), other);
+      tl_builder_set_end(&L->b, then);
+      TlValue *ld = tl_op_result(make(L, "simt.load", 1, &src, 1, &ty, 0, NULL), 0);
+      tl_builder_create(&L->b, "scf.yield", L->loc, 1, &ld, 0, NULL);
+      tl_builder_set_end(&L->b, other);
+      TlValue *z = cst(L, ty, 0);
+      tl_builder_create(&L->b, "scf.yield", L->loc, 1, &z, 0, NULL);
+      L->b = saved;
+      x = tl_op_result(nif, 0);
+    } else {
+      x = tl_op_result(make(L, "simt.load", 1, &src, 1, &mem, 0, NULL), 0);
+    }
+    TlValue *ops[2] = {x, smem_addr(L, m, zero, idx)};
+    make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
+    if (ragged)
+      close_guard(L, outside);
+  }
+  return true;
+}
+
 static bool lower_copy_async(Lower *L, TlOp *op) {
   Smem *m = smem_of(L, tl_op_operand(op, 0));
   View *v = view_of(L, tl_op_operand(op, 1));
@@ -1202,9 +1280,7 @@ static bool lower_copy_async(Lower *L, TlOp *op) {
     n *= sl->shape[d];
   int64_t w = copy_width(L, op, m, n);
   if (!w)
-    return fail(L, op, "copies without 4, 8 or 16-byte chunks that are contiguous "
-                       "and aligned on both sides and spread evenly over the "
-                       "block's threads");
+    return copy_by_elements(L, op, m, v, masked, n);
   unsigned cb = (unsigned)(w * b / 8);
   if (masked && offset_div(L, tl_op_operand(op, 1 + (unsigned)rank)) % w)
     return fail(L, op, "masked copies whose last offset is not known to be a multiple of "
@@ -1903,19 +1979,6 @@ static bool lower_dot(Lower *L, TlOp *op) {
 }
 
 /*===--- Elementwise -----------------------------------------------------===*/
-
-static TlValue *cmpu(Lower *L, const char *pred, TlValue *x, TlValue *y) {
-  TlType *i1 = tl_type_bool(L->ctx);
-  TlNamedAttr p = {"predicate", str(L, pred)};
-  TlValue *o[2] = {x, y};
-  return tl_op_result(make(L, "arith.cmpi", 2, o, 1, &i1, 1, &p), 0);
-}
-
-static TlValue *sel(Lower *L, TlValue *c, TlValue *x, TlValue *y) {
-  TlValue *o[3] = {c, x, y};
-  TlType *t = tl_value_type(x);
-  return tl_op_result(make(L, "arith.select", 3, o, 1, &t, 0, NULL), 0);
-}
 
 /* fmod(a, b) on f32 values, exactly (C's fmod, which tl.mod on floats
  * is): |a| = ma 2^(ea - 150) and |b| = mb 2^(eb - 150) with integer

@@ -33,8 +33,6 @@ SKIP = {
     "test/vm/slice-errors.tl": "the VM's slice errors",
     "test/vm/global-races.tl": "the VM's race reports",
     "test/vm/op-budget.tl": "the VM's op budget (a loop that does not end)",
-    "test/vm/slice.tl": "unaligned copies for the VM; test/passes/Inputs/slices.tl "
-                        "is the aligned program",
 }
 
 
