@@ -1282,9 +1282,9 @@ static bool lower_copy_async(Lower *L, TlOp *op) {
   if (!w)
     return copy_by_elements(L, op, m, v, masked, n);
   unsigned cb = (unsigned)(w * b / 8);
+  /* A masked chunk must lie wholly before the view or start in it. */
   if (masked && offset_div(L, tl_op_operand(op, 1 + (unsigned)rank)) % w)
-    return fail(L, op, "masked copies whose last offset is not known to be a multiple of "
-                       "the chunk (a chunk must lie wholly before the view or start in it)");
+    return copy_by_elements(L, op, m, v, masked, n);
   TlValue *off[TL_LAYOUT_MAX_RANK], *zero[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < rank; d++) {
     off[d] = to_i64(L, scalar(L, tl_op_operand(op, 2 + (unsigned)d)));
