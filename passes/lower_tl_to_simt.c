@@ -1677,8 +1677,8 @@ static bool lower_cast(Lower *L, TlOp *op) {
         TlValue *w64 = tl_type_int_width(ct) == 64 ? x : op1(L, "arith.exti", x, u64);
         if (db < 64 || ds)
           w64 = op2(L, "arith.mini", w64,
-                    cst(L, u64, ds ? (INT64_C(1) << (db - 1)) - 1
-                                   : (int64_t)((UINT64_C(1) << db) - 1)));
+                    cst(L, u64, (int64_t)(ds ? (UINT64_C(1) << (db - 1)) - 1
+                                             : (UINT64_C(1) << db) - 1)));
         y = tl_value_type(w64) == wide ? w64
             : op1(L, db == 64 ? "arith.bitcast" : "arith.trunci", w64, wide);
       }

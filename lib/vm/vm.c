@@ -1067,7 +1067,8 @@ TlResult tl_vm_run(TlVm *vm, TlOp *kernel, unsigned nargs,
   TL_VEC(TlOp *) ws = {0};
   tl_op_walk(kernel, collect_alloc_global, &ws, false);
   TlVmArg *all = tl_xcalloc(nargs + ws.len + 1, sizeof *all);
-  memcpy(all, args, sizeof *all * nargs);
+  if (nargs)
+    memcpy(all, args, sizeof *all * nargs);
   for (size_t k = 0; k < ws.len; k++) {
     TlType *t = tl_value_type(tl_op_result(ws.data[k], 0));
     TlVmArg *a = &all[nargs + k];
