@@ -30,6 +30,7 @@ static void usage(FILE *out) {
         "  -mptx=N          PTX ISA version x 10 (default 80 = PTX 8.0)\n"
         "  -O0 .. -O3       LLVM optimization level (default -O3)\n"
         "  -emit-llvm       write the optimized LLVM IR instead of PTX\n"
+        "  -emit-simt       write the lowered kernels (simt IR) instead of PTX\n"
         "  -D NAME=VALUE    set a kernel template parameter\n"
         "  --time           report the compile time of each phase on stderr\n"
         "  --help           show this help\n",
@@ -162,7 +163,7 @@ static double now_ms(void) {
 int main(int argc, char **argv) {
   const char *input = NULL, *output = NULL;
   TlTargetOptions topts = {"sm_80", 0, 3};
-  bool emit_llvm = false, timing = false;
+  bool emit_llvm = false, emit_simt = false, timing = false;
   TlContext *ctx = tl_context_create();
   tl_register_all_dialects(ctx);
   int rc = 1;
@@ -192,6 +193,8 @@ int main(int argc, char **argv) {
       topts.opt_level = (unsigned)(a[2] - '0');
     } else if (!strcmp(a, "-emit-llvm")) {
       emit_llvm = true;
+    } else if (!strcmp(a, "-emit-simt")) {
+      emit_simt = true;
     } else if (!strcmp(a, "--time")) {
       timing = true;
     } else if (!strncmp(a, "-D", 2)) {
@@ -235,19 +238,24 @@ int main(int argc, char **argv) {
   if (!parsed || TL_FAILED(lower_tl_kernels(m)))
     goto fail;
   double t2 = now_ms();
-  target = tl_target_create(ctx, &topts);
-  if (!target)
-    goto fail;
-  TlCompileTimes times;
-  if (TL_FAILED(tl_target_compile(target, m, &out, emit_llvm ? &out : NULL, &times)))
-    goto fail;
+  TlCompileTimes times = {0, 0, 0};
+  if (emit_simt) {
+    /* The module as the lowering leaves it: what the target translates. */
+    tl_module_print(m, NULL, &out);
+  } else {
+    target = tl_target_create(ctx, &topts);
+    if (!target)
+      goto fail;
+    if (TL_FAILED(tl_target_compile(target, m, &out, emit_llvm ? &out : NULL, &times)))
+      goto fail;
+  }
   if (timing)
     fprintf(stderr,
             "tl-llc: parse %.2f ms, lower %.2f ms, translate %.2f ms, optimize %.2f ms, "
             "codegen %.2f ms, total %.2f ms\n",
             t1 - t0, t2 - t1, times.translate_ms, times.optimize_ms, times.codegen_ms,
             (t2 - t0) + times.translate_ms + times.optimize_ms + times.codegen_ms);
-  if (output && strcmp(output, "-") && !emit_llvm) {
+  if (output && strcmp(output, "-") && !emit_llvm && !emit_simt) {
     /* The launch metadata beside the PTX: OUTPUT.json. */
     TlStr meta = {0}, path = {0};
     write_metadata(m, &topts, &meta);
