@@ -25,7 +25,7 @@ echo "racecheck: $(tail -1 "$out/lit_racecheck.txt")" | tee -a "$out/summary.txt
 echo "== bench" | tee -a "$out/summary.txt"
 {
 for m in 16 64 256 4096; do
-  for k in kernels/matmul_f16_i6.tl bench/matmul_f16_i6_k64.tl bench/matmul_f16_i6_k128.tl; do
+  for k in kernels/matmul_f16_i6.tl bench/matmul_f16_i6_k64.tl bench/matmul_f16_i6_k128.tl bench/matmul_f16_i6_splitk.tl; do
     tl-run $k --seed 1 --arg a=rand:f16:${m}x1024 --arg b=rand:u8:64x128x96 --arg c=zeros:f16:${m}x1024 --arg m=$m --bench --no-vm-check --flops $((2*m*1024*1024)) | grep bench
   done
   for bm in 16 64; do

@@ -1775,7 +1775,8 @@ static bool dot_pairs(const DotForm *f, Tile *a, Tile *b, Tile *c, TlLayout *qc,
   int64_t warps = tl_layout_num_threads(qc);
   if (tl_layout_num_threads(&qa) != warps || tl_layout_num_threads(&qb) != warps)
     return false;
-  *K = tl_tensor_dim(a->type, 1) / f->k;
+  unsigned rank = tl_tensor_rank(a->type), bd = rank - 2; /* batch dims first */
+  *K = tl_tensor_dim(a->type, rank - 1) / f->k;
   int64_t nqc = tl_layout_local_size(qc), nqa = tl_layout_local_size(&qa),
           nqb = tl_layout_local_size(&qb);
   int64_t *pa = tl_xcalloc((size_t)(nqc * *K + 1), sizeof(int64_t));
@@ -1783,18 +1784,24 @@ static bool dot_pairs(const DotForm *f, Tile *a, Tile *b, Tile *c, TlLayout *qc,
   bool ok = true;
   for (int64_t w = 0; w < warps && ok; w++)
     for (int64_t qlc = 0; qlc < nqc && ok; qlc++) {
-      int64_t mn[2];
+      int64_t mn[TL_LAYOUT_MAX_RANK];
       block_of(qc, w, qlc, mn);
       for (int64_t k = 0; k < *K && ok; k++) {
-        int64_t found_a = -1, found_b = -1, rc[2];
+        int64_t found_a = -1, found_b = -1, rc[TL_LAYOUT_MAX_RANK];
         for (int64_t i = 0; i < nqa; i++) {
           block_of(&qa, w, i, rc);
-          if (rc[0] == mn[0] && rc[1] == k)
+          bool same = rc[bd] == mn[bd] && rc[bd + 1] == k;
+          for (unsigned d = 0; d < bd; d++)
+            same &= rc[d] == mn[d];
+          if (same)
             found_a = i;
         }
         for (int64_t i = 0; i < nqb; i++) {
           block_of(&qb, w, i, rc);
-          if (rc[0] == k && rc[1] == mn[1])
+          bool same = rc[bd] == k && rc[bd + 1] == mn[bd + 1];
+          for (unsigned d = 0; d < bd; d++)
+            same &= rc[d] == mn[d];
+          if (same)
             found_b = i;
         }
         if (found_a < 0 || found_b < 0 ||
@@ -1848,7 +1855,8 @@ static bool simt_dot(Lower *L, Tile *a, Tile *b, Tile *c, Tile **out) {
     return false;
   const TlLayout *la = tl_reg_layout(a->type), *lb = tl_reg_layout(b->type),
                  *lc = tl_reg_layout(c->type);
-  int64_t K = tl_tensor_dim(a->type, 1), nc = tl_layout_local_size(lc);
+  unsigned rank = tl_tensor_rank(a->type), bd = rank - 2; /* batch dims first */
+  int64_t K = tl_tensor_dim(a->type, rank - 1), nc = tl_layout_local_size(lc);
   if ((int64_t)L->threads * nc * K > (INT64_C(1) << 22))
     return false;
   int64_t *pa = tl_xmalloc(sizeof *pa * (size_t)(nc * K)), *pb = tl_xmalloc(sizeof *pb * (size_t)(nc * K));
@@ -1859,7 +1867,11 @@ static bool simt_dot(Lower *L, Tile *a, Tile *b, Tile *c, Tile **out) {
       int64_t ij[TL_LAYOUT_MAX_RANK];
       ok = tl_layout_map(lc, t % tl_layout_num_threads(lc), i, ij, NULL);
       for (int64_t k = 0; k < K && ok; k++) {
-        int64_t ik[2] = {ij[0], k}, kj[2] = {k, ij[1]};
+        int64_t ik[TL_LAYOUT_MAX_RANK], kj[TL_LAYOUT_MAX_RANK];
+        memcpy(ik, ij, sizeof ik);
+        memcpy(kj, ij, sizeof kj);
+        ik[bd + 1] = k;
+        kj[bd] = k;
         int64_t xa = same_local(L, la, t, ik, holders), xb = same_local(L, lb, t, kj, holders);
         ok = xa >= 0 && xb >= 0 && (t == 0 || (pa[i * K + k] == xa && pb[i * K + k] == xb));
         pa[i * K + k] = xa;

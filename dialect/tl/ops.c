@@ -1579,12 +1579,21 @@ static TlResult dot_verify(TlOp *op) {
   for (int i = 0; i < 4; i++) {
     if (!is_reg(ts[i]))
       return bad_type(op, names[i], "a !tl.reg", ts[i]);
-    if (tl_tensor_rank(ts[i]) != 2) {
-      tl_op_emit_error(op, "%s must be 2-D, but has %u dimensions", names[i],
-                       tl_tensor_rank(ts[i]));
+    if (tl_tensor_rank(ts[i]) != 2 && tl_tensor_rank(ts[i]) != 3) {
+      tl_op_emit_error(op, "%s must be 2-D, or 3-D with a leading batch dimension, but has "
+                           "%u dimensions",
+                       names[i], tl_tensor_rank(ts[i]));
       return TL_FAILURE;
     }
   }
+  /* A batched dot: one product per index of the leading dimension. */
+  unsigned rank = tl_tensor_rank(a);
+  for (int i = 1; i < 4; i++)
+    if (tl_tensor_rank(ts[i]) != rank ||
+        (rank == 3 && tl_tensor_dim(ts[i], 0) != tl_tensor_dim(a, 0))) {
+      tl_op_emit_error(op, "%s and a must have the same batch dimensions", names[i]);
+      return TL_FAILURE;
+    }
   if (c != d) {
     char *x = type_text(c), *y = type_text(d);
     tl_op_emit_error(op,
@@ -1595,8 +1604,9 @@ static TlResult dot_verify(TlOp *op) {
     tl_free(y);
     return TL_FAILURE;
   }
-  int64_t m = tl_tensor_dim(a, 0), k = tl_tensor_dim(a, 1);
-  int64_t kb = tl_tensor_dim(b, 0), n = tl_tensor_dim(b, 1);
+  unsigned r0 = rank - 2, r1 = rank - 1;
+  int64_t m = tl_tensor_dim(a, r0), k = tl_tensor_dim(a, r1);
+  int64_t kb = tl_tensor_dim(b, r0), n = tl_tensor_dim(b, r1);
   if (k != kb) {
     tl_op_emit_error(op,
                      "a is %lldx%lld and b is %lldx%lld: the inner "
@@ -1604,10 +1614,10 @@ static TlResult dot_verify(TlOp *op) {
                      (long long)m, (long long)k, (long long)kb, (long long)n);
     return TL_FAILURE;
   }
-  if (tl_tensor_dim(c, 0) != m || tl_tensor_dim(c, 1) != n) {
+  if (tl_tensor_dim(c, r0) != m || tl_tensor_dim(c, r1) != n) {
     tl_op_emit_error(op, "the accumulator is %lldx%lld but a x b is %lldx%lld",
-                     (long long)tl_tensor_dim(c, 0),
-                     (long long)tl_tensor_dim(c, 1), (long long)m,
+                     (long long)tl_tensor_dim(c, r0),
+                     (long long)tl_tensor_dim(c, r1), (long long)m,
                      (long long)n);
     return TL_FAILURE;
   }

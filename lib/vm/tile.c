@@ -477,46 +477,40 @@ static bool sum_in_double_is_exact(const EType *a, const EType *b,
          tl_dtype_max(a->dt) * tl_dtype_max(b->dt) <= tl_dtype_max(c->dt);
 }
 
-static bool exec_dot(TlVm *vm, Inst *in) {
-  const Tile *a = operand_tile(vm, in, 0), *b = operand_tile(vm, in, 1),
-             *c = operand_tile(vm, in, 2);
-  TlType *at = a->type, *bt = b->type;
-  int64_t M = tl_tensor_dim(at, 0), K = tl_tensor_dim(at, 1);
-  int64_t N = tl_tensor_dim(bt, 1);
-  const EType *ea = vm_etype(vm, tl_tensor_elem(at));
-  const EType *eb = vm_etype(vm, tl_tensor_elem(bt));
-  const EType *ec = in->et;
-  Tile *r = tile_new(vm, result_type(in), false);
-  if (a->undef || b->undef || c->undef) {
-    r->undef = tl_xcalloc((size_t)r->n, 1);
+/* One M x K by K x N product into r (c the accumulator), with the undef
+ * flags when any operand has them (ru non-NULL). */
+static void dot_core(const EType *ea, const EType *eb, const EType *ec, int64_t M,
+                     int64_t K, int64_t N, const uint64_t *av, const uint8_t *au,
+                     const uint64_t *bv, const uint8_t *bu, const uint64_t *cv,
+                     const uint8_t *cu, uint64_t *rv, uint8_t *ru) {
+  if (ru) {
     for (int64_t i = 0; i < M; i++)
       for (int64_t j = 0; j < N; j++) {
-        bool u = c->undef && c->undef[i * N + j];
+        bool u = cu && cu[i * N + j];
         for (int64_t k = 0; k < K && !u; k++)
-          u = (a->undef && a->undef[i * K + k]) ||
-              (b->undef && b->undef[k * N + j]);
-        r->undef[i * N + j] = u;
+          u = (au && au[i * K + k]) ||
+              (bu && bu[k * N + j]);
+        ru[i * N + j] = u;
       }
   }
   if (ec->kind != EK_FLOAT) {
     /* Exact products and sums modulo 2^64, then the accumulator's width. */
     for (int64_t i = 0; i < M; i++)
       for (int64_t j = 0; j < N; j++) {
-        uint64_t acc = c->v[i * N + j];
+        uint64_t acc = cv[i * N + j];
         for (int64_t k = 0; k < K; k++)
-          acc += (uint64_t)e_sval(ea, a->v[i * K + k]) *
-                 (uint64_t)e_sval(eb, b->v[k * N + j]);
-        r->v[i * N + j] = acc & ec->mask;
+          acc += (uint64_t)e_sval(ea, av[i * K + k]) *
+                 (uint64_t)e_sval(eb, bv[k * N + j]);
+        rv[i * N + j] = acc & ec->mask;
       }
-    vm_put_tile(vm, in, 0, r);
-    return true;
+    return;
   }
   double *da = tl_xmalloc(sizeof(double) * (size_t)(M * K));
   double *db = tl_xmalloc(sizeof(double) * (size_t)(K * N));
   for (int64_t i = 0; i < M * K; i++)
-    da[i] = e_f(ea, a->v[i]);
+    da[i] = e_f(ea, av[i]);
   for (int64_t i = 0; i < K * N; i++)
-    db[i] = e_f(eb, b->v[i]);
+    db[i] = e_f(eb, bv[i]);
   /* Products of two values of at most 26 significant bits are exact in
    * double; f64 operands use a fused multiply-add instead. */
   bool exact = ea->bits <= 32 && eb->bits <= 32;
@@ -527,7 +521,7 @@ static bool exec_dot(TlVm *vm, Inst *in) {
     double *row = tl_xmalloc(sizeof(double) * (size_t)N);
     for (int64_t i = 0; i < M; i++) {
       for (int64_t j = 0; j < N; j++)
-        row[j] = e_f(ec, c->v[i * N + j]);
+        row[j] = e_f(ec, cv[i * N + j]);
       for (int64_t k = 0; k < K; k++) {
         double aik = da[i * K + k];
         const double *bk = db + k * N;
@@ -535,21 +529,20 @@ static bool exec_dot(TlVm *vm, Inst *in) {
           row[j] = (double)(float)(row[j] + aik * bk[j]);
       }
       for (int64_t j = 0; j < N; j++)
-        r->v[i * N + j] = e_fencode(ec, row[j]);
+        rv[i * N + j] = e_fencode(ec, row[j]);
     }
     tl_free(row);
     tl_free(da);
     tl_free(db);
-    vm_put_tile(vm, in, 0, r);
-    return true;
+    return;
   }
   /* b transposed, so that both operands run along k. */
   for (int64_t k = 0; k < K; k++)
     for (int64_t j = 0; j < N; j++)
-      db[j * K + k] = e_f(eb, b->v[k * N + j]);
+      db[j * K + k] = e_f(eb, bv[k * N + j]);
   for (int64_t i = 0; i < M; i++)
     for (int64_t j = 0; j < N; j++) {
-      double acc = e_f(ec, c->v[i * N + j]);
+      double acc = e_f(ec, cv[i * N + j]);
       const double *pa = da + i * K, *pb = db + j * K;
       if (direct) {
         for (int64_t k = 0; k < K; k++)
@@ -563,10 +556,34 @@ static bool exec_dot(TlVm *vm, Inst *in) {
           acc = ec->bits == 64 ? s : e_f(ec, e_fencode(ec, s));
         }
       }
-      r->v[i * N + j] = e_fencode(ec, acc);
+      rv[i * N + j] = e_fencode(ec, acc);
     }
   tl_free(da);
   tl_free(db);
+}
+
+
+/* tl.dot: 2-D, or 3-D with a leading batch dimension (one product per
+ * batch index). */
+static bool exec_dot(TlVm *vm, Inst *in) {
+  const Tile *a = operand_tile(vm, in, 0), *b = operand_tile(vm, in, 1),
+             *c = operand_tile(vm, in, 2);
+  TlType *at = a->type, *bt = b->type;
+  unsigned rank = tl_tensor_rank(at);
+  int64_t B = rank == 3 ? tl_tensor_dim(at, 0) : 1;
+  int64_t M = tl_tensor_dim(at, rank - 2), K = tl_tensor_dim(at, rank - 1);
+  int64_t N = tl_tensor_dim(bt, rank - 1);
+  const EType *ea = vm_etype(vm, tl_tensor_elem(at));
+  const EType *eb = vm_etype(vm, tl_tensor_elem(bt));
+  Tile *r = tile_new(vm, result_type(in), false);
+  if (a->undef || b->undef || c->undef)
+    r->undef = tl_xcalloc((size_t)r->n, 1);
+  for (int64_t q = 0; q < B; q++) {
+    int64_t oa = q * M * K, ob = q * K * N, oc = q * M * N;
+    dot_core(ea, eb, in->et, M, K, N, a->v + oa, a->undef ? a->undef + oa : NULL,
+             b->v + ob, b->undef ? b->undef + ob : NULL, c->v + oc,
+             c->undef ? c->undef + oc : NULL, r->v + oc, r->undef ? r->undef + oc : NULL);
+  }
   vm_put_tile(vm, in, 0, r);
   return true;
 }
