@@ -19,6 +19,7 @@
  * reads its operands through bitcasts and leaves its result in its own
  * view, so a chain of float ops never goes through u32. */
 #include "cast_recipe.h"
+#include "emit.h"
 #include "tl/dialects.h"
 #include "tl/simt.h"
 
@@ -50,15 +51,7 @@ typedef struct Em {
 
 static TlValue *make(Em *e, const char *name, unsigned n, TlValue *const *ops,
                      TlType *rt, const char *attr, TlAttr *val) {
-  const TlOpDef *def = tl_context_op_def(e->ctx, name);
-  tl_assert(def); /* the simt and arith dialects are registered */
-  TlOpState st;
-  tl_op_state_init(&st, e->ctx, def, e->loc);
-  tl_op_state_add_operands(&st, n, ops);
-  tl_op_state_add_result(&st, rt);
-  if (attr)
-    tl_op_state_set_attr(&st, attr, val);
-  return tl_op_result(tl_builder_insert(e->b, &st), 0);
+  return tl_emit_op(e->b, e->ctx, e->loc, name, n, ops, rt, attr, val);
 }
 
 static TlValue *op2(Em *e, const char *name, TlValue *a, TlValue *b) {

@@ -40,6 +40,7 @@
  * f32 subnormal a lies below every format's half quantum (at least
  * 2^-63), so it rounds to 0 even where inputs are flushed. */
 #include "small_float.h"
+#include "emit.h"
 #include "tl/dialects.h"
 #include "tl/simt.h"
 
@@ -121,15 +122,7 @@ static Fmt fmt_of(TlDType dst) {
 
 static TlValue *make(Em *e, const char *name, unsigned n, TlValue *const *ops,
                      TlType *rt, const char *attr, TlAttr *val) {
-  const TlOpDef *def = tl_context_op_def(e->ctx, name);
-  tl_assert(def); /* the simt and arith dialects are registered */
-  TlOpState st;
-  tl_op_state_init(&st, e->ctx, def, e->loc);
-  tl_op_state_add_operands(&st, n, ops);
-  tl_op_state_add_result(&st, rt);
-  if (attr)
-    tl_op_state_set_attr(&st, attr, val);
-  return tl_op_result(tl_builder_insert(e->b, &st), 0);
+  return tl_emit_op(e->b, e->ctx, e->loc, name, n, ops, rt, attr, val);
 }
 
 static TlValue *op2(Em *e, const char *name, TlValue *a, TlValue *b) {
