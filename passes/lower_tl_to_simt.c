@@ -2458,7 +2458,7 @@ static bool lower_broadcast(Lower *L, TlOp *op) {
     for (int64_t i = 0; i < count; i++)
       copy_elem(L, t, (unsigned)i, x, (unsigned)src[i]);
   else if (b == 64)
-    local = fail(L, op, "broadcasts of 64-bit elements that move them between threads");
+    fail(L, op, "broadcasts of 64-bit elements that move them between threads");
   else
     broadcast_through_scratch(L, x, t);
   tl_free(src);
