@@ -276,58 +276,61 @@ static void copy_elem(Lower *L, Tile *dst, unsigned i, Tile *src, unsigned j) {
   set_elem(L, dst, i, get_elem(L, src, j));
 }
 
-/* The logical index of local element `local` of the calling thread, per
- * dimension, as i64 values: the spatial part from the thread index, the
- * local part a constant. */
-static bool index_of(Lower *L, const TlLayout *l, int64_t local, TlValue **idx) {
-  /* Local digits (compile time): ravel of local_modes. */
-  int64_t digit[TL_LAYOUT_MAX_MODES] = {0};
-  bool spatial[TL_LAYOUT_MAX_MODES] = {false};
-  int64_t rem = local;
-  for (int k = l->num_local - 1; k >= 0; k--) {
-    int m = l->local_modes[k];
-    digit[m] = rem % l->mode_shape[m];
-    rem /= l->mode_shape[m];
-  }
-  /* Spatial digits (run time): ravel of spatial_modes over the thread. */
-  TlValue *sdigit[TL_LAYOUT_MAX_MODES] = {0};
+/* The digits (i64) of thread's spatial modes of layout l: the ravel of
+ * its spatial entries over the thread index (i32). Threads beyond the
+ * layout's count hold replicas of lower ones: the modulo folds them. */
+static void thread_digits(Lower *L, const TlLayout *l, TlValue *thread, TlValue **digit) {
   int64_t below = 1;
   for (int k = l->num_spatial - 1; k >= 0; k--) {
     int m = l->spatial_modes[k];
     int64_t size = m >= 0 ? l->mode_shape[m] : -m;
     if (m >= 0) {
-      TlValue *d = L->tid;
-      if (below > 1)
-        d = op2(L, "arith.divi", d, cst(L, i32(L), below));
-      d = op2(L, "arith.remi", d, cst(L, i32(L), size));
-      sdigit[m] = op1(L, "arith.exti", d, i64(L));
-      spatial[m] = true;
+      TlValue *d = below > 1 ? op2(L, "arith.divi", thread, cst(L, i32(L), below)) : thread;
+      digit[m] = op1(L, "arith.exti", op2(L, "arith.remi", d, cst(L, i32(L), size)), i64(L));
     }
     below *= size;
   }
-  /* Threads beyond the layout's count hold replicas of lower ones: the
-   * modulo above already folds them. Per dimension: ravel of its modes. */
+}
+
+/* The logical index (i64 per dimension) from a digit per mode: run-time
+ * digits where rdigit[m] is set, the constants cdigit[m] elsewhere. */
+static void ravel_index(Lower *L, const TlLayout *l, TlValue *const *rdigit,
+                        const int64_t *cdigit, TlValue **idx) {
   int m = 0;
   for (int d = 0; d < l->rank; d++) {
-    int64_t cval = 0;
+    int64_t cval = 0, size = 1;
     TlValue *v = NULL;
-    int64_t size = 1;
     int first = m;
     while (m < l->num_modes && l->mode_dim[m] == d)
       m++;
     for (int k = m - 1; k >= first; k--) {
-      if (spatial[k]) {
-        TlValue *term = size > 1 ? op2(L, "arith.muli", sdigit[k], cst(L, i64(L), size))
-                                 : sdigit[k];
+      if (rdigit[k]) {
+        TlValue *term = size > 1 ? op2(L, "arith.muli", rdigit[k], cst(L, i64(L), size))
+                                 : rdigit[k];
         v = v ? op2(L, "arith.addi", v, term) : term;
       } else {
-        cval += digit[k] * size;
+        cval += cdigit[k] * size;
       }
       size *= l->mode_shape[k];
     }
     TlValue *c = cst(L, i64(L), cval);
     idx[d] = v ? (cval ? op2(L, "arith.addi", v, c) : v) : c;
   }
+}
+
+/* The logical index of local element `local` of the calling thread, per
+ * dimension, as i64 values: the spatial part from the thread index, the
+ * local part a constant. */
+static bool index_of(Lower *L, const TlLayout *l, int64_t local, TlValue **idx) {
+  int64_t digit[TL_LAYOUT_MAX_MODES] = {0};
+  for (int k = l->num_local - 1; k >= 0; k--) {
+    int m = l->local_modes[k];
+    digit[m] = local % l->mode_shape[m];
+    local /= l->mode_shape[m];
+  }
+  TlValue *sdigit[TL_LAYOUT_MAX_MODES] = {0};
+  thread_digits(L, l, L->tid, sdigit);
+  ravel_index(L, l, sdigit, digit, idx);
   return true;
 }
 
@@ -992,40 +995,17 @@ static int64_t smem_vector_run(Lower *L, const Smem *m, const TlLayout *l, int64
 static void index_at(Lower *L, const TlLayout *l, TlValue *thread, TlValue *local,
                      TlValue **idx) {
   TlValue *digit[TL_LAYOUT_MAX_MODES] = {0};
-  int64_t below = 1;
+  int64_t zero[TL_LAYOUT_MAX_MODES] = {0}, below = 1;
   for (int k = l->num_local - 1; k >= 0; k--) {
     int m = l->local_modes[k];
     TlValue *d = below > 1 ? op2(L, "arith.divi", local, cst(L, i32(L), below)) : local;
-    digit[m] = k > 0 ? op2(L, "arith.remi", d, cst(L, i32(L), l->mode_shape[m])) : d;
+    if (k > 0)
+      d = op2(L, "arith.remi", d, cst(L, i32(L), l->mode_shape[m]));
+    digit[m] = op1(L, "arith.exti", d, i64(L));
     below *= l->mode_shape[m];
   }
-  below = 1;
-  for (int k = l->num_spatial - 1; k >= 0; k--) {
-    int m = l->spatial_modes[k];
-    int64_t size = m >= 0 ? l->mode_shape[m] : -m;
-    if (m >= 0) {
-      TlValue *d = below > 1 ? op2(L, "arith.divi", thread, cst(L, i32(L), below)) : thread;
-      digit[m] = op2(L, "arith.remi", d, cst(L, i32(L), size));
-    }
-    below *= size;
-  }
-  int m = 0;
-  for (int d = 0; d < l->rank; d++) {
-    TlValue *v = NULL;
-    int64_t size = 1;
-    int first = m;
-    while (m < l->num_modes && l->mode_dim[m] == d)
-      m++;
-    for (int k = m - 1; k >= first; k--) {
-      if (digit[k]) {
-        TlValue *term = size > 1 ? op2(L, "arith.muli", digit[k], cst(L, i32(L), size))
-                                 : digit[k];
-        v = v ? op2(L, "arith.addi", v, term) : term;
-      }
-      size *= l->mode_shape[k];
-    }
-    idx[d] = v ? op1(L, "arith.exti", v, i64(L)) : cst(L, i64(L), 0);
-  }
+  thread_digits(L, l, thread, digit);
+  ravel_index(L, l, digit, zero, idx);
 }
 
 /* tl.load_shared with ldmatrix: the register layout is a tiling of the
