@@ -1,5 +1,5 @@
 /* plan-shared-memory: places the shared-memory tiles of each tl.kernel in
- * the kernel's dynamic shared memory (lib/analysis/shared_plan.c;
+ * the kernel's dynamic shared memory (exec/analysis/shared_plan.c;
  * docs/analysis.md gives the rules).
  * Requires: verified IR.
  * Does: sets `offset` and `alignment` (i64, bytes) on every tl.alloc_shared

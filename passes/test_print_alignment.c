@@ -1,5 +1,5 @@
 /* test-print-alignment: writes what the divisibility analysis
- * (lib/analysis/divisibility.c) proves into the IR, for lit tests.
+ * (exec/analysis/divisibility.c) proves into the IR, for lit tests.
  * Requires: verified IR.
  * Does, in every tl.kernel: on each op with integer results, a
  * `divisibility` attribute (i64 for one result; for several, an array of

@@ -10,7 +10,7 @@
  *    in the style of Triton's axis info, and from it the guaranteed byte
  *    alignment of the elements a global-memory access touches.
  *
- * Library tl_analysis (lib/analysis). */
+ * Library tl_analysis (exec/analysis). */
 #ifndef TL_ANALYSIS_H
 #define TL_ANALYSIS_H
 

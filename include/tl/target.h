@@ -1,7 +1,7 @@
 /* The NVPTX back end: simt + arith + scf (in kernels written as builtin
  * funcs) to LLVM IR through the LLVM C API, LLVM's O-level pipeline, and
  * PTX from the NVPTX backend. This header is free of LLVM types; only
- * lib/target includes llvm-c.
+ * exec/target includes llvm-c.
  *
  * A func is compiled as a GPU kernel when it has the unit attribute
  * `kernel`; an integer attribute `threads` sets its exact block size

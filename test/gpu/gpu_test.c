@@ -1,5 +1,5 @@
 /* GPU tests of the back end: kernels written in the simt dialect are
- * compiled by lib/target for the device's SM, run through lib/runtime, and
+ * compiled by exec/target for the device's SM, run through exec/runtime, and
  * their results compared with independent host references:
  *   - every mma.sync form, with operand fragments built on the host from
  *     the layout library's PTX atoms (so the atoms are checked against the

@@ -1,4 +1,4 @@
-# Unit tests of lib/analysis (include/tl/analysis.h): shared-memory sizes,
+# Unit tests of exec/analysis (include/tl/analysis.h): shared-memory sizes,
 # alignments and the plan read back through the C API, and the soundness of
 # the divisibility rules against plain C arithmetic on random values (run
 # from test/unit/analysis.test).

@@ -1,4 +1,4 @@
-/* Unit tests of the thread-level VM (lib/vm/simt_vm.c): the kernels of
+/* Unit tests of the thread-level VM (exec/vm/simt_vm.c): the kernels of
  * test/gpu/gpu_test.c (every mma form, ldmatrix x1/x2/x4 with and without
  * .trans, cp.async with zero fill, shfl/prmt/lop3/fma.f16x2 and a guarded
  * copy) run on the VM against the same host references; divergence and
@@ -301,7 +301,7 @@ static void test_mma(const MmaCase *mc) {
 /*===--- mma as the H200 computes it --------------------------------------===*/
 
 /* One warp's mma, recorded on an H200 (the kernel below compiled by
- * tl-llc -mcpu=sm_90a and run through lib/runtime): per lane 48 input
+ * tl-llc -mcpu=sm_90a and run through exec/runtime): per lane 48 input
  * bytes (A's registers at 0, C's at 16, B's at 32) and 16 output bytes
  * (D's registers), in hex. The operands are random: normal values, and in
  * the "edge" sets also zeros, subnormals, infinities and NaN. The warp of

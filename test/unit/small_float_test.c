@@ -6,7 +6,7 @@
  * is verified and run on the thread-level VM, and every code is compared
  * bit for bit (NaN codes included, and the upper bits must be zero) with
  * tl_dtype_encode(dst, (double)x), the rule of the block VM's tl.cast
- * (lib/vm/numeric.c e_fencode for types of at most 8 bits); a block-VM
+ * (exec/vm/numeric.c e_fencode for types of at most 8 bits); a block-VM
  * tl.cast of the boundary inputs is checked against the same rule, so a
  * change of the VM's semantics fails here too.
  *

@@ -1,4 +1,4 @@
-/* Unit tests of the VM (lib/vm): kernels built from text, run on fresh
+/* Unit tests of the VM (exec/vm): kernels built from text, run on fresh
  * seeded random inputs, compared with independent references written as
  * plain C loops over decoded values. Tolerances: every comparison here is
  * bit-exact (the VM's arithmetic is exact or correctly rounded in a stated

@@ -1,4 +1,4 @@
-/* Shared by the files of lib/target: the only place llvm-c types meet the
+/* Shared by the files of exec/target: the only place llvm-c types meet the
  * IR. */
 #ifndef TL_TARGET_INTERNAL_H
 #define TL_TARGET_INTERNAL_H
