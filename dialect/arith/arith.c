@@ -207,15 +207,6 @@ static TlResult constant_fold(TlOp *op, TlAttr *const *ops, TlFoldResult *res) {
   return TL_SUCCESS;
 }
 
-static const TlOpDef constant_def = {
-    .name = "arith.constant",
-    .summary = "an integer or float constant",
-    .traits = TL_TRAIT_PURE | TL_TRAIT_CONSTANT,
-    .verify = constant_verify,
-    .parse = constant_parse,
-    .print = constant_print,
-    .fold = constant_fold,
-};
 
 static TlAttr *const_of(TlValue *v) {
   TlOp *d = tl_value_def(v);
@@ -227,7 +218,8 @@ static TlAttr *const_of(TlValue *v) {
 TlValue *tl_arith_constant(TlBuilder *b, TlAttr *value, TlLoc loc) {
   TlContext *ctx = tl_module_context(b->module);
   TlOpState st;
-  tl_op_state_init(&st, ctx, &constant_def, loc);
+  tl_op_state_init(&st, ctx, tl_context_op_def_by_id(ctx, TL_OP_ARITH_CONSTANT),
+                    loc);
   tl_op_state_set_attr(&st, "value", value);
   tl_op_state_add_result(&st, tl_attr_get_type(value));
   return tl_op_result(tl_builder_insert(b, &st), 0);
@@ -413,47 +405,7 @@ static const TlPattern ori_patterns[] = {
 static const TlPattern xori_patterns[] = {
     {"arith.xori", "reassociate-constants", reassociate}, {0}};
 
-#define BIN_OP(var, opname, summ, tr, verify_fn, fold_fn, pats)                \
-  static const TlOpDef var = {                                                 \
-      .name = opname,                                                          \
-      .summary = summ,                                                         \
-      .traits = TL_TRAIT_PURE | TL_TRAIT_SAME_TYPE | (tr),                     \
-      .verify = verify_fn,                                                     \
-      .parse = parse_binary,                                                   \
-      .print = print_same_type,                                                \
-      .fold = fold_fn,                                                         \
-      .patterns = pats,                                                        \
-  };
 
-BIN_OP(addi_def, "arith.addi", "integer addition (wraps)", TL_TRAIT_COMMUTATIVE,
-       verify_int_binary, fold_addi, addi_patterns)
-BIN_OP(subi_def, "arith.subi", "integer subtraction (wraps)", 0,
-       verify_int_binary, fold_subi, NULL)
-BIN_OP(muli_def, "arith.muli", "integer multiplication (wraps)",
-       TL_TRAIT_COMMUTATIVE, verify_int_binary, fold_muli, muli_patterns)
-BIN_OP(divi_def, "arith.divi",
-       "integer division rounding toward zero (signed for iN, unsigned for uN)",
-       0, verify_int_binary, fold_divi, NULL)
-BIN_OP(remi_def, "arith.remi",
-       "integer remainder with the sign of the dividend", 0, verify_int_binary,
-       fold_remi, NULL)
-BIN_OP(ceildivi_def, "arith.ceildivi", "integer division rounding up", 0,
-       verify_int_binary, fold_ceildivi, NULL)
-BIN_OP(andi_def, "arith.andi", "bitwise and", TL_TRAIT_COMMUTATIVE,
-       verify_int_binary, fold_andi, andi_patterns)
-BIN_OP(ori_def, "arith.ori", "bitwise or", TL_TRAIT_COMMUTATIVE,
-       verify_int_binary, fold_ori, ori_patterns)
-BIN_OP(xori_def, "arith.xori", "bitwise exclusive or", TL_TRAIT_COMMUTATIVE,
-       verify_int_binary, fold_xori, xori_patterns)
-BIN_OP(shli_def, "arith.shli", "shift left", 0, verify_int_binary, fold_shli,
-       NULL)
-BIN_OP(shri_def, "arith.shri",
-       "shift right (arithmetic for iN, logical for uN)", 0, verify_int_binary,
-       fold_shri, NULL)
-BIN_OP(mini_def, "arith.mini", "integer minimum", TL_TRAIT_COMMUTATIVE,
-       verify_int_binary, fold_mini, NULL)
-BIN_OP(maxi_def, "arith.maxi", "integer maximum", TL_TRAIT_COMMUTATIVE,
-       verify_int_binary, fold_maxi, NULL)
 
 static TlResult reassociate(TlRewriter *rw, TlOp *op) {
   TlAttr *c2 = const_of(tl_op_operand(op, 1));
@@ -463,12 +415,14 @@ static TlResult reassociate(TlRewriter *rw, TlOp *op) {
   TlAttr *c1 = const_of(tl_op_operand(inner, 1));
   if (!c1)
     return TL_FAILURE;
-  const TlOpDef *d = tl_op_def(op);
-  IntOp k = d == &addi_def ? I_ADD
-            : d == &muli_def ? I_MUL
-            : d == &andi_def ? I_AND
-            : d == &ori_def  ? I_OR
-                             : I_XOR;
+  IntOp k;
+  switch (tl_op_id(op)) {
+  case TL_OP_ARITH_ADDI: k = I_ADD; break;
+  case TL_OP_ARITH_MULI: k = I_MUL; break;
+  case TL_OP_ARITH_ANDI: k = I_AND; break;
+  case TL_OP_ARITH_ORI: k = I_OR; break;
+  default: k = I_XOR; break;
+  }
   TlType *t = tl_value_type(tl_op_result(op, 0));
   int64_t v;
   if (!int_eval(k, t, c1, c2, &v))
@@ -546,32 +500,7 @@ FLOAT_FOLD(fold_maxf, F_MAX)
 FLOAT_FOLD(fold_negf, F_NEG)
 FLOAT_FOLD(fold_absf, F_ABS)
 
-BIN_OP(addf_def, "arith.addf", "float addition, rounded to the type",
-       TL_TRAIT_COMMUTATIVE, verify_float_binary, fold_addf, NULL)
-BIN_OP(subf_def, "arith.subf", "float subtraction, rounded to the type", 0,
-       verify_float_binary, fold_subf, NULL)
-BIN_OP(mulf_def, "arith.mulf", "float multiplication, rounded to the type",
-       TL_TRAIT_COMMUTATIVE, verify_float_binary, fold_mulf, NULL)
-BIN_OP(divf_def, "arith.divf", "float division, rounded to the type", 0,
-       verify_float_binary, fold_divf, NULL)
-BIN_OP(minf_def, "arith.minf", "float minimum (NaN if either is NaN)",
-       TL_TRAIT_COMMUTATIVE, verify_float_binary, fold_minf, NULL)
-BIN_OP(maxf_def, "arith.maxf", "float maximum (NaN if either is NaN)",
-       TL_TRAIT_COMMUTATIVE, verify_float_binary, fold_maxf, NULL)
 
-#define UN_OP(var, opname, summ, fold_fn)                                      \
-  static const TlOpDef var = {                                                 \
-      .name = opname,                                                          \
-      .summary = summ,                                                         \
-      .traits = TL_TRAIT_PURE | TL_TRAIT_SAME_TYPE,                            \
-      .verify = verify_float_unary,                                            \
-      .parse = parse_unary,                                                    \
-      .print = print_same_type,                                                \
-      .fold = fold_fn,                                                         \
-  };
-UN_OP(negf_def, "arith.negf", "float negation (flips the sign bit)", fold_negf)
-UN_OP(absf_def, "arith.absf", "float absolute value (clears the sign bit)",
-      fold_absf)
 
 /*===--- Comparisons -----------------------------------------------------===*/
 
@@ -715,26 +644,7 @@ static TlResult cmpf_fold(TlOp *op, TlAttr *const *c, TlFoldResult *res) {
   return TL_SUCCESS;
 }
 
-static const TlOpDef cmpi_def = {
-    .name = "arith.cmpi",
-    .summary = "integer comparison (eq ne lt le gt ge; ordered by the type's "
-               "signedness)",
-    .traits = TL_TRAIT_PURE,
-    .verify = cmpi_verify,
-    .parse = cmpi_parse,
-    .print = cmp_print,
-    .fold = cmpi_fold,
-};
 
-static const TlOpDef cmpf_def = {
-    .name = "arith.cmpf",
-    .summary = "float comparison, ordered (o*) or unordered (u*) with NaN",
-    .traits = TL_TRAIT_PURE,
-    .verify = cmpf_verify,
-    .parse = cmpf_parse,
-    .print = cmp_print,
-    .fold = cmpf_fold,
-};
 
 /*===--- select ----------------------------------------------------------===*/
 
@@ -801,16 +711,6 @@ static TlResult select_fold(TlOp *op, TlAttr *const *c, TlFoldResult *res) {
   return TL_SUCCESS;
 }
 
-static const TlOpDef select_def = {
-    .name = "arith.select",
-    .summary = "chooses the second operand if the condition holds, else the "
-               "third",
-    .traits = TL_TRAIT_PURE,
-    .verify = select_verify,
-    .parse = select_parse,
-    .print = select_print,
-    .fold = select_fold,
-};
 
 /*===--- Casts -----------------------------------------------------------===*/
 
@@ -1005,41 +905,17 @@ static TlResult cast_fold(TlOp *op, TlAttr *const *c, TlFoldResult *res) {
   return TL_FAILURE;
 }
 
-#define CAST_OP(var, opname, summ)                                             \
-  static const TlOpDef var = {                                                 \
-      .name = opname,                                                          \
-      .summary = summ,                                                         \
-      .traits = TL_TRAIT_PURE,                                                 \
-      .verify = cast_verify,                                                   \
-      .parse = cast_parse,                                                     \
-      .print = cast_print,                                                     \
-      .fold = cast_fold,                                                       \
-  };
-CAST_OP(exti_def, "arith.exti",
-        "widens an integer (sign-extends iN, zero-extends uN and i1)")
-CAST_OP(trunci_def, "arith.trunci", "narrows an integer, keeping the low bits")
-CAST_OP(itofp_def, "arith.itofp",
-        "converts an integer to float (by the source signedness), "
-        "nearest-even")
-CAST_OP(fptoi_def, "arith.fptoi",
-        "converts a float to integer toward zero, saturating; NaN gives 0")
-CAST_OP(extf_def, "arith.extf", "widens a float exactly")
-CAST_OP(truncf_def, "arith.truncf",
-        "narrows a float, nearest-even (saturating where the type has no "
-        "infinity)")
-CAST_OP(bitcast_def, "arith.bitcast",
-        "reinterprets the bits of a scalar as another scalar of the same "
-        "width")
-
 static CastKind cast_kind(const TlOp *op) {
-  const TlOpDef *d = tl_op_def(op);
-  if (d == &exti_def) return C_EXTI;
-  if (d == &trunci_def) return C_TRUNCI;
-  if (d == &itofp_def) return C_ITOFP;
-  if (d == &fptoi_def) return C_FPTOI;
-  if (d == &extf_def) return C_EXTF;
-  if (d == &truncf_def) return C_TRUNCF;
-  if (d == &bitcast_def) return C_BITCAST;
+  switch (tl_op_id(op)) {
+  case TL_OP_ARITH_EXTI: return C_EXTI;
+  case TL_OP_ARITH_TRUNCI: return C_TRUNCI;
+  case TL_OP_ARITH_ITOFP: return C_ITOFP;
+  case TL_OP_ARITH_FPTOI: return C_FPTOI;
+  case TL_OP_ARITH_EXTF: return C_EXTF;
+  case TL_OP_ARITH_TRUNCF: return C_TRUNCF;
+  case TL_OP_ARITH_BITCAST: return C_BITCAST;
+  default: break;
+  }
   return (CastKind)-1;
 }
 
@@ -1053,17 +929,71 @@ static TlOp *materialize(TlBuilder *b, TlAttr *value, TlType *type,
   return tl_value_def(tl_arith_constant(b, value, loc));
 }
 
-static const TlOpDef *const arith_ops[] = {
-    &constant_def, &addi_def, &subi_def, &muli_def, &divi_def, &remi_def,
-    &ceildivi_def, &andi_def, &ori_def, &xori_def, &shli_def, &shri_def,
-    &mini_def, &maxi_def, &addf_def, &subf_def, &mulf_def, &divf_def,
-    &minf_def, &maxf_def, &negf_def, &absf_def, &cmpi_def, &cmpf_def,
-    &select_def, &exti_def, &trunci_def, &itofp_def, &fptoi_def, &extf_def,
-    &truncf_def, &bitcast_def, NULL};
+/* Each op's hooks, by its table row in include/tl/ops/arith.def. */
+#define INT_OP(fold_fn, pats)                                              \
+  .verify = verify_int_binary, .parse = parse_binary,                          \
+  .print = print_same_type, .fold = fold_fn, .patterns = pats
+#define FLOAT_OP(fold_fn)                                                  \
+  .verify = verify_float_binary, .parse = parse_binary,                        \
+  .print = print_same_type, .fold = fold_fn
+#define FLOAT_UN(fold_fn)                                                   \
+  .verify = verify_float_unary, .parse = parse_unary,                          \
+  .print = print_same_type, .fold = fold_fn
+#define CAST_OP                                                                   \
+  .verify = cast_verify, .parse = cast_parse, .print = cast_print,             \
+  .fold = cast_fold
+
+#define TL_HOOKS_ARITH_CONSTANT                                                \
+  .verify = constant_verify, .parse = constant_parse,                          \
+  .print = constant_print, .fold = constant_fold
+#define TL_HOOKS_ARITH_ADDI INT_OP(fold_addi, addi_patterns)
+#define TL_HOOKS_ARITH_SUBI INT_OP(fold_subi, NULL)
+#define TL_HOOKS_ARITH_MULI INT_OP(fold_muli, muli_patterns)
+#define TL_HOOKS_ARITH_DIVI INT_OP(fold_divi, NULL)
+#define TL_HOOKS_ARITH_REMI INT_OP(fold_remi, NULL)
+#define TL_HOOKS_ARITH_CEILDIVI INT_OP(fold_ceildivi, NULL)
+#define TL_HOOKS_ARITH_ANDI INT_OP(fold_andi, andi_patterns)
+#define TL_HOOKS_ARITH_ORI INT_OP(fold_ori, ori_patterns)
+#define TL_HOOKS_ARITH_XORI INT_OP(fold_xori, xori_patterns)
+#define TL_HOOKS_ARITH_SHLI INT_OP(fold_shli, NULL)
+#define TL_HOOKS_ARITH_SHRI INT_OP(fold_shri, NULL)
+#define TL_HOOKS_ARITH_MINI INT_OP(fold_mini, NULL)
+#define TL_HOOKS_ARITH_MAXI INT_OP(fold_maxi, NULL)
+#define TL_HOOKS_ARITH_ADDF FLOAT_OP(fold_addf)
+#define TL_HOOKS_ARITH_SUBF FLOAT_OP(fold_subf)
+#define TL_HOOKS_ARITH_MULF FLOAT_OP(fold_mulf)
+#define TL_HOOKS_ARITH_DIVF FLOAT_OP(fold_divf)
+#define TL_HOOKS_ARITH_MINF FLOAT_OP(fold_minf)
+#define TL_HOOKS_ARITH_MAXF FLOAT_OP(fold_maxf)
+#define TL_HOOKS_ARITH_NEGF FLOAT_UN(fold_negf)
+#define TL_HOOKS_ARITH_ABSF FLOAT_UN(fold_absf)
+#define TL_HOOKS_ARITH_CMPI                                                    \
+  .verify = cmpi_verify, .parse = cmpi_parse, .print = cmp_print,              \
+  .fold = cmpi_fold
+#define TL_HOOKS_ARITH_CMPF                                                    \
+  .verify = cmpf_verify, .parse = cmpf_parse, .print = cmp_print,              \
+  .fold = cmpf_fold
+#define TL_HOOKS_ARITH_SELECT                                                  \
+  .verify = select_verify, .parse = select_parse, .print = select_print,       \
+  .fold = select_fold
+#define TL_HOOKS_ARITH_EXTI CAST_OP
+#define TL_HOOKS_ARITH_TRUNCI CAST_OP
+#define TL_HOOKS_ARITH_ITOFP CAST_OP
+#define TL_HOOKS_ARITH_FPTOI CAST_OP
+#define TL_HOOKS_ARITH_EXTF CAST_OP
+#define TL_HOOKS_ARITH_TRUNCF CAST_OP
+#define TL_HOOKS_ARITH_BITCAST CAST_OP
+
+static const TlOpDef arith_ops[] = {
+#define TL_OP TL_OP_ENTRY
+#include "tl/ops/arith.def"
+#undef TL_OP
+};
 
 static const TlDialectDef arith_dialect = {
     .name = "arith",
     .ops = arith_ops,
+    .num_ops = sizeof arith_ops / sizeof arith_ops[0],
     .materialize_constant = materialize,
 };
 

@@ -64,15 +64,6 @@ static TlResult module_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
-const TlOpDef tl_builtin_module_def = {
-    .name = "builtin.module",
-    .summary = "a container of ops; the top level of every file",
-    .traits = TL_TRAIT_ISOLATED | TL_TRAIT_SYMBOL_TABLE |
-              TL_TRAIT_NO_TERMINATOR | TL_TRAIT_SINGLE_BLOCK,
-    .verify = module_verify,
-    .parse = module_parse,
-    .print = module_print,
-};
 
 /*===--- func ------------------------------------------------------------===*/
 
@@ -191,14 +182,6 @@ static TlResult func_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
-const TlOpDef tl_builtin_func_def = {
-    .name = "builtin.func",
-    .summary = "a function: typed arguments, results and a body",
-    .traits = TL_TRAIT_ISOLATED | TL_TRAIT_SYMBOL | TL_TRAIT_SINGLE_BLOCK,
-    .verify = func_verify,
-    .parse = func_parse,
-    .print = func_print,
-};
 
 /*===--- return ----------------------------------------------------------===*/
 
@@ -213,7 +196,7 @@ static void return_print(TlPrinter *p, TlOp *op) {
 
 static TlResult return_verify(TlOp *op) {
   TlOp *f = tl_op_parent(op);
-  if (!f || !tl_op_is(f, &tl_builtin_func_def)) {
+  if (!f || tl_op_id(f) != TL_OP_BUILTIN_FUNC) {
     tl_op_emit_error(op, "must be inside a 'func'");
     return TL_FAILURE;
   }
@@ -246,21 +229,26 @@ static TlResult return_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
-const TlOpDef tl_builtin_return_def = {
-    .name = "builtin.return",
-    .summary = "returns values from a func",
-    .traits = TL_TRAIT_TERMINATOR | TL_TRAIT_PURE,
-    .verify = return_verify,
-    .parse = return_parse,
-    .print = return_print,
-};
 
-static const TlOpDef *const builtin_ops[] = {
-    &tl_builtin_module_def, &tl_builtin_func_def, &tl_builtin_return_def, NULL};
+/*===--- Definitions -----------------------------------------------------===*/
+
+#define TL_HOOKS_BUILTIN_MODULE                                                \
+  .verify = module_verify, .parse = module_parse, .print = module_print
+#define TL_HOOKS_BUILTIN_FUNC                                                  \
+  .verify = func_verify, .parse = func_parse, .print = func_print
+#define TL_HOOKS_BUILTIN_RETURN                                                \
+  .verify = return_verify, .parse = return_parse, .print = return_print
+
+const TlOpDef tl_builtin_ops[] = {
+#define TL_OP TL_OP_ENTRY
+#include "tl/ops/builtin.def"
+#undef TL_OP
+};
 
 static const TlDialectDef builtin_dialect = {
     .name = "builtin",
-    .ops = builtin_ops,
+    .ops = tl_builtin_ops,
+    .num_ops = sizeof tl_builtin_ops / sizeof tl_builtin_ops[0],
 };
 
 void tl_builtin_register(TlContext *ctx) {

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const TlOpDef for_def, if_def, while_def, yield_def, condition_def;
 
 static TlResult counts_error(TlOp *op, const char *what, unsigned got,
                              unsigned want) {
@@ -86,8 +85,8 @@ static void yield_print(TlPrinter *p, TlOp *op) { print_values_and_types(p, op, 
 
 static TlResult yield_verify(TlOp *op) {
   TlOp *parent = tl_op_parent(op);
-  if (!parent || !(tl_op_is(parent, &for_def) || tl_op_is(parent, &if_def) ||
-                   tl_op_is(parent, &while_def))) {
+  TlOpId pid = parent ? tl_op_id(parent) : TL_OP_NONE;
+  if (pid != TL_OP_SCF_FOR && pid != TL_OP_SCF_IF && pid != TL_OP_SCF_WHILE) {
     tl_op_emit_error(op, "must terminate a region of scf.for, scf.if or "
                          "scf.while");
     return TL_FAILURE;
@@ -98,15 +97,6 @@ static TlResult yield_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
-static const TlOpDef yield_def = {
-    .name = "scf.yield",
-    .summary = "ends a region of scf.for, scf.if or scf.while, passing values "
-               "on",
-    .traits = TL_TRAIT_PURE | TL_TRAIT_TERMINATOR,
-    .verify = yield_verify,
-    .parse = parse_values_and_types,
-    .print = yield_print,
-};
 
 static TlResult condition_parse(TlParser *p, TlOpState *st) {
   TlOperandRef c;
@@ -128,7 +118,7 @@ static void condition_print(TlPrinter *p, TlOp *op) {
 
 static TlResult condition_verify(TlOp *op) {
   TlOp *parent = tl_op_parent(op);
-  if (!parent || !tl_op_is(parent, &while_def) ||
+  if (!parent || tl_op_id(parent) != TL_OP_SCF_WHILE ||
       tl_region_first_block(tl_op_region(parent, 0)) != tl_op_block(op)) {
     tl_op_emit_error(op, "must terminate the 'before' region of scf.while");
     return TL_FAILURE;
@@ -141,15 +131,6 @@ static TlResult condition_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
-static const TlOpDef condition_def = {
-    .name = "scf.condition",
-    .summary = "ends the 'before' region of scf.while: continue if the "
-               "condition holds, passing values to 'do' or out",
-    .traits = TL_TRAIT_PURE | TL_TRAIT_TERMINATOR,
-    .verify = condition_verify,
-    .parse = condition_parse,
-    .print = condition_print,
-};
 
 /*===--- for -------------------------------------------------------------===*/
 
@@ -297,7 +278,7 @@ static TlResult for_verify(TlOp *op) {
   if (!TL_FAILED(res))
     res = match_types(op, "iter_arg", n, rt, bargs, NULL);
   TlOp *y = region_terminator(op, 0);
-  if (!TL_FAILED(res) && !tl_op_is(y, &yield_def)) {
+  if (!TL_FAILED(res) && tl_op_id(y) != TL_OP_SCF_YIELD) {
     tl_op_emit_error(op, "body must end with scf.yield");
     res = TL_FAILURE;
   }
@@ -321,14 +302,6 @@ static TlResult for_verify(TlOp *op) {
   return res;
 }
 
-static const TlOpDef for_def = {
-    .name = "scf.for",
-    .summary = "a counted loop with loop-carried values",
-    .traits = TL_TRAIT_RECURSIVE_PURE | TL_TRAIT_SINGLE_BLOCK,
-    .verify = for_verify,
-    .parse = for_parse,
-    .print = for_print,
-};
 
 /*===--- if --------------------------------------------------------------===*/
 
@@ -411,7 +384,7 @@ static TlResult if_verify(TlOp *op) {
       break;
     }
     TlOp *y = region_terminator(op, r);
-    if (!tl_op_is(y, &yield_def)) {
+    if (tl_op_id(y) != TL_OP_SCF_YIELD) {
       tl_op_emit_error(op, "regions must end with scf.yield");
       res = TL_FAILURE;
       break;
@@ -463,15 +436,6 @@ static TlResult if_fold_constant(TlRewriter *rw, TlOp *op) {
 static const TlPattern if_patterns[] = {
     {"scf.if", "inline-constant-condition", if_fold_constant}, {0}};
 
-static const TlOpDef if_def = {
-    .name = "scf.if",
-    .summary = "runs the 'then' or the 'else' region; yields results",
-    .traits = TL_TRAIT_RECURSIVE_PURE,
-    .verify = if_verify,
-    .parse = if_parse,
-    .print = if_print,
-    .patterns = if_patterns,
-};
 
 /*===--- while -----------------------------------------------------------===*/
 
@@ -582,11 +546,11 @@ static TlResult while_verify(TlOp *op) {
   if (!TL_FAILED(res))
     res = match_types(op, "'do' argument", m, rt, NULL, at);
   TlOp *c = region_terminator(op, 0), *y = region_terminator(op, 1);
-  if (!TL_FAILED(res) && !tl_op_is(c, &condition_def)) {
+  if (!TL_FAILED(res) && tl_op_id(c) != TL_OP_SCF_CONDITION) {
     tl_op_emit_error(op, "'before' region must end with scf.condition");
     res = TL_FAILURE;
   }
-  if (!TL_FAILED(res) && !tl_op_is(y, &yield_def)) {
+  if (!TL_FAILED(res) && tl_op_id(y) != TL_OP_SCF_YIELD) {
     tl_op_emit_error(op, "'do' region must end with scf.yield");
     res = TL_FAILURE;
   }
@@ -625,19 +589,32 @@ static TlResult while_verify(TlOp *op) {
   return res;
 }
 
-static const TlOpDef while_def = {
-    .name = "scf.while",
-    .summary = "a loop: 'before' computes the condition, 'do' the next values",
-    .traits = TL_TRAIT_SINGLE_BLOCK,
-    .verify = while_verify,
-    .parse = while_parse,
-    .print = while_print,
+/* Each op's hooks, by its row in include/tl/ops/scf.def. */
+#define TL_HOOKS_SCF_FOR                                                       \
+  .verify = for_verify, .parse = for_parse, .print = for_print
+#define TL_HOOKS_SCF_IF                                                        \
+  .verify = if_verify, .parse = if_parse, .print = if_print,                   \
+  .patterns = if_patterns
+#define TL_HOOKS_SCF_WHILE                                                     \
+  .verify = while_verify, .parse = while_parse, .print = while_print
+#define TL_HOOKS_SCF_YIELD                                                     \
+  .verify = yield_verify, .parse = parse_values_and_types,                     \
+  .print = yield_print
+#define TL_HOOKS_SCF_CONDITION                                                 \
+  .verify = condition_verify, .parse = condition_parse,                        \
+  .print = condition_print
+
+static const TlOpDef scf_ops[] = {
+#define TL_OP TL_OP_ENTRY
+#include "tl/ops/scf.def"
+#undef TL_OP
 };
 
-static const TlOpDef *const scf_ops[] = {&for_def, &if_def, &while_def,
-                                         &yield_def, &condition_def, NULL};
-
-static const TlDialectDef scf_dialect = {.name = "scf", .ops = scf_ops};
+static const TlDialectDef scf_dialect = {
+    .name = "scf",
+    .ops = scf_ops,
+    .num_ops = sizeof scf_ops / sizeof scf_ops[0],
+};
 
 void tl_scf_register(TlContext *ctx) {
   tl_context_register_dialect(ctx, &scf_dialect);

@@ -1097,111 +1097,58 @@ static TlResult build_verify(TlOp *op) {
 
 /*===--- Definitions -----------------------------------------------------===*/
 
-#define OP(var, opname, summ, tr, v)                                           \
-  static const TlOpDef var = {.name = opname,                                  \
-                              .summary = summ,                                 \
-                              .traits = tr,                                    \
-                              .verify = v,                                     \
-                              .parse = std_parse,                              \
-                              .print = std_print};
 
-OP(thread_id_def, "simt.thread_id", "%tid: the thread's index in its block",
-   TL_TRAIT_PURE, id_verify)
-OP(block_id_def, "simt.block_id", "%ctaid: the block's index in the grid",
-   TL_TRAIT_PURE, id_verify)
-OP(block_dim_def, "simt.block_dim", "%ntid: threads per block", TL_TRAIT_PURE,
-   id_verify)
-OP(grid_dim_def, "simt.grid_dim", "%nctaid: blocks per grid", TL_TRAIT_PURE,
-   id_verify)
-OP(lane_id_def, "simt.lane_id", "%laneid: the thread's lane in its warp",
-   TL_TRAIT_PURE, id_verify)
-OP(warp_id_def, "simt.warp_id",
-   "the thread's warp in its block (linear thread index / 32)", TL_TRAIT_PURE,
-   id_verify)
-OP(ptr_add_def, "simt.ptr_add", "a pointer plus a byte offset", TL_TRAIT_PURE,
-   ptr_add_verify)
-OP(smem_base_def, "simt.smem_base", "the start of the dynamic shared memory",
-   TL_TRAIT_PURE, smem_base_verify)
-OP(load_def, "simt.load", "ld.global/ld.shared of 1, 2, 4, 8 or 16 bytes", 0,
-   load_verify)
-OP(store_def, "simt.store", "st.global/st.shared of 1, 2, 4, 8 or 16 bytes", 0,
-   store_verify)
-OP(cp_async_def, "simt.cp_async",
-   "cp.async of 4, 8 or 16 bytes global to shared (zero-fill past src size)", 0,
-   cp_async_verify)
-OP(commit_group_def, "simt.cp_async_commit", "cp.async.commit_group", 0,
-   commit_verify)
-OP(wait_group_def, "simt.cp_async_wait", "cp.async.wait_group N", 0,
-   wait_verify)
-OP(barrier_def, "simt.barrier", "bar.sync id{, threads}", 0, barrier_verify)
-OP(ldmatrix_def, "simt.ldmatrix",
-   "ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16", 0, ldmatrix_verify)
-OP(mma_def, "simt.mma", "mma.sync.aligned.row.col for the supported forms",
-   TL_TRAIT_PURE, mma_verify)
-OP(shfl_def, "simt.shfl", "shfl.sync.{idx,bfly,up,down}.b32 over the full warp",
-   0, shfl_verify)
-OP(prmt_def, "simt.prmt", "prmt.b32: byte permute of two 32-bit registers",
-   TL_TRAIT_PURE, prmt_verify)
-OP(lop3_def, "simt.lop3", "lop3.b32: any three-input bitwise function",
-   TL_TRAIT_PURE, lop3_verify)
-OP(add2_def, "simt.add2", "add.rn.{f16x2,bf16x2}", TL_TRAIT_PURE, packed_verify)
-OP(sub2_def, "simt.sub2", "sub.rn.{f16x2,bf16x2}", TL_TRAIT_PURE, packed_verify)
-OP(mul2_def, "simt.mul2", "mul.rn.{f16x2,bf16x2}", TL_TRAIT_PURE, packed_verify)
-OP(fma2_def, "simt.fma2", "fma.rn.{f16x2,bf16x2}", TL_TRAIT_PURE, packed_verify)
-OP(fma_def, "simt.fma", "fma.rn.f32", TL_TRAIT_PURE, fma_verify)
-OP(math_def, "simt.math", "ex2/lg2/rsqrt.approx.f32 and sqrt.rn.f32", TL_TRAIT_PURE,
-   math_verify)
-OP(printf_def, "simt.printf", "device printf (vprintf) with a constant format", 0,
-   printf_verify)
-OP(cvt_def, "simt.cvt", "cvt between f16, bf16, f32, f64 and 8..64-bit ints",
-   TL_TRAIT_PURE, cvt_verify)
-OP(cvt_pack_def, "simt.cvt_pack", "cvt.{rn,rz}.{f16x2,bf16x2}.f32",
-   TL_TRAIT_PURE, cvt_pack_verify)
-OP(bitcast_def, "simt.bitcast", "reinterprets registers of the same width",
-   TL_TRAIT_PURE, bitcast_verify)
-OP(extract_def, "simt.extract", "one element of a vector", TL_TRAIT_PURE,
-   extract_verify)
-OP(build_def, "simt.build", "a vector from its elements", TL_TRAIT_PURE,
-   build_verify)
 
-static const TlOpDef *const simt_ops[] = {&thread_id_def,
-                                          &block_id_def,
-                                          &block_dim_def,
-                                          &grid_dim_def,
-                                          &lane_id_def,
-                                          &warp_id_def,
-                                          &ptr_add_def,
-                                          &smem_base_def,
-                                          &load_def,
-                                          &store_def,
-                                          &cp_async_def,
-                                          &commit_group_def,
-                                          &wait_group_def,
-                                          &barrier_def,
-                                          &ldmatrix_def,
-                                          &mma_def,
-                                          &shfl_def,
-                                          &prmt_def,
-                                          &lop3_def,
-                                          &add2_def,
-                                          &sub2_def,
-                                          &mul2_def,
-                                          &fma2_def,
-                                          &fma_def,
-                                          &math_def,
-                                          &printf_def,
-                                          &cvt_def,
-                                          &cvt_pack_def,
-                                          &bitcast_def,
-                                          &extract_def,
-                                          &build_def,
-                                          NULL};
+/* Each op's hooks, by its row in include/tl/ops/simt.def: every simt op
+ * has the generic-looking standard form (std_parse, std_print). */
+#define STD(verify_fn)                                                         \
+  .verify = verify_fn, .parse = std_parse, .print = std_print
+#define TL_HOOKS_SIMT_THREAD_ID STD(id_verify)
+#define TL_HOOKS_SIMT_BLOCK_ID STD(id_verify)
+#define TL_HOOKS_SIMT_BLOCK_DIM STD(id_verify)
+#define TL_HOOKS_SIMT_GRID_DIM STD(id_verify)
+#define TL_HOOKS_SIMT_LANE_ID STD(id_verify)
+#define TL_HOOKS_SIMT_WARP_ID STD(id_verify)
+#define TL_HOOKS_SIMT_PTR_ADD STD(ptr_add_verify)
+#define TL_HOOKS_SIMT_SMEM_BASE STD(smem_base_verify)
+#define TL_HOOKS_SIMT_LOAD STD(load_verify)
+#define TL_HOOKS_SIMT_STORE STD(store_verify)
+#define TL_HOOKS_SIMT_CP_ASYNC STD(cp_async_verify)
+#define TL_HOOKS_SIMT_CP_ASYNC_COMMIT STD(commit_verify)
+#define TL_HOOKS_SIMT_CP_ASYNC_WAIT STD(wait_verify)
+#define TL_HOOKS_SIMT_BARRIER STD(barrier_verify)
+#define TL_HOOKS_SIMT_LDMATRIX STD(ldmatrix_verify)
+#define TL_HOOKS_SIMT_MMA STD(mma_verify)
+#define TL_HOOKS_SIMT_SHFL STD(shfl_verify)
+#define TL_HOOKS_SIMT_PRMT STD(prmt_verify)
+#define TL_HOOKS_SIMT_LOP3 STD(lop3_verify)
+#define TL_HOOKS_SIMT_ADD2 STD(packed_verify)
+#define TL_HOOKS_SIMT_SUB2 STD(packed_verify)
+#define TL_HOOKS_SIMT_MUL2 STD(packed_verify)
+#define TL_HOOKS_SIMT_FMA2 STD(packed_verify)
+#define TL_HOOKS_SIMT_FMA STD(fma_verify)
+#define TL_HOOKS_SIMT_MATH STD(math_verify)
+#define TL_HOOKS_SIMT_PRINTF STD(printf_verify)
+#define TL_HOOKS_SIMT_CVT STD(cvt_verify)
+#define TL_HOOKS_SIMT_CVT_PACK STD(cvt_pack_verify)
+#define TL_HOOKS_SIMT_BITCAST STD(bitcast_verify)
+#define TL_HOOKS_SIMT_EXTRACT STD(extract_verify)
+#define TL_HOOKS_SIMT_BUILD STD(build_verify)
+
+static const TlOpDef simt_ops[] = {
+#define TL_OP TL_OP_ENTRY
+#include "tl/ops/simt.def"
+#undef TL_OP
+};
 
 static const TlTypeDef *const simt_types[] = {&simt_vec_def, &simt_ptr_def,
                                               NULL};
 
 static const TlDialectDef simt_dialect = {
-    .name = "simt", .ops = simt_ops, .types = simt_types};
+    .name = "simt",
+    .ops = simt_ops,
+    .num_ops = sizeof simt_ops / sizeof simt_ops[0],
+    .types = simt_types};
 
 void tl_simt_register(TlContext *ctx) {
   tl_context_register_dialect(ctx, &simt_dialect);

@@ -34,7 +34,6 @@
 #include <ctype.h>
 #include <string.h>
 
-extern const TlOpDef tl_kernel_def, tl_template_def;
 
 /*===--- Names in grid expressions --------------------------------------===*/
 
@@ -302,7 +301,7 @@ static TlResult parse_exprs(TlParser *p, const char *what, unsigned max,
   return TL_SUCCESS;
 }
 
-static TlResult kernel_parse(TlParser *p, TlOpState *st) {
+TlResult tl_kernel_parse(TlParser *p, TlOpState *st) {
   TlContext *ctx = st->ctx;
   const char *name;
   TL_VEC(TlArgDef) args = {0};
@@ -468,7 +467,7 @@ static void print_expr(TlPrinter *p, TlAttr *a, bool cond, const char *sep) {
   tl_str_free(&canon);
 }
 
-static void kernel_print(TlPrinter *p, TlOp *op) {
+void tl_kernel_print(TlPrinter *p, TlOp *op) {
   TlContext *ctx = tl_op_context(op);
   tl_print_str(p, " ");
   tl_print_attr(p, tl_attr_symbol(ctx, tl_symbol_name(op)));
@@ -548,7 +547,7 @@ static void check_threads(TlOp *op, void *user) {
     tile_threads_ok(op, tc, i, tl_value_type(tl_op_result(op, i)));
 }
 
-static TlResult kernel_verify(TlOp *op) {
+TlResult tl_kernel_verify(TlOp *op) {
   /* A kernel is a module-level symbol: nested in another op it would be
    * out of reach of symbol lookup and of the runtime. */
   TlOp *parent = tl_op_parent(op);
@@ -703,27 +702,16 @@ static TlResult kernel_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
-const TlOpDef tl_kernel_def = {
-    .name = "tl.kernel",
-    .summary = "a GPU kernel: parameters, template parameters, grid and "
-               "threads per block, and the thread-block program",
-    .traits = TL_TRAIT_ISOLATED | TL_TRAIT_SYMBOL | TL_TRAIT_SINGLE_BLOCK |
-              TL_TRAIT_NO_TERMINATOR,
-    .verify = kernel_verify,
-    .parse = kernel_parse,
-    .print = kernel_print,
-};
-
 /*===--- tl.template -----------------------------------------------------===*/
 
 TlOp *tl_enclosing_kernel(TlOp *op) {
   for (TlOp *o = tl_op_parent(op); o; o = tl_op_parent(o))
-    if (tl_op_is(o, &tl_kernel_def))
+    if (tl_op_id(o) == TL_OP_TL_KERNEL)
       return o;
   return NULL;
 }
 
-static TlResult template_parse(TlParser *p, TlOpState *st) {
+TlResult tl_template_parse(TlParser *p, TlOpState *st) {
   const char *name;
   TlType *t;
   if (TL_FAILED(tl_parse_identifier(p, &name)) ||
@@ -734,7 +722,7 @@ static TlResult template_parse(TlParser *p, TlOpState *st) {
   return tl_parse_optional_attr_dict(p, st);
 }
 
-static void template_print(TlPrinter *p, TlOp *op) {
+void tl_template_print(TlPrinter *p, TlOp *op) {
   static const char *const elided[] = {"name", NULL};
   tl_printf(p, " %s : ", tl_attr_string_value(tl_op_attr(op, "name"), NULL));
   tl_print_type(p, tl_value_type(tl_op_result(op, 0)));
@@ -751,7 +739,7 @@ static TlAttr *template_value(TlOp *op) {
   return templ ? tl_attr_dict_get(templ, tl_attr_string_value(n, NULL)) : NULL;
 }
 
-static TlResult template_verify(TlOp *op) {
+TlResult tl_template_verify(TlOp *op) {
   if (tl_op_num_operands(op) || tl_op_num_results(op) != 1 ||
       !tl_type_is_int(tl_value_type(tl_op_result(op, 0))) ||
       tl_type_is_bool(tl_value_type(tl_op_result(op, 0)))) {
@@ -786,7 +774,7 @@ static TlResult template_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
-static TlResult template_fold(TlOp *op, TlAttr *const *c, TlFoldResult *res) {
+TlResult tl_template_fold(TlOp *op, TlAttr *const *c, TlFoldResult *res) {
   TlAttr *v = template_value(op);
   if (!v)
     return TL_FAILURE;
@@ -796,16 +784,6 @@ static TlResult template_fold(TlOp *op, TlAttr *const *c, TlFoldResult *res) {
   return TL_SUCCESS;
 }
 
-const TlOpDef tl_template_def = {
-    .name = "tl.template",
-    .summary = "the value of one of the kernel's template parameters",
-    .traits = TL_TRAIT_PURE,
-    .verify = template_verify,
-    .parse = template_parse,
-    .print = template_print,
-    .fold = template_fold,
-};
-
 /*===--- Launch configuration --------------------------------------------===*/
 
 bool tl_kernel_launch_dims(TlOp *kernel, const int64_t *int_args,
@@ -813,8 +791,8 @@ bool tl_kernel_launch_dims(TlOp *kernel, const int64_t *int_args,
   grid[0] = grid[1] = grid[2] = 1;
   *threads = 1;
   /* Only what the verifier accepts; anything else would be read blindly. */
-  if (!kernel || !tl_op_is(kernel, &tl_kernel_def) ||
-      TL_FAILED(kernel_verify(kernel)))
+  if (!kernel || tl_op_id(kernel) != TL_OP_TL_KERNEL ||
+      TL_FAILED(tl_kernel_verify(kernel)))
     return tl_err(err, "not a valid tl.kernel");
   TlType *fn = tl_attr_type_value(tl_op_attr(kernel, "function_type"));
   unsigned n = tl_type_function_num_inputs(fn);

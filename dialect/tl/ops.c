@@ -716,7 +716,7 @@ static TlResult free_shared_verify(TlOp *op) {
   if (tl_tensor_kind(otype(op, 0)) != TL_TENSOR_SHARED)
     return bad_type(op, "the operand", "a !tl.shared", otype(op, 0));
   TlOp *d = tl_value_def(tl_op_operand(op, 0));
-  if (!d || strcmp(tl_op_name(d), "tl.alloc_shared") != 0) {
+  if (!d || tl_op_id(d) != TL_OP_TL_ALLOC_SHARED) {
     /* A view (tl.slice, tl.permute, tl.reshape) shares its buffer. */
     if (d && tl_op_num_operands(d) > 0 &&
         tl_tensor_kind(otype(d, 0)) == TL_TENSOR_SHARED)
@@ -849,32 +849,6 @@ static TlResult print_verify(TlOp *op) {
 
 typedef enum EwKind { EW_ANY, EW_INT, EW_FLOAT } EwKind;
 
-typedef struct EwInfo {
-  const char *name;
-  unsigned arity;
-  EwKind kind;
-} EwInfo;
-
-static const EwInfo ew_table[] = {
-    {"tl.add", 2, EW_ANY},    {"tl.sub", 2, EW_ANY},
-    {"tl.mul", 2, EW_ANY},    {"tl.div", 2, EW_ANY},
-    {"tl.mod", 2, EW_ANY},    {"tl.max", 2, EW_ANY},
-    {"tl.min", 2, EW_ANY},    {"tl.and", 2, EW_INT},
-    {"tl.or", 2, EW_INT},     {"tl.xor", 2, EW_INT},
-    {"tl.shl", 2, EW_INT},    {"tl.shr", 2, EW_INT},
-    {"tl.neg", 1, EW_ANY},    {"tl.abs", 1, EW_ANY},
-    {"tl.not", 1, EW_INT},    {"tl.exp", 1, EW_FLOAT},
-    {"tl.exp2", 1, EW_FLOAT}, {"tl.log2", 1, EW_FLOAT},
-    {"tl.sqrt", 1, EW_FLOAT}, {"tl.rsqrt", 1, EW_FLOAT},
-};
-
-static const EwInfo *ew_info(const TlOp *op) {
-  for (size_t i = 0; i < sizeof ew_table / sizeof ew_table[0]; i++)
-    if (strcmp(ew_table[i].name, tl_op_name(op)) == 0)
-      return &ew_table[i];
-  return NULL;
-}
-
 static TlResult same_type_parse(TlParser *p, TlOpState *st) {
   TlOperandRefVec refs = {0};
   TlType *t;
@@ -910,14 +884,13 @@ static void same_type_print(TlPrinter *p, TlOp *op) {
   tl_print_type(p, rtype(op, 0));
 }
 
-static TlResult ew_verify(TlOp *op) {
-  const EwInfo *info = ew_info(op);
-  if (TL_FAILED(counts(op, info->arity, 1)))
-    return TL_FAILURE;
+/* The operand count is the op's table row's (checked before this runs);
+ * kind restricts the element type. */
+static TlResult ew_check(TlOp *op, EwKind kind) {
   TlType *t = rtype(op, 0);
   if (!is_reg(t))
     return bad_type(op, "the result", "a !tl.reg", t);
-  for (unsigned i = 0; i < info->arity; i++)
+  for (unsigned i = 0; i < tl_op_num_operands(op); i++)
     if (otype(op, i) != t) {
       char *a = type_text(otype(op, i)), *b = type_text(t);
       tl_op_emit_error(op, "operand #%u has type %s but the result has %s", i,
@@ -927,12 +900,16 @@ static TlResult ew_verify(TlOp *op) {
       return TL_FAILURE;
     }
   TlType *e = tl_tensor_elem(t);
-  if (info->kind == EW_INT && (!tl_type_is_int(e)))
+  if (kind == EW_INT && (!tl_type_is_int(e)))
     return bad_type(op, "the element type", "an integer", e);
-  if (info->kind == EW_FLOAT && !tl_type_is_float(e))
+  if (kind == EW_FLOAT && !tl_type_is_float(e))
     return bad_type(op, "the element type", "a float", e);
   return TL_SUCCESS;
 }
+
+static TlResult ew_any_verify(TlOp *op) { return ew_check(op, EW_ANY); }
+static TlResult ew_int_verify(TlOp *op) { return ew_check(op, EW_INT); }
+static TlResult ew_float_verify(TlOp *op) { return ew_check(op, EW_FLOAT); }
 
 static const char *const cmp_preds[] = {"eq", "ne", "lt", "le",
                                         "gt", "ge", NULL};
@@ -1727,66 +1704,7 @@ static TlResult reduce_verify(TlOp *op) {
 
 /*===--- Definitions -----------------------------------------------------===*/
 
-#define OP(var, opname, summ, tr, v, pa, pr)                                   \
-  static const TlOpDef var = {.name = opname,                                  \
-                              .summary = summ,                                 \
-                              .traits = tr,                                    \
-                              .verify = v,                                     \
-                              .parse = pa,                                     \
-                              .print = pr};
 
-OP(block_indices_def, "tl.block_indices",
-   "the block's index in the grid (x, y, z)", TL_TRAIT_PURE,
-   block_indices_verify, block_indices_parse, block_indices_print)
-OP(view_global_def, "tl.view_global",
-   "a tensor view of global memory at a pointer, with sizes (and strides)",
-   TL_TRAIT_PURE, view_global_verify, view_global_parse, view_global_print)
-OP(alloc_register_def, "tl.alloc_register",
-   "a register tile, optionally filled with a constant", TL_TRAIT_PURE,
-   alloc_register_verify, alloc_register_parse, alloc_register_print)
-OP(load_global_def, "tl.load_global",
-   "loads a register tile from global memory at offsets (masked: zero "
-   "outside)",
-   0, load_global_verify, load_parse, load_print)
-OP(store_global_def, "tl.store_global",
-   "stores a register tile to global memory at offsets (masked: skip "
-   "outside)",
-   0, store_global_verify, store_parse, store_print)
-OP(alloc_shared_def, "tl.alloc_shared", "allocates a shared-memory tile", 0,
-   alloc_shared_verify, result_only_parse, result_only_print)
-OP(alloc_global_def, "tl.alloc_global", "a global workspace tensor of the launch", 0,
-   alloc_global_verify, result_only_parse, result_only_print)
-OP(free_shared_def, "tl.free_shared", "frees a shared-memory tile", 0,
-   free_shared_verify, operands_parse, operands_print)
-OP(load_shared_def, "tl.load_shared",
-   "loads a register tile from shared memory at offsets", 0, load_shared_verify,
-   load_parse, load_print)
-OP(store_shared_def, "tl.store_shared",
-   "stores a register tile to shared memory at offsets", 0, store_shared_verify,
-   store_parse, store_print)
-OP(copy_async_def, "tl.copy_async",
-   "starts copying a shared tile's worth of global memory into it", 0,
-   copy_async_verify, copy_async_parse, copy_async_print)
-OP(commit_def, "tl.copy_async_commit",
-   "closes the group of copies started since the last commit", 0,
-   no_operands_verify, operands_parse, operands_print)
-OP(wait_def, "tl.copy_async_wait",
-   "waits until at most N committed copy groups are pending", 0, wait_verify,
-   wait_parse, wait_print)
-OP(sync_def, "tl.synchronize",
-   "waits for every thread of the block (and its memory accesses)", 0,
-   no_operands_verify, operands_parse, operands_print)
-OP(exit_def, "tl.exit", "ends the block's program", 0, no_operands_verify,
-   operands_parse, operands_print)
-OP(print_def, "tl.print", "prints a scalar or a register tile (debugging)", 0,
-   print_verify, operands_parse, operands_print)
-OP(cmp_def, "tl.cmp", "elementwise comparison giving an i1 tile", TL_TRAIT_PURE,
-   cmp_verify, cmp_parse, cmp_print)
-OP(where_def, "tl.where", "elementwise choice by an i1 tile", TL_TRAIT_PURE,
-   where_verify, where_parse, same_type_print)
-OP(broadcast_def, "tl.broadcast",
-   "a tile from a scalar, or size-1 dimensions repeated", TL_TRAIT_PURE,
-   broadcast_verify, convert_parse, convert_print)
 /* A conversion to the operand's own type is the operand. */
 static TlResult identity_fold(TlOp *op, TlAttr *const *c, TlFoldResult *res) {
   if (otype(op, 0) != rtype(op, 0))
@@ -1883,137 +1801,111 @@ static TlResult compose_permutes(TlRewriter *rw, TlOp *op) {
 static const TlPattern permute_patterns[] = {
     {"tl.permute", "compose-permutes", compose_permutes}, {0}};
 
-static const TlOpDef cast_def = {
-    .name = "tl.cast",
-    .summary = "converts every element to another type, keeping shape and layout",
-    .traits = TL_TRAIT_PURE,
-    .verify = cast_verify,
-    .parse = convert_parse,
-    .print = convert_print,
-    .fold = identity_fold,
-};
-static const TlOpDef view_def = {
-    .name = "tl.view",
-    .summary = "reinterprets each thread's bits as another type and layout (no "
-               "data movement)",
-    .traits = TL_TRAIT_PURE,
-    .verify = view_verify,
-    .parse = convert_parse,
-    .print = convert_print,
-    .fold = identity_fold,
-    .patterns = view_patterns,
-};
-static const TlOpDef permute_def = {
-    .name = "tl.permute",
-    .summary = "reorders the dimensions of a tile (no data movement)",
-    .traits = TL_TRAIT_PURE,
-    .verify = permute_verify,
-    .parse = permute_parse,
-    .print = permute_print,
-    .fold = identity_fold, /* same type: same (thread, local) -> element */
-    .patterns = permute_patterns,
-};
-static const TlOpDef slice_def = {
-    .name = "tl.slice",
-    .summary = "a sub-tile at offsets that are multiples of its size (no data "
-               "movement; a view for shared tiles)",
-    .traits = TL_TRAIT_PURE,
-    .verify = slice_verify,
-    .parse = slice_parse,
-    .print = slice_print,
-    .fold = identity_fold, /* the whole tile */
-    .patterns = slice_patterns,
-};
-static const TlOpDef reshape_def = {
-    .name = "tl.reshape",
-    .summary = "re-indexes a tile row-major to another shape",
-    .traits = TL_TRAIT_PURE,
-    .verify = reshape_verify,
-    .parse = convert_parse,
-    .print = convert_print,
-    .fold = identity_fold,
-    .patterns = reshape_patterns,
-};
-OP(dot_def, "tl.dot", "d = a x b + c on register tiles", TL_TRAIT_PURE,
-   dot_verify, dot_parse, dot_print)
-OP(reduce_def, "tl.reduce", "sum, max or min over one dimension (kept, size 1)",
-   TL_TRAIT_PURE, reduce_verify, reduce_parse, reduce_print)
 
-#define EW(var, opname, summ)                                                  \
-  OP(var, opname, summ, TL_TRAIT_PURE, ew_verify, same_type_parse,             \
-     same_type_print)
-EW(add_def, "tl.add", "elementwise addition")
-EW(sub_def, "tl.sub", "elementwise subtraction")
-EW(mul_def, "tl.mul", "elementwise multiplication")
-EW(div_def, "tl.div", "elementwise division")
-EW(mod_def, "tl.mod", "elementwise remainder")
-EW(max_def, "tl.max", "elementwise maximum")
-EW(min_def, "tl.min", "elementwise minimum")
-EW(and_def, "tl.and", "elementwise bitwise and")
-EW(or_def, "tl.or", "elementwise bitwise or")
-EW(xor_def, "tl.xor", "elementwise bitwise xor")
-EW(shl_def, "tl.shl", "elementwise shift left")
-EW(shr_def, "tl.shr", "elementwise shift right (arithmetic for iN)")
-EW(neg_def, "tl.neg", "elementwise negation")
-EW(abs_def, "tl.abs", "elementwise absolute value")
-EW(not_def, "tl.not", "elementwise bitwise not")
-EW(exp_def, "tl.exp", "elementwise e^x")
-EW(exp2_def, "tl.exp2", "elementwise 2^x")
-EW(log2_def, "tl.log2", "elementwise log2")
-EW(sqrt_def, "tl.sqrt", "elementwise square root")
-EW(rsqrt_def, "tl.rsqrt", "elementwise 1 / sqrt(x)")
 
-extern const TlOpDef tl_kernel_def, tl_template_def;
+/* Each op's hooks, by its row in include/tl/ops/tl.def. */
+#define EW(kind)                                                               \
+  .verify = ew_##kind##_verify, .parse = same_type_parse,                      \
+  .print = same_type_print
+#define TL_HOOKS_TL_KERNEL                                                     \
+  .verify = tl_kernel_verify, .parse = tl_kernel_parse,                        \
+  .print = tl_kernel_print
+#define TL_HOOKS_TL_TEMPLATE                                                   \
+  .verify = tl_template_verify, .parse = tl_template_parse,                    \
+  .print = tl_template_print, .fold = tl_template_fold
+#define TL_HOOKS_TL_BLOCK_INDICES                                              \
+  .verify = block_indices_verify, .parse = block_indices_parse,                \
+  .print = block_indices_print
+#define TL_HOOKS_TL_VIEW_GLOBAL                                                \
+  .verify = view_global_verify, .parse = view_global_parse,                    \
+  .print = view_global_print
+#define TL_HOOKS_TL_ALLOC_REGISTER                                             \
+  .verify = alloc_register_verify, .parse = alloc_register_parse,              \
+  .print = alloc_register_print
+#define TL_HOOKS_TL_LOAD_GLOBAL                                                \
+  .verify = load_global_verify, .parse = load_parse, .print = load_print
+#define TL_HOOKS_TL_STORE_GLOBAL                                               \
+  .verify = store_global_verify, .parse = store_parse, .print = store_print
+#define TL_HOOKS_TL_ALLOC_SHARED                                               \
+  .verify = alloc_shared_verify, .parse = result_only_parse,                   \
+  .print = result_only_print
+#define TL_HOOKS_TL_ALLOC_GLOBAL                                               \
+  .verify = alloc_global_verify, .parse = result_only_parse,                   \
+  .print = result_only_print
+#define TL_HOOKS_TL_FREE_SHARED                                                \
+  .verify = free_shared_verify, .parse = operands_parse,                       \
+  .print = operands_print
+#define TL_HOOKS_TL_LOAD_SHARED                                                \
+  .verify = load_shared_verify, .parse = load_parse, .print = load_print
+#define TL_HOOKS_TL_STORE_SHARED                                               \
+  .verify = store_shared_verify, .parse = store_parse, .print = store_print
+#define TL_HOOKS_TL_COPY_ASYNC                                                 \
+  .verify = copy_async_verify, .parse = copy_async_parse,                      \
+  .print = copy_async_print
+#define TL_HOOKS_TL_COPY_ASYNC_COMMIT                                          \
+  .verify = no_operands_verify, .parse = operands_parse,                       \
+  .print = operands_print
+#define TL_HOOKS_TL_COPY_ASYNC_WAIT                                            \
+  .verify = wait_verify, .parse = wait_parse, .print = wait_print
+#define TL_HOOKS_TL_SYNCHRONIZE                                                \
+  .verify = no_operands_verify, .parse = operands_parse,                       \
+  .print = operands_print
+#define TL_HOOKS_TL_EXIT                                                       \
+  .verify = no_operands_verify, .parse = operands_parse,                       \
+  .print = operands_print
+#define TL_HOOKS_TL_PRINT                                                      \
+  .verify = print_verify, .parse = operands_parse, .print = operands_print
+#define TL_HOOKS_TL_CMP                                                        \
+  .verify = cmp_verify, .parse = cmp_parse, .print = cmp_print
+#define TL_HOOKS_TL_WHERE                                                      \
+  .verify = where_verify, .parse = where_parse, .print = same_type_print
+#define TL_HOOKS_TL_BROADCAST                                                  \
+  .verify = broadcast_verify, .parse = convert_parse, .print = convert_print
+#define TL_HOOKS_TL_CAST                                                       \
+  .verify = cast_verify, .parse = convert_parse, .print = convert_print,       \
+  .fold = identity_fold
+#define TL_HOOKS_TL_VIEW                                                       \
+  .verify = view_verify, .parse = convert_parse, .print = convert_print,       \
+  .fold = identity_fold, .patterns = view_patterns
+#define TL_HOOKS_TL_RESHAPE                                                    \
+  .verify = reshape_verify, .parse = convert_parse, .print = convert_print,    \
+  .fold = identity_fold, .patterns = reshape_patterns
+#define TL_HOOKS_TL_PERMUTE                                                    \
+  .verify = permute_verify, .parse = permute_parse, .print = permute_print,    \
+  .fold = identity_fold, .patterns = permute_patterns
+#define TL_HOOKS_TL_SLICE                                                      \
+  .verify = slice_verify, .parse = slice_parse, .print = slice_print,          \
+  .fold = identity_fold, .patterns = slice_patterns
+#define TL_HOOKS_TL_DOT                                                        \
+  .verify = dot_verify, .parse = dot_parse, .print = dot_print
+#define TL_HOOKS_TL_REDUCE                                                     \
+  .verify = reduce_verify, .parse = reduce_parse, .print = reduce_print
+#define TL_HOOKS_TL_ADD EW(any)
+#define TL_HOOKS_TL_SUB EW(any)
+#define TL_HOOKS_TL_MUL EW(any)
+#define TL_HOOKS_TL_DIV EW(any)
+#define TL_HOOKS_TL_MOD EW(any)
+#define TL_HOOKS_TL_MAX EW(any)
+#define TL_HOOKS_TL_MIN EW(any)
+#define TL_HOOKS_TL_AND EW(int)
+#define TL_HOOKS_TL_OR EW(int)
+#define TL_HOOKS_TL_XOR EW(int)
+#define TL_HOOKS_TL_SHL EW(int)
+#define TL_HOOKS_TL_SHR EW(int)
+#define TL_HOOKS_TL_NEG EW(any)
+#define TL_HOOKS_TL_ABS EW(any)
+#define TL_HOOKS_TL_NOT EW(int)
+#define TL_HOOKS_TL_EXP EW(float)
+#define TL_HOOKS_TL_EXP2 EW(float)
+#define TL_HOOKS_TL_LOG2 EW(float)
+#define TL_HOOKS_TL_SQRT EW(float)
+#define TL_HOOKS_TL_RSQRT EW(float)
 
-const TlOpDef *const tl_tl_ops[] = {&tl_kernel_def,
-                                    &tl_template_def,
-                                    &block_indices_def,
-                                    &view_global_def,
-                                    &alloc_register_def,
-                                    &load_global_def,
-                                    &store_global_def,
-                                    &alloc_shared_def,
-                                    &alloc_global_def,
-                                    &free_shared_def,
-                                    &load_shared_def,
-                                    &store_shared_def,
-                                    &copy_async_def,
-                                    &commit_def,
-                                    &wait_def,
-                                    &sync_def,
-                                    &exit_def,
-                                    &print_def,
-                                    &cmp_def,
-                                    &where_def,
-                                    &broadcast_def,
-                                    &cast_def,
-                                    &view_def,
-                                    &reshape_def,
-                                    &permute_def,
-                                    &slice_def,
-                                    &dot_def,
-                                    &reduce_def,
-                                    &add_def,
-                                    &sub_def,
-                                    &mul_def,
-                                    &div_def,
-                                    &mod_def,
-                                    &max_def,
-                                    &min_def,
-                                    &and_def,
-                                    &or_def,
-                                    &xor_def,
-                                    &shl_def,
-                                    &shr_def,
-                                    &neg_def,
-                                    &abs_def,
-                                    &not_def,
-                                    &exp_def,
-                                    &exp2_def,
-                                    &log2_def,
-                                    &sqrt_def,
-                                    &rsqrt_def,
-                                    NULL};
+static const TlOpDef tl_ops[] = {
+#define TL_OP TL_OP_ENTRY
+#include "tl/ops/tl.def"
+#undef TL_OP
+};
 
 static const TlTypeDef *const tl_types[] = {
     &tl_ptr_type_def, &tl_global_type_def, &tl_shared_type_def,
@@ -2030,7 +1922,8 @@ static TlOp *materialize(TlBuilder *b, TlAttr *value, TlType *type, TlLoc loc) {
 
 static const TlDialectDef tl_dialect = {
     .name = "tl",
-    .ops = tl_tl_ops,
+    .ops = tl_ops,
+    .num_ops = sizeof tl_ops / sizeof tl_ops[0],
     .types = tl_types,
     .attrs = tl_attrs,
     .materialize_constant = materialize,

@@ -14,4 +14,14 @@ extern const TlOpDef *const tl_tl_ops[];
  * errors inside layouts and grid expressions, which may span lines). */
 TlLoc tl_text_loc(TlLoc start, const char *text, size_t off);
 
+/* The hooks of tl.kernel and tl.template (kernel.c), for the op table in
+ * ops.c. */
+TlResult tl_kernel_verify(TlOp *op);
+TlResult tl_kernel_parse(TlParser *p, TlOpState *st);
+void tl_kernel_print(TlPrinter *p, TlOp *op);
+TlResult tl_template_verify(TlOp *op);
+TlResult tl_template_parse(TlParser *p, TlOpState *st);
+void tl_template_print(TlPrinter *p, TlOp *op);
+TlResult tl_template_fold(TlOp *op, TlAttr *const *c, TlFoldResult *res);
+
 #endif

@@ -17,6 +17,7 @@
 
 #include "tl/diag.h"
 #include "tl/support.h"
+#include "tl/ops.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -250,10 +251,16 @@ typedef struct TlPattern {
   TlResult (*apply)(TlRewriter *rw, TlOp *op);
 } TlPattern;
 
+/* An op's definition: its identity, from the dialect's table
+ * (tl/ops.h), and its hooks. */
 struct TlOpDef {
+  TlOpId id;           /* TL_OP_NONE for ops outside TL's tables */
   const char *name;    /* "dialect.op" */
   const char *summary; /* one line, for docs and --help */
   unsigned traits;
+  int num_operands;    /* or TL_VARIADIC: checked before verify runs */
+  int num_results;     /* or TL_VARIADIC */
+  TlOpClass op_class;
   /* Checks the op's own invariants (operand/result counts and types,
    * attributes). Region contents are verified separately, before this
    * hook runs. Report with tl_op_emit_error. */
@@ -272,6 +279,20 @@ struct TlOpDef {
   const TlPattern *patterns;
 };
 
+/* One TlOpDef initialiser from a row of an op table (tl/ops.h), for
+ * `#define TL_OP TL_OP_ENTRY` before including the table. The hooks come
+ * from TL_HOOKS_<ID>, which the dialect defines for each of its ops as a
+ * list of designated initialisers (.verify = ..., .parse = ...). */
+#define TL_OP_ENTRY(ID, fn, NAME, NOPS, NRES, CLS, TRAITS, SUMMARY)            \
+  {.id = TL_OP_##ID,                                                           \
+   .name = NAME,                                                               \
+   .summary = SUMMARY,                                                         \
+   .traits = TRAITS,                                                           \
+   .num_operands = NOPS,                                                       \
+   .num_results = NRES,                                                        \
+   .op_class = TL_OPCLASS_##CLS,                                               \
+   TL_HOOKS_##ID},
+
 struct TlTypeDef {
   const char *name; /* "dialect.type" */
   /* Parses the body after `!dialect.type` (usually `<...>`); NULL type on
@@ -288,7 +309,8 @@ struct TlAttrDef {
 
 struct TlDialectDef {
   const char *name;
-  const TlOpDef *const *ops; /* NULL-terminated */
+  const TlOpDef *ops; /* num_ops definitions */
+  unsigned num_ops;
   const TlTypeDef *const *types;
   const TlAttrDef *const *attrs;
   /* Builds an op producing `value` of `type`, for folders; NULL if the
@@ -303,6 +325,9 @@ const TlDialectDef *tl_context_dialect(TlContext *ctx, const char *name);
 const TlOpDef *tl_context_op_def(TlContext *ctx, const char *name);
 const TlTypeDef *tl_context_type_def(TlContext *ctx, const char *name);
 const TlAttrDef *tl_context_attr_def(TlContext *ctx, const char *name);
+/* The registered op with this id, or NULL (TL_OP_NONE, or its dialect is
+ * not registered). */
+const TlOpDef *tl_context_op_def_by_id(TlContext *ctx, TlOpId id);
 /* Every registered op, in registration order. */
 unsigned tl_context_num_op_defs(TlContext *ctx);
 const TlOpDef *tl_context_op_def_at(TlContext *ctx, unsigned i);
@@ -368,6 +393,8 @@ void tl_op_state_add_region(TlOpState *st, TlRegion *r);
 TlOp *tl_op_create(TlModule *m, TlOpState *st);
 
 const TlOpDef *tl_op_def(const TlOp *op);
+/* The op's id (tl/ops.h): what consumers switch on. */
+TlOpId tl_op_id(const TlOp *op);
 const char *tl_op_name(const TlOp *op);
 bool tl_op_is(const TlOp *op, const TlOpDef *def);
 TlContext *tl_op_context(const TlOp *op);
@@ -490,6 +517,7 @@ struct TlBuilder {
   TlModule *module;
   TlBlock *block;  /* insertion block, NULL: ops are left detached */
   TlOp *before;    /* insert before this op; NULL: at the block's end */
+  TlLoc loc;       /* given to ops built by id (tl_build, tl/build.h) */
 };
 
 void tl_builder_init(TlBuilder *b, TlModule *m);
@@ -500,6 +528,16 @@ void tl_builder_set_after(TlBuilder *b, TlOp *op);
 TlOp *tl_builder_insert(TlBuilder *b, TlOpState *st);
 /* Inserts an existing detached op. */
 void tl_builder_insert_op(TlBuilder *b, TlOp *op);
+/* Sets the location tl_build and the typed builders give their ops. */
+void tl_builder_set_loc(TlBuilder *b, TlLoc loc);
+/* Creates the op `id` with operands, result types and no attributes at
+ * the insertion point and b's location. Aborts if the op's dialect is not
+ * registered (a bug). */
+TlOp *tl_build(TlBuilder *b, TlOpId id, unsigned nops, TlValue *const *ops,
+               unsigned nres, TlType *const *res);
+/* tl_build for an op with one result; returns the result. */
+TlValue *tl_build1(TlBuilder *b, TlOpId id, unsigned nops,
+                   TlValue *const *ops, TlType *res);
 /* Convenience: creates an op by name ("arith.addi") with operands, result
  * types and no attributes. Aborts if the name is not registered (a bug). */
 TlOp *tl_builder_create(TlBuilder *b, const char *name, TlLoc loc,

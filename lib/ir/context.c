@@ -156,8 +156,13 @@ void tl_context_register_dialect(TlContext *ctx, const TlDialectDef *d) {
     if (ctx->dialects.data[i] == d)
       return;
   tl_vec_push(&ctx->dialects, d);
-  for (const TlOpDef *const *o = d->ops; o && *o; o++)
-    tl_vec_push(&ctx->op_defs, *o);
+  for (unsigned i = 0; i < d->num_ops; i++) {
+    const TlOpDef *o = &d->ops[i];
+    tl_assert(o->id < TL_OP_COUNT && (!o->id || !ctx->op_by_id[o->id]));
+    tl_vec_push(&ctx->op_defs, o);
+    if (o->id)
+      ctx->op_by_id[o->id] = o;
+  }
   for (const TlTypeDef *const *t = d->types; t && *t; t++)
     tl_vec_push(&ctx->type_defs, *t);
   for (const TlAttrDef *const *a = d->attrs; a && *a; a++)
@@ -190,6 +195,10 @@ const TlAttrDef *tl_context_attr_def(TlContext *ctx, const char *name) {
     if (strcmp(ctx->attr_defs.data[i]->name, name) == 0)
       return ctx->attr_defs.data[i];
   return NULL;
+}
+
+const TlOpDef *tl_context_op_def_by_id(TlContext *ctx, TlOpId id) {
+  return id > TL_OP_NONE && id < TL_OP_COUNT ? ctx->op_by_id[id] : NULL;
 }
 
 unsigned tl_context_num_op_defs(TlContext *ctx) {

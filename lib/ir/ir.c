@@ -161,6 +161,8 @@ TlOp *tl_op_create(TlModule *m, TlOpState *st) {
 }
 
 const TlOpDef *tl_op_def(const TlOp *op) { return op->def; }
+
+TlOpId tl_op_id(const TlOp *op) { return op->def ? op->def->id : TL_OP_NONE; }
 const char *tl_op_name(const TlOp *op) { return op->def->name; }
 bool tl_op_is(const TlOp *op, const TlOpDef *def) { return op->def == def; }
 TlContext *tl_op_context(const TlOp *op) { return op->module->ctx; }
@@ -508,7 +510,8 @@ TlModule *tl_module_create(TlContext *ctx, TlLoc loc) {
   TlModule *m = tl_xcalloc(1, sizeof *m);
   m->ctx = ctx;
   TlOpState st;
-  tl_op_state_init(&st, ctx, &tl_builtin_module_def, loc);
+  tl_op_state_init(&st, ctx, tl_context_op_def_by_id(ctx, TL_OP_BUILTIN_MODULE),
+                    loc);
   st.nregions = 1;
   m->op = tl_op_create(m, &st);
   tl_region_append_block(m->op->regions[0], tl_block_create(m));
@@ -551,7 +554,10 @@ void tl_builder_init(TlBuilder *b, TlModule *m) {
   b->module = m;
   b->block = NULL;
   b->before = NULL;
+  b->loc = tl_loc_unknown();
 }
+
+void tl_builder_set_loc(TlBuilder *b, TlLoc loc) { b->loc = loc; }
 
 void tl_builder_set_end(TlBuilder *b, TlBlock *block) {
   b->block = block;
@@ -591,4 +597,23 @@ TlOp *tl_builder_create(TlBuilder *b, const char *name, TlLoc loc,
   for (unsigned i = 0; i < nres; i++)
     tl_op_state_add_result(&st, res[i]);
   return tl_builder_insert(b, &st);
+}
+
+TlOp *tl_build(TlBuilder *b, TlOpId id, unsigned nops, TlValue *const *ops,
+               unsigned nres, TlType *const *res) {
+  TlContext *ctx = b->module->ctx;
+  const TlOpDef *def = tl_context_op_def_by_id(ctx, id);
+  if (!def)
+    TL_UNREACHABLE("tl_build: the op's dialect is not registered");
+  TlOpState st;
+  tl_op_state_init(&st, ctx, def, b->loc);
+  tl_op_state_add_operands(&st, nops, ops);
+  for (unsigned i = 0; i < nres; i++)
+    tl_op_state_add_result(&st, res[i]);
+  return tl_builder_insert(b, &st);
+}
+
+TlValue *tl_build1(TlBuilder *b, TlOpId id, unsigned nops,
+                   TlValue *const *ops, TlType *res) {
+  return tl_op_result(tl_build(b, id, nops, ops, 1, &res), 0);
 }

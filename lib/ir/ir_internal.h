@@ -19,6 +19,7 @@ struct TlContext {
   UniqTable types, attrs;
   TL_VEC(const TlDialectDef *) dialects;
   TL_VEC(const TlOpDef *) op_defs;
+  const TlOpDef *op_by_id[TL_OP_COUNT]; /* registered ops of the tables */
   TL_VEC(const TlTypeDef *) type_defs;
   TL_VEC(const TlAttrDef *) attr_defs;
   TL_VEC(struct Define { const char *name; int64_t value; bool used; }) defines;
@@ -119,9 +120,8 @@ struct TlModule {
 
 /* Registers the builtin dialect (dialect/builtin). */
 void tl_builtin_register(TlContext *ctx);
-extern const TlOpDef tl_builtin_module_def;
-extern const TlOpDef tl_builtin_func_def;
-extern const TlOpDef tl_builtin_return_def;
+/* builtin's definitions, in the order of include/tl/ops/builtin.def. */
+extern const TlOpDef tl_builtin_ops[];
 
 /* Whether op a comes before op b in the same block. */
 bool tl_op_before_in_block(TlOp *a, TlOp *b);

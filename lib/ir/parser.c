@@ -1822,7 +1822,7 @@ TlModule *tl_parse_module(TlContext *ctx, const char *name, const char *text,
   TlModule *m = p.module;
   /* A file holding exactly one explicit module is that module. */
   if (!p.failed && body->first && body->first == body->last &&
-      body->first->def == &tl_builtin_module_def) {
+      tl_op_id(body->first) == TL_OP_BUILTIN_MODULE) {
     TlOp *inner = body->first;
     tl_op_take(inner);
     m->op = inner;

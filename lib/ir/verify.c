@@ -140,8 +140,32 @@ static TlResult verify_structure(TlOp *op) {
   return TL_SUCCESS;
 }
 
+static const char *plural(unsigned n) { return n == 1 ? "" : "s"; }
+
+/* The counts an op's table row fixes (tl/ops.h), checked for every op
+ * before its verify hook runs: a hook may index operands and results the
+ * row fixes without checking them. */
+static TlResult verify_counts(TlOp *op) {
+  int no = op->def->num_operands, nr = op->def->num_results;
+  unsigned ho = op->noperands, hr = op->nresults;
+  bool okops = no == TL_VARIADIC || (unsigned)no == ho;
+  bool okres = nr == TL_VARIADIC || (unsigned)nr == hr;
+  if (okops && okres)
+    return TL_SUCCESS;
+  if (no != TL_VARIADIC && nr != TL_VARIADIC)
+    tl_op_emit_error(op, "expects %d operand%s and %d result%s, but has %u and %u",
+                     no, plural((unsigned)no), nr, plural((unsigned)nr), ho, hr);
+  else if (!okops)
+    tl_op_emit_error(op, "expects %d operand%s, but has %u", no,
+                     plural((unsigned)no), ho);
+  else
+    tl_op_emit_error(op, "expects %d result%s, but has %u", nr,
+                     plural((unsigned)nr), hr);
+  return TL_FAILURE;
+}
+
 static TlResult verify_op(TlOp *op) {
-  if (TL_FAILED(verify_structure(op)))
+  if (TL_FAILED(verify_structure(op)) || TL_FAILED(verify_counts(op)))
     return TL_FAILURE;
   if (op->def->verify && TL_FAILED(op->def->verify(op)))
     return TL_FAILURE;

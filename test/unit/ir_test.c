@@ -1,5 +1,6 @@
 /* Unit tests of the public C API: build IR from C, walk it, mutate it and
  * check its printed form; uniquing of types and attributes; diagnostics. */
+#include "tl/build.h"
 #include "tl/dialects.h"
 #include "tl/pass.h"
 #include "unit.h"
@@ -123,6 +124,82 @@ static void test_build(TlContext *ctx) {
   tl_module_destroy(m);
 }
 
+/* The op tables: every row is registered under its id and name, ids are
+ * dense, and each class's builder signature matches the row's counts. */
+static void test_op_tables(TlContext *ctx) {
+  unsigned seen = 0;
+  for (int id = TL_OP_NONE + 1; id < TL_OP_COUNT; id++) {
+    const TlOpDef *d = tl_context_op_def_by_id(ctx, (TlOpId)id);
+    CHECK(d && d->id == (TlOpId)id);
+    if (!d)
+      continue;
+    seen++;
+    CHECK(tl_context_op_def(ctx, d->name) == d);
+    CHECK(d->summary && d->summary[0]);
+    int n = d->num_operands;
+    switch (d->op_class) {
+    case TL_OPCLASS_UNARY: case TL_OPCLASS_CONVERT: CHECK(n == 1); break;
+    case TL_OPCLASS_BINARY: case TL_OPCLASS_COMPARE: CHECK(n == 2); break;
+    case TL_OPCLASS_TERNARY: case TL_OPCLASS_SELECT: CHECK(n == 3); break;
+    case TL_OPCLASS_OTHER: break;
+    }
+    if (d->op_class != TL_OPCLASS_OTHER)
+      CHECK(d->num_results == 1);
+  }
+  CHECK(seen == TL_OP_COUNT - 1 && seen == tl_context_num_op_defs(ctx));
+  CHECK(tl_context_op_def_by_id(ctx, TL_OP_NONE) == NULL);
+  CHECK(tl_context_op_def_by_id(ctx, TL_OP_COUNT) == NULL);
+}
+
+/* The typed builders make the ops the printer and the verifier expect,
+ * at the builder's location. */
+static void test_typed_builders(TlContext *ctx) {
+  TlModule *m = tl_module_create(ctx, tl_loc_unknown());
+  TlType *i32 = tl_type_int(ctx, 32, true), *f32 = tl_type_float(ctx, 8, 23);
+  TlType *in[2] = {i32, f32};
+  TlOpState st;
+  tl_op_state_init(&st, ctx, tl_context_op_def_by_id(ctx, TL_OP_BUILTIN_FUNC),
+                   tl_loc_unknown());
+  tl_op_state_set_attr(&st, "sym_name", tl_attr_string(ctx, "f", 1));
+  tl_op_state_set_attr(&st, "function_type",
+                       tl_attr_type(ctx, tl_type_function(ctx, 2, in, 1, &f32)));
+  st.nregions = 1;
+  TlBuilder b;
+  tl_builder_init(&b, m);
+  tl_builder_set_end(&b, tl_module_body(m));
+  TlOp *fn = tl_builder_insert(&b, &st);
+  TlBlock *body = tl_block_create(m);
+  tl_region_append_block(tl_op_region(fn, 0), body);
+  TlValue *x = tl_block_add_arg(body, i32, tl_loc_unknown());
+  TlValue *y = tl_block_add_arg(body, f32, tl_loc_unknown());
+  tl_builder_set_end(&b, body);
+  TlLoc here = tl_loc_get(ctx, "k.tl", 7, 3);
+  tl_builder_set_loc(&b, here);
+  TlValue *s = tl_arith_shli(&b, x, x);
+  TlValue *c = tl_arith_cmpi(&b, "lt", s, x);
+  TlValue *v = tl_arith_select(&b, c, s, x);
+  TlValue *f = tl_arith_itofp(&b, v, f32);
+  TlValue *g = tl_arith_negf(&b, tl_arith_mulf(&b, f, y));
+  tl_build(&b, TL_OP_BUILTIN_RETURN, 1, &g, 0, NULL);
+  CHECK(!TL_FAILED(tl_verify(tl_module_op(m))));
+  CHECK(tl_op_id(tl_value_def(s)) == TL_OP_ARITH_SHLI);
+  CHECK(tl_op_loc(tl_value_def(c)).line == 7);
+  char *text = print_module(m);
+  CHECK_EQ_STR(text, "module {\n"
+                     "  func @f(%arg0: i32, %arg1: f32) -> f32 {\n"
+                     "    %0 = arith.shli %arg0, %arg0 : i32\n"
+                     "    %1 = arith.cmpi lt, %0, %arg0 : i32\n"
+                     "    %2 = arith.select %1, %0, %arg0 : i32\n"
+                     "    %3 = arith.itofp %2 : i32 to f32\n"
+                     "    %4 = arith.mulf %3, %arg1 : f32\n"
+                     "    %5 = arith.negf %4 : f32\n"
+                     "    return %5 : f32\n"
+                     "  }\n"
+                     "}\n");
+  tl_free(text);
+  tl_module_destroy(m);
+}
+
 typedef struct Captured {
   int errors;
   char last[256];
@@ -218,6 +295,8 @@ int main(void) {
   tl_register_all_dialects(ctx);
   test_uniquing(ctx);
   test_build(ctx);
+  test_op_tables(ctx);
+  test_typed_builders(ctx);
   test_parse_errors(ctx);
   test_round_trip(ctx);
   tl_diag_reset_count(tl_context_diag(ctx));
