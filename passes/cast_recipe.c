@@ -35,7 +35,8 @@ typedef struct Reg {
 #define MAX_CONSTS 512
 
 typedef struct Em {
-  TlBuilder *b;
+  TlBuilder at; /* the caller's insertion point, at the cast's location */
+  TlBuilder *b; /* &at */
   TlLoc loc;
   TlContext *ctx;
   TlType *t[V_COUNT]; /* the type of each view */
@@ -49,14 +50,14 @@ typedef struct Em {
 
 /*===--- Helpers ---------------------------------------------------------===*/
 
-static TlValue *make(Em *e, const char *name, unsigned n, TlValue *const *ops,
+static TlValue *make(Em *e, TlOpId id, unsigned n, TlValue *const *ops,
                      TlType *rt, const char *attr, TlAttr *val) {
-  return tl_emit_op(e->b, e->ctx, e->loc, name, n, ops, rt, attr, val);
+  return tl_emit_op(e->b, id, n, ops, rt, attr, val);
 }
 
-static TlValue *op2(Em *e, const char *name, TlValue *a, TlValue *b) {
+static TlValue *op2(Em *e, TlOpId id, TlValue *a, TlValue *b) {
   TlValue *ops[2] = {a, b};
-  return make(e, name, 2, ops, tl_value_type(a), NULL, NULL);
+  return make(e, id, 2, ops, tl_value_type(a), NULL, NULL);
 }
 
 /* A u32 constant, one op per value per call. */
@@ -76,7 +77,7 @@ static TlValue *konst(Em *e, uint32_t v) {
 static TlValue *bitcast(Em *e, TlValue *x, TlType *to) {
   TlType *from = tl_value_type(x);
   bool vec = tl_simt_is_vec(from) || tl_simt_is_vec(to);
-  return make(e, vec ? "simt.bitcast" : "arith.bitcast", 1, &x, to, NULL, NULL);
+  return make(e, vec ? TL_OP_SIMT_BITCAST : TL_OP_ARITH_BITCAST, 1, &x, to, NULL, NULL);
 }
 
 /* The register in view k: bitcast from its u32 value, which is itself made
@@ -102,23 +103,23 @@ static TlValue *u32(Em *e, Reg *r) { return as(e, r, V_U32); }
 /*===--- Register ops ----------------------------------------------------===*/
 
 /* The view a packed half op works in, V_COUNT when op is not one. */
-static View half_view(TlRegOpcode op, const char **name) {
+static View half_view(TlRegOpcode op, TlOpId *id) {
   switch (op) {
   case TL_ROP_HADD2:
   case TL_ROP_BADD2:
-    *name = "simt.add2";
+    *id = TL_OP_SIMT_ADD2;
     break;
   case TL_ROP_HSUB2:
   case TL_ROP_BSUB2:
-    *name = "simt.sub2";
+    *id = TL_OP_SIMT_SUB2;
     break;
   case TL_ROP_HMUL2:
   case TL_ROP_BMUL2:
-    *name = "simt.mul2";
+    *id = TL_OP_SIMT_MUL2;
     break;
   case TL_ROP_HFMA2:
   case TL_ROP_BFMA2:
-    *name = "simt.fma2";
+    *id = TL_OP_SIMT_FMA2;
     break;
   default:
     return V_COUNT;
@@ -163,22 +164,22 @@ static TlValue *emit_op(Em *e, const TlRegOp *o, Reg *regs, View *k) {
   Reg *a = &regs[o->a], *b = &regs[o->b], *c = &regs[o->c];
   TlRegOpcode op = (TlRegOpcode)o->op;
   uint32_t im = o->imm;
-  const char *name = NULL;
-  View hv = half_view(op, &name);
+  TlOpId id = TL_OP_NONE;
+  View hv = half_view(op, &id);
   *k = V_U32;
   if (hv != V_COUNT) {
     TlValue *ops[3] = {as(e, a, hv), as(e, b, hv),
                        op == TL_ROP_HFMA2 || op == TL_ROP_BFMA2 ? as(e, c, hv)
                                                                 : NULL};
     *k = hv;
-    return make(e, name, ops[2] ? 3 : 2, ops, e->t[hv], NULL, NULL);
+    return make(e, id, ops[2] ? 3 : 2, ops, e->t[hv], NULL, NULL);
   }
   switch (op) {
   case TL_ROP_MOV:
     return konst(e, im);
   case TL_ROP_LOP3: {
     TlValue *ops[3] = {u32(e, a), u32(e, b), u32(e, c)};
-    return make(e, "simt.lop3", 3, ops, e->t[V_U32], "lut",
+    return make(e, TL_OP_SIMT_LOP3, 3, ops, e->t[V_U32], "lut",
                 tl_attr_int(e->ctx, e->i64, im & 0xff));
   }
   case TL_ROP_PRMT:
@@ -186,12 +187,12 @@ static TlValue *emit_op(Em *e, const TlRegOp *o, Reg *regs, View *k) {
     /* prmt reads 16 selector bits in the default mode, as the emulator */
     TlValue *ops[3] = {u32(e, a), u32(e, b),
                        op == TL_ROP_PRMT ? konst(e, im & 0xffff) : u32(e, c)};
-    return make(e, "simt.prmt", 3, ops, e->t[V_U32], NULL, NULL);
+    return make(e, TL_OP_SIMT_PRMT, 3, ops, e->t[V_U32], NULL, NULL);
   }
   case TL_ROP_SHL:
   case TL_ROP_SHR:
     return im >= 32 ? konst(e, 0)
-                    : op2(e, op == TL_ROP_SHL ? "arith.shli" : "arith.shri",
+                    : op2(e, op == TL_ROP_SHL ? TL_OP_ARITH_SHLI : TL_OP_ARITH_SHRI,
                           u32(e, a), konst(e, im));
   case TL_ROP_SAR: {
     /* arith.shri shifts by the operand type's signedness: go through i32.
@@ -199,7 +200,7 @@ static TlValue *emit_op(Em *e, const TlRegOp *o, Reg *regs, View *k) {
     TlValue *s = bitcast(e, u32(e, a), e->i32);
     TlValue *n = tl_arith_constant(
         e->b, tl_attr_int(e->ctx, e->i32, im >= 32 ? 31 : im), e->loc);
-    return bitcast(e, op2(e, "arith.shri", s, n), e->t[V_U32]);
+    return bitcast(e, op2(e, TL_OP_ARITH_SHRI, s, n), e->t[V_U32]);
   }
   case TL_ROP_SHF_R:
     /* low 32 bits of (b:a) >> s, clamped at 32: (a >> s) | (b << (32 - s))
@@ -208,39 +209,39 @@ static TlValue *emit_op(Em *e, const TlRegOp *o, Reg *regs, View *k) {
       return u32(e, a);
     if (im >= 32)
       return u32(e, b);
-    return op2(e, "arith.ori", op2(e, "arith.shri", u32(e, a), konst(e, im)),
-               op2(e, "arith.shli", u32(e, b), konst(e, 32 - im)));
+    return op2(e, TL_OP_ARITH_ORI, op2(e, TL_OP_ARITH_SHRI, u32(e, a), konst(e, im)),
+               op2(e, TL_OP_ARITH_SHLI, u32(e, b), konst(e, 32 - im)));
   case TL_ROP_IADD:
   case TL_ROP_ISUB:
-    return op2(e, op == TL_ROP_IADD ? "arith.addi" : "arith.subi", u32(e, a),
+    return op2(e, op == TL_ROP_IADD ? TL_OP_ARITH_ADDI : TL_OP_ARITH_SUBI, u32(e, a),
                u32(e, b));
   case TL_ROP_FADD:
   case TL_ROP_FSUB:
   case TL_ROP_FMUL:
     *k = V_F32;
     return op2(e,
-               op == TL_ROP_FADD   ? "arith.addf"
-               : op == TL_ROP_FSUB ? "arith.subf"
-                                   : "arith.mulf",
+               op == TL_ROP_FADD   ? TL_OP_ARITH_ADDF
+               : op == TL_ROP_FSUB ? TL_OP_ARITH_SUBF
+                                   : TL_OP_ARITH_MULF,
                as(e, a, V_F32), as(e, b, V_F32));
   case TL_ROP_FFMA: {
     TlValue *ops[3] = {as(e, a, V_F32), as(e, b, V_F32), as(e, c, V_F32)};
     *k = V_F32;
-    return make(e, "simt.fma", 3, ops, e->t[V_F32], NULL, NULL);
+    return make(e, TL_OP_SIMT_FMA, 3, ops, e->t[V_F32], NULL, NULL);
   }
   case TL_ROP_CVT_F32_F16LO:
   case TL_ROP_CVT_F32_F16HI: {
     TlValue *h = make(
-        e, "simt.extract", 1, (TlValue *[]){as(e, a, V_H2)}, e->f16, "index",
+        e, TL_OP_SIMT_EXTRACT, 1, (TlValue *[]){as(e, a, V_H2)}, e->f16, "index",
         tl_attr_int(e->ctx, e->i64, op == TL_ROP_CVT_F32_F16HI ? 1 : 0));
     *k = V_F32;
-    return make(e, "simt.cvt", 1, &h, e->t[V_F32], NULL, NULL);
+    return make(e, TL_OP_SIMT_CVT, 1, &h, e->t[V_F32], NULL, NULL);
   }
   case TL_ROP_CVT_F16X2_F32:
   case TL_ROP_CVT_BF16X2_F32: {
     *k = op == TL_ROP_CVT_F16X2_F32 ? V_H2 : V_B2;
     TlValue *ops[2] = {as(e, a, V_F32), as(e, b, V_F32)};
-    return make(e, "simt.cvt_pack", 2, ops, e->t[*k], "rounding",
+    return make(e, TL_OP_SIMT_CVT_PACK, 2, ops, e->t[*k], "rounding",
                 tl_attr_string(e->ctx, "rn", 2));
   }
   default:
@@ -326,7 +327,7 @@ static void emit_group(Em *e, const TlCastRecipe *r, TlValue *const *in,
     }
     uint32_t sel = la | (la + 1) << 4 | hb << 8 | (hb + 1) << 12;
     TlValue *ops[3] = {wa, wb, konst(e, sel)};
-    out[k] = make(e, "simt.prmt", 3, ops, e->t[V_U32], NULL, NULL);
+    out[k] = make(e, TL_OP_SIMT_PRMT, 3, ops, e->t[V_U32], NULL, NULL);
   }
 }
 
@@ -338,7 +339,9 @@ bool tl_emit_cast_recipe(TlBuilder *b, TlLoc loc, const TlCastRecipe *r,
   if (n_elems == 0)
     return tl_err(err, "no values to cast");
   Em *e = tl_xcalloc(1, sizeof *e);
-  e->b = b;
+  e->at = *b;
+  e->at.loc = loc;
+  e->b = &e->at;
   e->loc = loc;
   e->ctx = tl_module_context(b->module);
   e->t[V_U32] = tl_type_int(e->ctx, 32, false);

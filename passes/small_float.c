@@ -60,7 +60,8 @@ typedef struct Fmt {
 #define MAX_CONSTS 16
 
 typedef struct Em {
-  TlBuilder *b;
+  TlBuilder at; /* the caller's insertion point, at the cast's location */
+  TlBuilder *b; /* &at */
   TlLoc loc;
   TlContext *ctx;
   TlType *u32, *f32, *i64;
@@ -120,18 +121,18 @@ static Fmt fmt_of(TlDType dst) {
 
 /*===--- Helpers ---------------------------------------------------------===*/
 
-static TlValue *make(Em *e, const char *name, unsigned n, TlValue *const *ops,
+static TlValue *make(Em *e, TlOpId id, unsigned n, TlValue *const *ops,
                      TlType *rt, const char *attr, TlAttr *val) {
-  return tl_emit_op(e->b, e->ctx, e->loc, name, n, ops, rt, attr, val);
+  return tl_emit_op(e->b, id, n, ops, rt, attr, val);
 }
 
-static TlValue *op2(Em *e, const char *name, TlValue *a, TlValue *b) {
+static TlValue *op2(Em *e, TlOpId id, TlValue *a, TlValue *b) {
   TlValue *ops[2] = {a, b};
-  return make(e, name, 2, ops, tl_value_type(a), NULL, NULL);
+  return make(e, id, 2, ops, tl_value_type(a), NULL, NULL);
 }
 
 static TlValue *bitcast(Em *e, TlValue *x, TlType *to) {
-  return make(e, "arith.bitcast", 1, &x, to, NULL, NULL);
+  return make(e, TL_OP_ARITH_BITCAST, 1, &x, to, NULL, NULL);
 }
 
 /* A u32 constant, one op per value per call. */
@@ -149,7 +150,7 @@ static TlValue *konst(Em *e, uint32_t v) {
 
 static TlValue *fma3(Em *e, TlValue *a, TlValue *b, TlValue *c) {
   TlValue *ops[3] = {a, b, c};
-  return make(e, "simt.fma", 3, ops, e->f32, NULL, NULL);
+  return make(e, TL_OP_SIMT_FMA, 3, ops, e->f32, NULL, NULL);
 }
 
 /*===--- Encoding ---------------------------------------------------------===*/
@@ -158,24 +159,24 @@ static TlValue *fma3(Em *e, TlValue *a, TlValue *b, TlValue *c) {
 static TlValue *encode_one(Em *e, const Fmt *f, TlValue *x, TlValue *neg_scale,
                            TlValue *neg_one) {
   TlValue *u = bitcast(e, x, e->u32);
-  TlValue *a = op2(e, "arith.andi", u, konst(e, 0x7fffffffu));
-  TlValue *ac = op2(e, "arith.mini", a, konst(e, f->lim));
-  TlValue *ex = op2(e, "arith.andi", ac, konst(e, 0x7f800000u));
-  TlValue *eb = op2(e, "arith.maxi", ex, konst(e, f->emin_bits));
-  TlValue *nqs = bitcast(e, op2(e, "arith.addi", eb, konst(e, f->nq)), e->f32);
+  TlValue *a = op2(e, TL_OP_ARITH_ANDI, u, konst(e, 0x7fffffffu));
+  TlValue *ac = op2(e, TL_OP_ARITH_MINI, a, konst(e, f->lim));
+  TlValue *ex = op2(e, TL_OP_ARITH_ANDI, ac, konst(e, 0x7f800000u));
+  TlValue *eb = op2(e, TL_OP_ARITH_MAXI, ex, konst(e, f->emin_bits));
+  TlValue *nqs = bitcast(e, op2(e, TL_OP_ARITH_ADDI, eb, konst(e, f->nq)), e->f32);
   TlValue *ns = fma3(e, bitcast(e, ac, e->f32), neg_scale, nqs);
   TlValue *y = bitcast(e, fma3(e, ns, neg_one, nqs), e->u32);
-  TlValue *mag = op2(e, "arith.shri", y, konst(e, f->sh));
-  TlValue *sg = op2(e, "arith.shri", u, konst(e, 32 - f->bits));
+  TlValue *mag = op2(e, TL_OP_ARITH_SHRI, y, konst(e, f->sh));
+  TlValue *sg = op2(e, TL_OP_ARITH_SHRI, u, konst(e, 32 - f->bits));
   /* lop3 0xf8: a | (b & c) */
   TlValue *lops[3] = {mag, sg, konst(e, 1u << (f->bits - 1))};
-  TlValue *sv = make(e, "simt.lop3", 3, lops, e->u32, "lut",
+  TlValue *sv = make(e, TL_OP_SIMT_LOP3, 3, lops, e->u32, "lut",
                      tl_attr_int(e->ctx, e->i64, 0xf8));
   TlValue *cmp[2] = {a, konst(e, 0x7f800000u)};
-  TlValue *nan = make(e, "arith.cmpi", 2, cmp, tl_type_bool(e->ctx),
+  TlValue *nan = make(e, TL_OP_ARITH_CMPI, 2, cmp, tl_type_bool(e->ctx),
                       "predicate", tl_attr_string(e->ctx, "gt", 2));
   TlValue *sel[3] = {nan, konst(e, f->nan_code), sv};
-  return make(e, "arith.select", 3, sel, e->u32, NULL, NULL);
+  return make(e, TL_OP_ARITH_SELECT, 3, sel, e->u32, NULL, NULL);
 }
 
 bool tl_emit_to_small_float_n(TlBuilder *b, TlLoc loc, TlDType dst, unsigned n,
@@ -186,7 +187,9 @@ bool tl_emit_to_small_float_n(TlBuilder *b, TlLoc loc, TlDType dst, unsigned n,
   if (n == 0)
     return tl_err(err, "no values to cast");
   Em e = {0};
-  e.b = b;
+  e.at = *b;
+  e.at.loc = loc;
+  e.b = &e.at;
   e.loc = loc;
   e.ctx = tl_module_context(b->module);
   e.u32 = tl_type_int(e.ctx, 32, false);
