@@ -35,7 +35,7 @@ TlResult tl_pass_plan_shared_memory(TlOp *module, const TlPassOptions *opts) {
     for (TlBlock *b = tl_region_first_block(tl_op_region(module, i)); b;
          b = tl_block_next(b))
       for (TlOp *op = tl_block_first_op(b); op; op = tl_op_next(op))
-        if (strcmp(tl_op_name(op), "tl.kernel") == 0 &&
+        if (tl_op_id(op) == TL_OP_TL_KERNEL &&
             TL_FAILED(tl_plan_shared_memory(op, limit)))
           r = TL_FAILURE;
   return r;

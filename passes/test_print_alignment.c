@@ -78,7 +78,7 @@ TlResult tl_pass_test_print_alignment(TlOp *module, const TlPassOptions *opts) {
     for (TlBlock *b = tl_region_first_block(tl_op_region(module, i)); b;
          b = tl_block_next(b))
       for (TlOp *op = tl_block_first_op(b); op; op = tl_op_next(op)) {
-        if (strcmp(tl_op_name(op), "tl.kernel") != 0)
+        if (tl_op_id(op) != TL_OP_TL_KERNEL)
           continue;
         Ctx c = {tl_analysis_run(op), ctx, tl_type_int(ctx, 64, true)};
         if (!c.a) {

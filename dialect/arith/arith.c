@@ -395,15 +395,15 @@ INT_BINARY(fold_maxi, I_MAX)
 static TlResult reassociate(TlRewriter *rw, TlOp *op);
 
 static const TlPattern addi_patterns[] = {
-    {"arith.addi", "reassociate-constants", reassociate}, {0}};
+    {TL_OP_ARITH_ADDI, "reassociate-constants", reassociate}, {0}};
 static const TlPattern muli_patterns[] = {
-    {"arith.muli", "reassociate-constants", reassociate}, {0}};
+    {TL_OP_ARITH_MULI, "reassociate-constants", reassociate}, {0}};
 static const TlPattern andi_patterns[] = {
-    {"arith.andi", "reassociate-constants", reassociate}, {0}};
+    {TL_OP_ARITH_ANDI, "reassociate-constants", reassociate}, {0}};
 static const TlPattern ori_patterns[] = {
-    {"arith.ori", "reassociate-constants", reassociate}, {0}};
+    {TL_OP_ARITH_ORI, "reassociate-constants", reassociate}, {0}};
 static const TlPattern xori_patterns[] = {
-    {"arith.xori", "reassociate-constants", reassociate}, {0}};
+    {TL_OP_ARITH_XORI, "reassociate-constants", reassociate}, {0}};
 
 
 

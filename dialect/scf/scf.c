@@ -434,7 +434,7 @@ static TlResult if_fold_constant(TlRewriter *rw, TlOp *op) {
 }
 
 static const TlPattern if_patterns[] = {
-    {"scf.if", "inline-constant-condition", if_fold_constant}, {0}};
+    {TL_OP_SCF_IF, "inline-constant-condition", if_fold_constant}, {0}};
 
 
 /*===--- while -----------------------------------------------------------===*/

@@ -1749,9 +1749,9 @@ static TlResult compose_reshapes(TlRewriter *rw, TlOp *op) {
   return compose(rw, op);
 }
 
-static const TlPattern view_patterns[] = {{"tl.view", "compose-views", compose}, {0}};
+static const TlPattern view_patterns[] = {{TL_OP_TL_VIEW, "compose-views", compose}, {0}};
 static const TlPattern reshape_patterns[] = {
-    {"tl.reshape", "compose-reshapes", compose_reshapes}, {0}};
+    {TL_OP_TL_RESHAPE, "compose-reshapes", compose_reshapes}, {0}};
 
 /* slice(slice(x, o1), o2) = slice(x, o1 + o2) when both take literal
  * offsets: the outer sizes are products of trailing modes of the inner
@@ -1776,7 +1776,7 @@ static TlResult compose_slices(TlRewriter *rw, TlOp *op) {
 }
 
 static const TlPattern slice_patterns[] = {
-    {"tl.slice", "compose-slices", compose_slices}, {0}};
+    {TL_OP_TL_SLICE, "compose-slices", compose_slices}, {0}};
 
 /* permute(permute(x, p), q) = permute(x, c) with c[k] = p[q[k]]: result
  * dimension k reads the inner result's dimension q[k], which reads x's
@@ -1799,7 +1799,7 @@ static TlResult compose_permutes(TlRewriter *rw, TlOp *op) {
 }
 
 static const TlPattern permute_patterns[] = {
-    {"tl.permute", "compose-permutes", compose_permutes}, {0}};
+    {TL_OP_TL_PERMUTE, "compose-permutes", compose_permutes}, {0}};
 
 
 

@@ -265,7 +265,7 @@ static void seed_params(TlAnalysis *a) {
   if (!tl_op_num_regions(root))
     return;
   TlBlock *entry = tl_region_first_block(tl_op_region(root, 0));
-  bool kernel = strcmp(tl_op_name(root), "tl.kernel") == 0;
+  bool kernel = tl_op_id(root) == TL_OP_TL_KERNEL;
   TlAttr *as = kernel ? tl_op_attr(root, "assume") : NULL;
   for (unsigned i = 0; entry && i < tl_block_num_args(entry); i++) {
     TlValue *v = tl_block_arg(entry, i);
@@ -302,22 +302,23 @@ typedef enum Bin {
   B_NONE
 } Bin;
 
-static const struct {
-  const char *name;
-  Bin op;
-} bin_table[] = {
-    {"arith.addi", B_ADD}, {"arith.subi", B_SUB},         {"arith.muli", B_MUL},
-    {"arith.divi", B_DIV}, {"arith.ceildivi", B_CEILDIV}, {"arith.remi", B_REM},
-    {"arith.andi", B_AND}, {"arith.ori", B_OR},           {"arith.xori", B_XOR},
-    {"arith.shli", B_SHL}, {"arith.shri", B_SHR},         {"arith.mini", B_MIN},
-    {"arith.maxi", B_MAX},
-};
-
-static Bin bin_of(const char *name) {
-  for (size_t i = 0; i < sizeof bin_table / sizeof *bin_table; i++)
-    if (strcmp(bin_table[i].name, name) == 0)
-      return bin_table[i].op;
-  return B_NONE;
+static Bin bin_of(TlOpId id) {
+  switch (id) {
+  case TL_OP_ARITH_ADDI: return B_ADD;
+  case TL_OP_ARITH_SUBI: return B_SUB;
+  case TL_OP_ARITH_MULI: return B_MUL;
+  case TL_OP_ARITH_DIVI: return B_DIV;
+  case TL_OP_ARITH_CEILDIVI: return B_CEILDIV;
+  case TL_OP_ARITH_REMI: return B_REM;
+  case TL_OP_ARITH_ANDI: return B_AND;
+  case TL_OP_ARITH_ORI: return B_OR;
+  case TL_OP_ARITH_XORI: return B_XOR;
+  case TL_OP_ARITH_SHLI: return B_SHL;
+  case TL_OP_ARITH_SHRI: return B_SHR;
+  case TL_OP_ARITH_MINI: return B_MIN;
+  case TL_OP_ARITH_MAXI: return B_MAX;
+  default: return B_NONE;
+  }
 }
 
 /* x op y on constants; false where the result is undefined (division by
@@ -532,16 +533,16 @@ static bool template_value(TlAnalysis *a, TlOp *op, int64_t *v) {
 }
 
 static void transfer(TlAnalysis *a, TlOp *op) {
-  const char *name = tl_op_name(op);
-  if (strcmp(name, "scf.for") == 0) {
+  TlOpId id = tl_op_id(op);
+  if (id == TL_OP_SCF_FOR) {
     transfer_for(a, op);
     return;
   }
-  if (strcmp(name, "scf.if") == 0) {
+  if (id == TL_OP_SCF_IF) {
     transfer_if(a, op);
     return;
   }
-  if (strcmp(name, "scf.while") == 0) {
+  if (id == TL_OP_SCF_WHILE) {
     transfer_while(a, op);
     return;
   }
@@ -567,27 +568,26 @@ static void transfer(TlAnalysis *a, TlOp *op) {
   unsigned n = tl_op_num_operands(op);
   Fact x = n > 0 ? get(a, tl_op_operand(op, 0)) : unknown();
   Fact y = n > 1 ? get(a, tl_op_operand(op, 1)) : unknown();
-  Bin k = bin_of(name);
+  Bin k = bin_of(id);
   int64_t v;
   if (k != B_NONE && n == 2) {
     if (x.known && y.known)
       set(a, res, binary(k, t, x, y));
-  } else if (strcmp(name, "arith.constant") == 0) {
+  } else if (id == TL_OP_ARITH_CONSTANT) {
     TlAttr *c = tl_op_attr(op, "value");
     set(a, res,
         c && tl_attr_kind(c) == TL_ATTR_INT ? constant(tl_attr_int_value(c), t)
                                             : unknown());
-  } else if (strcmp(name, "tl.template") == 0) {
+  } else if (id == TL_OP_TL_TEMPLATE) {
     set(a, res, template_value(a, op, &v) ? constant(v, t) : unknown());
-  } else if (strcmp(name, "arith.select") == 0 && n == 3) {
+  } else if (id == TL_OP_ARITH_SELECT && n == 3) {
     Fact c = x, p = y, q = get(a, tl_op_operand(op, 2));
     if (c.known && c.is_const)
       set(a, res, c.value ? p : q);
     else if (c.known && p.known && q.known)
       set(a, res, join(p, q));
-  } else if ((strcmp(name, "arith.exti") == 0 ||
-              strcmp(name, "arith.trunci") == 0 ||
-              strcmp(name, "arith.bitcast") == 0) &&
+  } else if ((id == TL_OP_ARITH_EXTI || id == TL_OP_ARITH_TRUNCI ||
+              id == TL_OP_ARITH_BITCAST) &&
              n == 1) {
     TlType *from = tl_value_type(tl_op_operand(op, 0));
     if (!tl_type_is_int(from)) {
@@ -608,7 +608,7 @@ static void transfer(TlAnalysis *a, TlOp *op) {
 /*===--- Running and queries ---------------------------------------------===*/
 
 TlAnalysis *tl_analysis_run(TlOp *root) {
-  if (strcmp(tl_op_name(root), "tl.kernel") == 0 &&
+  if (tl_op_id(root) == TL_OP_TL_KERNEL &&
       TL_FAILED(tl_kernel_check_assumptions(root)))
     return NULL;
   TlAnalysis *a = tl_xcalloc(1, sizeof *a);
@@ -687,7 +687,7 @@ static bool view_info(TlAnalysis *a, TlValue *view, ViewInfo *vi) {
   vi->rank = tl_tensor_rank(g);
   vi->elem_bits = (int)tl_type_bitwidth(tl_tensor_elem(g));
   TlOp *d = tl_value_def(view);
-  bool from_view = d && strcmp(tl_op_name(d), "tl.view_global") == 0;
+  bool from_view = d && tl_op_id(d) == TL_OP_TL_VIEW_GLOBAL;
   TlAttr *dims = from_view ? tl_op_attr(d, "static_dims") : NULL;
   TlAttr *strides = from_view ? tl_op_attr(d, "static_strides") : NULL;
   if (from_view) {
@@ -782,19 +782,19 @@ int64_t tl_analysis_view_alignment(TlAnalysis *a, TlValue *view,
 
 bool tl_analysis_access_alignment(TlAnalysis *a, TlOp *op,
                                   TlAccessAlignment *out) {
-  const char *name = tl_op_name(op);
+  TlOpId id = tl_op_id(op);
   TlValue *view;
   TlType *tile;
   unsigned from;
-  if (strcmp(name, "tl.load_global") == 0) {
+  if (id == TL_OP_TL_LOAD_GLOBAL) {
     view = tl_op_operand(op, 0);
     tile = tl_value_type(tl_op_result(op, 0));
     from = 1;
-  } else if (strcmp(name, "tl.store_global") == 0) {
+  } else if (id == TL_OP_TL_STORE_GLOBAL) {
     view = tl_op_operand(op, 1);
     tile = tl_value_type(tl_op_operand(op, 0));
     from = 2;
-  } else if (strcmp(name, "tl.copy_async") == 0) {
+  } else if (id == TL_OP_TL_COPY_ASYNC) {
     view = tl_op_operand(op, 1);
     tile = tl_value_type(tl_op_operand(op, 0));
     from = 2;

@@ -79,11 +79,11 @@ typedef struct Walk {
 
 static void number(TlOp *op, Walk *w) {
   int64_t first = w->next++;
-  const char *name = tl_op_name(op);
-  if (strcmp(name, "tl.alloc_shared") == 0) {
+  TlOpId id = tl_op_id(op);
+  if (id == TL_OP_TL_ALLOC_SHARED) {
     Alloc a = {op, first, first, 0, 0, 0};
     tl_vec_push(&w->allocs, a);
-  } else if (strcmp(name, "tl.free_shared") == 0) {
+  } else if (id == TL_OP_TL_FREE_SHARED) {
     Span f = {op, first, first};
     tl_vec_push(&w->frees, f);
   }
@@ -127,7 +127,7 @@ static void lifetime(Alloc *a, const Walk *w, TlOp *kernel) {
   }
   a->end = end >= 0 ? end : span_of(w, kernel)->last;
   for (TlOp *o = tl_op_parent(a->op); o && o != kernel; o = tl_op_parent(o)) {
-    if (strcmp(tl_op_name(o), "scf.if") == 0)
+    if (tl_op_id(o) == TL_OP_SCF_IF)
       continue;
     const Span *s = span_of(w, o);
     if (s->first < a->start)
@@ -210,9 +210,9 @@ out:
 
 /*===--- Reading the plan ------------------------------------------------===*/
 
-static bool int_attr(TlOp *op, const char *opname, const char *name,
+static bool int_attr(TlOp *op, TlOpId opid, const char *name,
                      int64_t *out) {
-  if (!op || strcmp(tl_op_name(op), opname) != 0)
+  if (!op || tl_op_id(op) != opid)
     return false;
   TlAttr *a = tl_op_attr(op, name);
   if (!a || tl_attr_kind(a) != TL_ATTR_INT)
@@ -222,16 +222,16 @@ static bool int_attr(TlOp *op, const char *opname, const char *name,
 }
 
 bool tl_shared_offset(TlOp *alloc, int64_t *offset) {
-  return int_attr(alloc, "tl.alloc_shared", "offset", offset);
+  return int_attr(alloc, TL_OP_TL_ALLOC_SHARED, "offset", offset);
 }
 
 bool tl_shared_alignment(TlOp *alloc, int64_t *alignment) {
-  return int_attr(alloc, "tl.alloc_shared", "alignment", alignment);
+  return int_attr(alloc, TL_OP_TL_ALLOC_SHARED, "alignment", alignment);
 }
 
 int64_t tl_kernel_smem_bytes(TlOp *kernel) {
   int64_t v;
-  return int_attr(kernel, "tl.kernel", "smem_bytes", &v) ? v : -1;
+  return int_attr(kernel, TL_OP_TL_KERNEL, "smem_bytes", &v) ? v : -1;
 }
 
 typedef struct Reuse {
@@ -243,7 +243,7 @@ typedef struct Reuse {
 static void find_reuse(TlOp *op, void *user) {
   Reuse *r = user;
   int64_t off;
-  if (r->done || strcmp(tl_op_name(op), "tl.alloc_shared") != 0)
+  if (r->done || tl_op_id(op) != TL_OP_TL_ALLOC_SHARED)
     return;
   if (op == r->target) {
     r->done = true;
@@ -281,7 +281,7 @@ typedef struct Workspace {
 
 static void place_global(TlOp *op, void *user) {
   Workspace *w = user;
-  if (strcmp(tl_op_name(op), "tl.alloc_global"))
+  if (tl_op_id(op) != TL_OP_TL_ALLOC_GLOBAL)
     return;
   int64_t at = (w->total + 255) / 256 * 256;
   tl_op_set_attr(op, "offset", tl_attr_int(w->ctx, tl_type_int(w->ctx, 64, true), at));

@@ -243,10 +243,10 @@ typedef struct TlFoldResult {
 typedef struct TlRewriter TlRewriter;
 typedef struct TlOpState TlOpState;
 
-/* A rewrite pattern rooted at one op name (NULL: any op). apply returns
+/* A rewrite pattern rooted at one op (TL_OP_NONE: any op). apply returns
  * TL_SUCCESS if it changed the IR (through the rewriter only). */
 typedef struct TlPattern {
-  const char *root;   /* full op name, or NULL for every op */
+  TlOpId root;        /* the op it applies to; TL_OP_NONE: every op */
   const char *name;   /* for debugging and statistics */
   TlResult (*apply)(TlRewriter *rw, TlOp *op);
 } TlPattern;

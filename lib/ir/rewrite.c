@@ -240,7 +240,7 @@ static bool is_dead(TlOp *op) {
 
 static bool try_patterns(TlRewriter *rw, TlOp *op, const TlPattern *ps) {
   for (; ps && ps->apply; ps++) {
-    if (ps->root && strcmp(ps->root, op->def->name) != 0)
+    if (ps->root && ps->root != op->def->id)
       continue;
     tl_builder_set_before(&rw->builder, op);
     if (!TL_FAILED(ps->apply(rw, op))) {
