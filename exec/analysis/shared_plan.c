@@ -21,7 +21,6 @@
 #include "tl/layout.h"
 #include "tl/tl.h"
 
-#include <string.h>
 
 /*===--- Sizes and alignments --------------------------------------------===*/
 
