@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import qmatmul  # noqa: E402
 
 KERNEL = os.path.join(ROOT, "kernels", "qmatmul_u4.tl")
+PACKER = os.path.join(ROOT, "kernels", "qpack_u4.tl")
 G = 128
 SHAPES_70B = [("gate_up", 57344, 8192), ("down", 8192, 28672),
               ("qkv", 10240, 8192), ("o", 8192, 8192)]
@@ -75,6 +76,16 @@ def check_tl(tlbin, m, n, k, cfg, seed):
         args = dict(a=p + ".a.npy", b=p + ".b.npy", s=p + ".s.npy",
                     c="zeros:f16:%dx%d" % (m, n), m=str(m))
         rc, out = tl_run(tlbin, defines, args, ["--no-vm-check", "--save", "c=%s.c.npy" % p])
+        if rc == 0 and cfg == CONFIGS[0]:
+            # The packer in tl, on the GPU, against the NumPy packer's bytes.
+            cmd = [os.path.join(tlbin, "tl-run"), PACKER, "-D", "K=%d" % k, "-D", "N=%d" % n,
+                   "-D", "G=%d" % G, "-D", "BN=%d" % bn, "--arg", "w=%s.wu4.npy" % p,
+                   "--arg", "out=zeros:u8:%dx%dx%dx32x16" % (n // bn, k // G, G * bn // 1024),
+                   "--no-vm-check", "--check", "out=%s.b.npy" % p]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            print("  packer (tl, GPU) k=%d n=%d: %s" % (k, n, (r.stdout + r.stderr).strip()[-200:]))
+            if r.returncode:
+                return False
         if rc:
             print("  check m=%d n=%d k=%d %s: tl-run failed: %s" % (m, n, k, cfg, out.strip()[-300:]))
             return False

@@ -5,7 +5,8 @@
       writes PREFIX.a.npy (f16 [M, K]), PREFIX.w.npy (u4 codes 0..15 as
       uint8 [K, N]), PREFIX.s.npy (f16 scales [K / G, N]) and PREFIX.b.npy
       (the codes packed for block width BN: u8 [N / BN, K / G, G * BN / 1024,
-      32, 16])
+      32, 16]) and PREFIX.wu4.npy (the codes as a u4 buffer's bytes, the
+      input of kernels/qpack_u4.tl: element i at bits 4i)
   qmatmul.py check PREFIX W [--exact]
       compares PREFIX.c.npy (f16 [M, N]) with the reference. --exact: bit
       for bit with the block VM's order of sums (each of the W warps sums
@@ -38,9 +39,10 @@ def lane_order(g, bn):
 
 
 def pack(codes, g, bn):
-    """u4 codes [K, N] -> u8 [N / BN, K / G, G * BN / 1024, 32, 16]."""
+    """u4 codes [K, N] -> u8 [N / BN, K / G, G * BN / 1024, 32, 16], each
+    code stored as the i4 code - 8 (4-bit two's complement)."""
     kk, nn = codes.shape
-    c = (codes.astype(np.uint8) & 15).reshape(kk // g, g, nn // bn, bn)
+    c = ((codes.astype(np.uint8) - 8) & 15).reshape(kk // g, g, nn // bn, bn)
     k, n = lane_order(g, bn)
     v = c[:, k, :, n]  # [32, G*BN/32, K/G, N/BN]
     v = v.transpose(3, 2, 0, 1)  # [N/BN, K/G, 32, G*BN/32]
@@ -65,6 +67,8 @@ def gen(prefix, m, k, n, g, bn, seed):
     np.save(prefix + ".w.npy", w)
     np.save(prefix + ".s.npy", s)
     np.save(prefix + ".b.npy", pack(w, g, bn))
+    flat = w.reshape(-1)
+    np.save(prefix + ".wu4.npy", (flat[0::2] | (flat[1::2] << 4)).astype(np.uint8))
 
 
 def reference_exact(a, wd, g, warps):
