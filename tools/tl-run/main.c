@@ -84,7 +84,8 @@ static void usage(FILE *out) {
         "  (GPU)                 without --vm or --simt: lower the tl.kernel,\n"
         "                        compile it for the device, run it, and compare\n"
         "                        every buffer with the VM's run (exact for ints,\n"
-        "                        2 f16 ulps for floats unless --atol/--rtol)\n"
+        "                        for floats 2^-9 (|value| + the buffer's rms)\n"
+        "                        + 2^-10 unless --atol/--rtol)\n"
         "  --bench               GPU: also time it (median of 50 runs, cold L2)\n"
         "  --json                GPU: print the timing as JSON\n"
         "  --flops N             GPU: the kernel's operation count, for FLOP/s\n"
@@ -802,15 +803,29 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlOp *kernel, Arg *args,
     tl_vm_set_op_limit(vm, o->max_ops);
     ok = !TL_FAILED(tl_vm_run(vm, kernel, n, ref));
     tl_vm_destroy(vm);
-    /* Exact for integers; floats within --atol/--rtol, by default 2 f16
-     * ulps (2^-9 relative) plus 2^-10: the GPU's mma sums in another order
-     * than the VM's k-ordered dot. */
-    double atol = o->atol || o->rtol ? o->atol : 0x1p-10;
-    double rtol = o->atol || o->rtol ? o->rtol : 0x1p-9;
+    /* Exact for integers; floats within --atol/--rtol, by default
+     * 2^-9 (|r| + rms) + 2^-10 with rms the root mean square of the VM's
+     * buffer: two f16 ulps of the element, plus as much of the buffer's
+     * typical magnitude. The GPU's mma sums in another order than the VM's
+     * k-ordered dot, and a long sum that cancels to a small element keeps
+     * the rounding error of its large terms, which scale with the buffer's
+     * elements, not with this one; an element wrong by a product or a
+     * block of k is off by far more. */
+    bool dflt = !(o->atol || o->rtol);
     for (unsigned i = 0; ok && i < n; i++) {
       if (args[i].vm.kind != TL_VM_ARG_BUFFER)
         continue;
       TlDType t = args[i].vm.dtype;
+      double rms = 0;
+      size_t finite = 0;
+      for (size_t e = 0; dflt && tl_dtype_is_float(t) && e < args[i].count; e++) {
+        double r = tl_dtype_decode(t, tl_dtype_load(t, ref[i].data, e));
+        if (isfinite(r))
+          rms += r * r, finite++;
+      }
+      rms = finite ? sqrt(rms / (double)finite) : 0;
+      double atol = dflt ? 0x1p-10 + 0x1p-9 * rms : o->atol;
+      double rtol = dflt ? 0x1p-9 : o->rtol;
       size_t bad = 0;
       double worst = 0;
       for (size_t e = 0; e < args[i].count; e++) {
