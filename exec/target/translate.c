@@ -10,6 +10,7 @@
  * where LLVM has no intrinsic: lop3 and cache-hinted loads and stores
  * (docs/target.md lists every site). */
 #include "target_internal.h"
+#include "tl/predicates.h"
 #include "tl/simt.h"
 
 #include <llvm-c/Core.h>
@@ -177,37 +178,29 @@ static LLVMValueRef arith_constant(Tr *t, TlOp *op) {
   return LLVMConstReal(ty, tl_attr_float_value(a));
 }
 
-static const char *cmpi_pred(const char *p, bool sgn, LLVMIntPredicate *out) {
-  static const struct {
-    const char *name;
-    LLVMIntPredicate s, u;
-  } tab[] = {{"eq", LLVMIntEQ, LLVMIntEQ},   {"ne", LLVMIntNE, LLVMIntNE},
-             {"lt", LLVMIntSLT, LLVMIntULT}, {"le", LLVMIntSLE, LLVMIntULE},
-             {"gt", LLVMIntSGT, LLVMIntUGT}, {"ge", LLVMIntSGE, LLVMIntUGE}};
-  for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
-    if (!strcmp(tab[i].name, p)) {
-      *out = sgn ? tab[i].s : tab[i].u;
-      return p;
-    }
-  return NULL;
-}
+/* LLVM's predicates of arith.cmpi, by predicate, for signed and unsigned
+ * operands. */
+static const LLVMIntPredicate cmpi_signed[TL_CMPI_COUNT] = {
+    [TL_CMPI_EQ] = LLVMIntEQ,  [TL_CMPI_NE] = LLVMIntNE,
+    [TL_CMPI_LT] = LLVMIntSLT, [TL_CMPI_LE] = LLVMIntSLE,
+    [TL_CMPI_GT] = LLVMIntSGT, [TL_CMPI_GE] = LLVMIntSGE,
+};
+static const LLVMIntPredicate cmpi_unsigned[TL_CMPI_COUNT] = {
+    [TL_CMPI_EQ] = LLVMIntEQ,  [TL_CMPI_NE] = LLVMIntNE,
+    [TL_CMPI_LT] = LLVMIntULT, [TL_CMPI_LE] = LLVMIntULE,
+    [TL_CMPI_GT] = LLVMIntUGT, [TL_CMPI_GE] = LLVMIntUGE,
+};
 
-static const char *cmpf_pred(const char *p, LLVMRealPredicate *out) {
-  static const struct {
-    const char *name;
-    LLVMRealPredicate pred;
-  } tab[] = {{"oeq", LLVMRealOEQ}, {"ogt", LLVMRealOGT}, {"oge", LLVMRealOGE},
-             {"olt", LLVMRealOLT}, {"ole", LLVMRealOLE}, {"one", LLVMRealONE},
-             {"ord", LLVMRealORD}, {"ueq", LLVMRealUEQ}, {"ugt", LLVMRealUGT},
-             {"uge", LLVMRealUGE}, {"ult", LLVMRealULT}, {"ule", LLVMRealULE},
-             {"une", LLVMRealUNE}, {"uno", LLVMRealUNO}};
-  for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
-    if (!strcmp(tab[i].name, p)) {
-      *out = tab[i].pred;
-      return p;
-    }
-  return NULL;
-}
+/* LLVM's predicates of arith.cmpf, by predicate. */
+static const LLVMRealPredicate cmpf_llvm[TL_CMPF_COUNT] = {
+    [TL_CMPF_OEQ] = LLVMRealOEQ, [TL_CMPF_OGT] = LLVMRealOGT,
+    [TL_CMPF_OGE] = LLVMRealOGE, [TL_CMPF_OLT] = LLVMRealOLT,
+    [TL_CMPF_OLE] = LLVMRealOLE, [TL_CMPF_ONE] = LLVMRealONE,
+    [TL_CMPF_ORD] = LLVMRealORD, [TL_CMPF_UEQ] = LLVMRealUEQ,
+    [TL_CMPF_UGT] = LLVMRealUGT, [TL_CMPF_UGE] = LLVMRealUGE,
+    [TL_CMPF_ULT] = LLVMRealULT, [TL_CMPF_ULE] = LLVMRealULE,
+    [TL_CMPF_UNE] = LLVMRealUNE, [TL_CMPF_UNO] = LLVMRealUNO,
+};
 
 static LLVMValueRef arith_op(Tr *t, TlOp *op) {
   const char *n = tl_op_name(op) + 6; /* after "arith." */
@@ -270,16 +263,16 @@ static LLVMValueRef arith_op(Tr *t, TlOp *op) {
     return call(t, op, "llvm.fabs", ov, 1, &x, 1);
   }
   if (!strcmp(n, "cmpi")) {
-    LLVMIntPredicate p;
-    if (!cmpi_pred(tl_attr_string_value(tl_op_attr(op, "predicate"), NULL), sgn, &p))
+    TlCmpiPredicate p = tl_cmpi_predicate_of(op);
+    if (p == TL_CMPI_UNKNOWN)
       return fail_op(t, op, "unknown predicate%s", "");
-    return LLVMBuildICmp(b, p, x, y, "");
+    return LLVMBuildICmp(b, sgn ? cmpi_signed[p] : cmpi_unsigned[p], x, y, "");
   }
   if (!strcmp(n, "cmpf")) {
-    LLVMRealPredicate p;
-    if (!cmpf_pred(tl_attr_string_value(tl_op_attr(op, "predicate"), NULL), &p))
+    TlCmpfPredicate p = tl_cmpf_predicate_of(op);
+    if (p == TL_CMPF_UNKNOWN)
       return fail_op(t, op, "unknown predicate%s", "");
-    return LLVMBuildFCmp(b, p, x, y, "");
+    return LLVMBuildFCmp(b, cmpf_llvm[p], x, y, "");
   }
   if (!strcmp(n, "select"))
     return LLVMBuildSelect(b, x, y, operand(t, op, 2), "");

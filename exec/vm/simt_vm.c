@@ -115,7 +115,7 @@ typedef struct SInst {
   SBody *regions;
   const EType *et;  /* scalar (or vector element) type of the result */
   const EType *et2; /* of operand 0 (operand 1 for ptr_add) */
-  int pred;         /* cmpi/cmpf predicate, prmt mode, shfl mode */
+  int pred;         /* TlCmpiPredicate, TlCmpfPredicate, prmt or shfl mode */
   int64_t imm;      /* dim, index, pending, lut, barrier id, num */
   int64_t imm2;     /* barrier thread count (0: all), required alignment */
   unsigned bytes;   /* access or copy size */
@@ -477,11 +477,6 @@ static Mma *compile_mma(TlSimtVm *vm, TlOp *op) {
 static bool compile_block(TlSimtVm *vm, TlBlock *b, SBody *out);
 
 static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
-  static const char *const cmpi_preds[] = {"eq", "ne", "lt", "le",
-                                           "gt", "ge", NULL};
-  static const char *const cmpf_preds[] = {"oeq", "ogt", "oge", "olt", "ole",
-                                           "one", "ord", "ueq", "ugt", "uge",
-                                           "ult", "ule", "une", "uno", NULL};
   static const char *const xyz[] = {"x", "y", "z", NULL};
   static const char *const prmt_modes[] = {"",    "f4e", "b4e",  "rc8",
                                            "ecl", "ecr", "rc16", NULL};
@@ -551,10 +546,10 @@ static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
     break;
   }
   case OC_CMPI:
-    in->pred = find_name(cmpi_preds, str_attr(op, "predicate"));
+    in->pred = tl_cmpi_predicate_of(op);
     break;
   case OC_CMPF:
-    in->pred = find_name(cmpf_preds, str_attr(op, "predicate"));
+    in->pred = tl_cmpf_predicate_of(op);
     break;
   case SC_THREAD_ID:
   case SC_BLOCK_ID:
@@ -1385,25 +1380,6 @@ static bool exec_barrier(TlSimtVm *vm, SInst *in, const Mask *m) {
 
 /*===--- Scalar and register ops -----------------------------------------===*/
 
-static bool cmp_int(int pred, int c) {
-  static const bool table[6][3] = {/* less, equal, greater */
-                                   {0, 1, 0}, {1, 0, 1}, {1, 0, 0},
-                                   {1, 1, 0}, {0, 0, 1}, {0, 1, 1}};
-  return table[pred][c + 1];
-}
-
-/* The 14 predicates of arith.cmpf, in the verifier's order. */
-static bool cmp_float(int pred, double x, double y) {
-  bool uno = isnan(x) || isnan(y);
-  bool lt = x<y, eq = x == y, gt = x> y;
-  static const uint8_t table[14] = {
-      /* bit 0 lt, bit 1 eq, bit 2 gt, bit 3 unordered */
-      2, 4, 6, 1, 3, 5, 7, 10, 12, 14, 9, 11, 13, 8};
-  unsigned want = table[pred];
-  return uno ? (want & 8) != 0
-             : ((lt && (want & 1)) || (eq && (want & 2)) || (gt && (want & 4)));
-}
-
 static bool thread_note(TlSimtVm *vm, int t) {
   tl_emit_note(vm->ctx, tl_op_loc(vm->func), "in %s", who(vm, t).s);
   return false;
@@ -1454,18 +1430,13 @@ static bool exec_arith(TlSimtVm *vm, SInst *in, const Mask *m) {
       break;
     case OC_CMPI: {
       const EType *o = in->et2;
-      int c;
-      if (o->kind == EK_SINT) {
-        int64_t x = e_sval(o, a), y = e_sval(o, b);
-        c = (x > y) - (x < y);
-      } else {
-        c = (a > b) - (a < b);
-      }
-      r = cmp_int(in->pred, c);
+      r = o->kind == EK_SINT
+              ? tl_cmpi_holds_signed(in->pred, e_sval(o, a), e_sval(o, b))
+              : tl_cmpi_holds_unsigned(in->pred, a, b);
       break;
     }
     case OC_CMPF:
-      r = cmp_float(in->pred, e_f(in->et2, a), e_f(in->et2, b));
+      r = tl_cmpf_holds(in->pred, e_f(in->et2, a), e_f(in->et2, b));
       break;
     case OC_SELECT:
       r = a ? b : reg(vm, in->in[2], t)[0];

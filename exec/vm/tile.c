@@ -196,25 +196,16 @@ static bool exec_cmp(TlVm *vm, Inst *in) {
   Tile *r = tile_new(vm, result_type(in), false);
   merge_undef(r, a);
   merge_undef(r, b);
-  static const bool table[6][3] = {
-      /* less, equal, greater (eq ne lt le gt ge) */
-      {0, 1, 0}, {1, 0, 1}, {1, 0, 0}, {1, 1, 0}, {0, 0, 1}, {0, 1, 1}};
+  TlCmpiPredicate p = in->pred;
+  TlCmpfPredicate fp = tl_cmpi_predicate_on_floats(p);
   for (int64_t i = 0; i < r->n; i++) {
-    int c;
-    if (e->kind == EK_FLOAT) {
-      double x = e_f(e, a->v[i]), y = e_f(e, b->v[i]);
-      if (isnan(x) || isnan(y)) { /* only ne holds for NaN */
-        r->v[i] = in->pred == 1;
-        continue;
-      }
-      c = (x > y) - (x < y);
-    } else if (e->kind == EK_SINT) {
-      int64_t x = e_sval(e, a->v[i]), y = e_sval(e, b->v[i]);
-      c = (x > y) - (x < y);
-    } else {
-      c = (a->v[i] > b->v[i]) - (a->v[i] < b->v[i]);
-    }
-    r->v[i] = table[in->pred][c + 1];
+    uint64_t x = a->v[i], y = b->v[i];
+    if (e->kind == EK_FLOAT)
+      r->v[i] = tl_cmpf_holds(fp, e_f(e, x), e_f(e, y));
+    else if (e->kind == EK_SINT)
+      r->v[i] = tl_cmpi_holds_signed(p, e_sval(e, x), e_sval(e, y));
+    else
+      r->v[i] = tl_cmpi_holds_unsigned(p, x, y);
   }
   vm_put_tile(vm, in, 0, r);
   return true;
@@ -603,8 +594,12 @@ static bool exec_reduce(TlVm *vm, Inst *in) {
   Tile *r = tile_new(vm, result_type(in), false);
   if (a->undef)
     r->undef = tl_xcalloc((size_t)r->n, 1);
-  OpCode fk = in->pred == 0 ? OC_ADDF : in->pred == 1 ? OC_MAXF : OC_MINF;
-  OpCode ik = in->pred == 0 ? OC_ADDI : in->pred == 1 ? OC_MAXI : OC_MINI;
+  OpCode fk = in->pred == TL_REDUCE_SUM   ? OC_ADDF
+              : in->pred == TL_REDUCE_MAX ? OC_MAXF
+                                          : OC_MINF;
+  OpCode ik = in->pred == TL_REDUCE_SUM   ? OC_ADDI
+              : in->pred == TL_REDUCE_MAX ? OC_MAXI
+                                          : OC_MINI;
   for (int64_t o = 0; o < outer; o++)
     for (int64_t q = 0; q < inner; q++) {
       int64_t base = o * n * inner + q;

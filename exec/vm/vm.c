@@ -314,23 +314,6 @@ static const struct {
     {"tl.rsqrt", OC_RSQRT},
 };
 
-static const char *const cmpi_preds[] = {"eq", "ne", "lt", "le",
-                                         "gt", "ge", NULL};
-static const char *const cmpf_preds[] = {"oeq", "ogt", "oge", "olt", "ole",
-                                         "one", "ord", "ueq", "ugt", "uge",
-                                         "ult", "ule", "une", "uno", NULL};
-static const char *const reduce_kinds[] = {"sum", "max", "min", NULL};
-
-static int find_str(const char *const *list, TlAttr *a) {
-  if (!a || tl_attr_kind(a) != TL_ATTR_STRING)
-    return -1;
-  const char *s = tl_attr_string_value(a, NULL);
-  for (int i = 0; list[i]; i++)
-    if (strcmp(list[i], s) == 0)
-      return i;
-  return -1;
-}
-
 static uint32_t slot_for(TlVm *vm, TlValue *v) {
   uintptr_t s = (uintptr_t)pmap_get(&vm->slots_of, v);
   if (s)
@@ -388,18 +371,18 @@ static bool compile_op(TlVm *vm, TlOp *op, Inst *in) {
     in->konst = attr_code(vm, tl_op_attr(op, "value"), rt);
     break;
   case OC_CMPI:
-    in->pred = find_str(cmpi_preds, tl_op_attr(op, "predicate"));
+    in->pred = tl_cmpi_predicate_of(op);
     in->et = in->et2;
     break;
   case OC_CMPF:
-    in->pred = find_str(cmpf_preds, tl_op_attr(op, "predicate"));
+    in->pred = tl_cmpf_predicate_of(op);
     in->et = in->et2;
     break;
   case OC_CMP:
-    in->pred = find_str(cmpi_preds, tl_op_attr(op, "predicate"));
+    in->pred = tl_cmpi_predicate_of(op);
     break;
   case OC_REDUCE:
-    in->pred = find_str(reduce_kinds, tl_op_attr(op, "kind"));
+    in->pred = tl_reduce_kind_of(op);
     in->imm = tl_attr_int_value(tl_op_attr(op, "dim"));
     break;
   case OC_WAIT:
@@ -518,48 +501,6 @@ const LTab *vm_ltab(TlVm *vm, const TlLayout *l) {
 }
 
 /*===--- Scalars (arith) --------------------------------------------------===*/
-
-static bool cmp_int(int pred, int c) {
-  static const bool table[6][3] = {/* less, equal, greater */
-                                   {0, 1, 0}, {1, 0, 1}, {1, 0, 0},
-                                   {1, 1, 0}, {0, 0, 1}, {0, 1, 1}};
-  return table[pred][c + 1];
-}
-
-static bool cmp_float(int pred, double x, double y) {
-  bool uno = isnan(x) || isnan(y);
-  bool lt = x<y, eq = x == y, gt = x> y;
-  switch (pred) {
-  case 0:
-    return eq;
-  case 1:
-    return gt;
-  case 2:
-    return gt || eq;
-  case 3:
-    return lt;
-  case 4:
-    return lt || eq;
-  case 5:
-    return lt || gt;
-  case 6:
-    return !uno;
-  case 7:
-    return uno || eq;
-  case 8:
-    return uno || gt;
-  case 9:
-    return uno || gt || eq;
-  case 10:
-    return uno || lt;
-  case 11:
-    return uno || lt || eq;
-  case 12:
-    return uno || lt || gt;
-  default:
-    return uno;
-  }
-}
 
 /* arith.minf / maxf: NaN if either is NaN; -0 orders below +0. */
 static double fmin_nan(double x, double y) {
@@ -719,19 +660,13 @@ static bool exec_scalar(TlVm *vm, Inst *in) {
   case OC_ABSF:
     r = a->bits & ~sign_bit(e);
     break;
-  case OC_CMPI: {
-    int c;
-    if (e->kind == EK_SINT) {
-      int64_t x = e_sval(e, a->bits), y = e_sval(e, b->bits);
-      c = (x > y) - (x < y);
-    } else {
-      c = (a->bits > b->bits) - (a->bits < b->bits);
-    }
-    r = cmp_int(in->pred, c);
+  case OC_CMPI:
+    r = e->kind == EK_SINT ? tl_cmpi_holds_signed(in->pred, e_sval(e, a->bits),
+                                                  e_sval(e, b->bits))
+                           : tl_cmpi_holds_unsigned(in->pred, a->bits, b->bits);
     break;
-  }
   case OC_CMPF:
-    r = cmp_float(in->pred, e_f(e, a->bits), e_f(e, b->bits));
+    r = tl_cmpf_holds(in->pred, e_f(e, a->bits), e_f(e, b->bits));
     break;
   case OC_SELECT:
     r = a->bits ? b->bits : vm_in(vm, in, 2)->bits;

@@ -4,6 +4,7 @@
 #define TL_VM_INTERNAL_H
 
 #include "tl/dialects.h"
+#include "tl/predicates.h"
 #include "tl/tl.h"
 #include "tl/vm.h"
 
@@ -266,7 +267,7 @@ typedef struct Inst {
   unsigned nin, nout, nregions;
   uint32_t *in, *out;
   Body *regions;
-  int pred;       /* comparison predicate or reduce kind */
+  int pred;       /* TlCmpiPredicate, TlCmpfPredicate or TlReduceKind */
   int64_t imm;    /* reduce dim, wait count, shared view kind */
   uint64_t konst; /* constant code / alloc_register init */
   bool has_konst;
