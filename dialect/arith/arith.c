@@ -15,6 +15,7 @@
  *     a NaN result in a format without NaN is undefined (never folded).
  *   - fptoi rounds toward zero and saturates; NaN converts to 0. */
 #include "tl/dialects.h"
+#include "tl/predicates.h"
 #include "tl/rewrite.h"
 
 #include "../../lib/ir/float_util.h"
@@ -504,19 +505,13 @@ FLOAT_FOLD(fold_absf, F_ABS)
 
 /*===--- Comparisons -----------------------------------------------------===*/
 
-static const char *const cmpi_preds[] = {"eq", "ne", "lt", "le", "gt", "ge", NULL};
-static const char *const cmpf_preds[] = {"oeq", "ogt", "oge", "olt", "ole",
-                                         "one", "ord", "ueq", "ugt", "uge",
-                                         "ult", "ule", "une", "uno", NULL};
-
-static int pred_index(const char *const *preds, const char *s) {
-  for (int i = 0; preds[i]; i++)
-    if (strcmp(preds[i], s) == 0)
-      return i;
-  return -1;
+/* Whether name is a predicate of cmpi (want_int) or of cmpf. */
+static bool pred_known(const char *name, bool want_int) {
+  return want_int ? tl_cmpi_predicate_by_name(name) != TL_CMPI_UNKNOWN
+                  : tl_cmpf_predicate_by_name(name) != TL_CMPF_UNKNOWN;
 }
 
-static TlResult parse_cmp(TlParser *p, TlOpState *st, const char *const *preds) {
+static TlResult parse_cmp(TlParser *p, TlOpState *st, bool want_int) {
   TlLoc loc = tl_parser_loc(p);
   const char *pred;
   TlOperandRefVec refs = {0};
@@ -524,7 +519,7 @@ static TlResult parse_cmp(TlParser *p, TlOpState *st, const char *const *preds) 
   TlResult r = TL_FAILURE;
   if (TL_FAILED(tl_parse_identifier(p, &pred)))
     goto out;
-  if (pred_index(preds, pred) < 0) {
+  if (!pred_known(pred, want_int)) {
     tl_parser_error(p, loc, "unknown comparison predicate '%s'", pred);
     goto out;
   }
@@ -549,10 +544,10 @@ out:
 }
 
 static TlResult cmpi_parse(TlParser *p, TlOpState *st) {
-  return parse_cmp(p, st, cmpi_preds);
+  return parse_cmp(p, st, true);
 }
 static TlResult cmpf_parse(TlParser *p, TlOpState *st) {
-  return parse_cmp(p, st, cmpf_preds);
+  return parse_cmp(p, st, false);
 }
 
 static void cmp_print(TlPrinter *p, TlOp *op) {
@@ -566,12 +561,10 @@ static void cmp_print(TlPrinter *p, TlOp *op) {
   tl_print_type(p, tl_value_type(tl_op_operand(op, 0)));
 }
 
-static TlResult verify_cmp(TlOp *op, const char *const *preds, bool want_int) {
+static TlResult verify_cmp(TlOp *op, bool pred_ok, bool want_int) {
   if (TL_FAILED(expect_counts(op, 2, 1)))
     return TL_FAILURE;
-  TlAttr *pa = tl_op_attr(op, "predicate");
-  if (!pa || tl_attr_kind(pa) != TL_ATTR_STRING ||
-      pred_index(preds, tl_attr_string_value(pa, NULL)) < 0) {
+  if (!pred_ok) {
     tl_op_emit_error(op, "requires a valid 'predicate' attribute");
     return TL_FAILURE;
   }
@@ -589,57 +582,38 @@ static TlResult verify_cmp(TlOp *op, const char *const *preds, bool want_int) {
   return TL_SUCCESS;
 }
 
-static TlResult cmpi_verify(TlOp *op) { return verify_cmp(op, cmpi_preds, true); }
-static TlResult cmpf_verify(TlOp *op) { return verify_cmp(op, cmpf_preds, false); }
+static TlResult cmpi_verify(TlOp *op) {
+  return verify_cmp(op, tl_cmpi_predicate_of(op) != TL_CMPI_UNKNOWN, true);
+}
+static TlResult cmpf_verify(TlOp *op) {
+  return verify_cmp(op, tl_cmpf_predicate_of(op) != TL_CMPF_UNKNOWN, false);
+}
 
 static TlResult cmpi_fold(TlOp *op, TlAttr *const *c, TlFoldResult *res) {
-  int pi = pred_index(cmpi_preds, tl_attr_string_value(tl_op_attr(op, "predicate"), NULL));
+  TlCmpiPredicate p = tl_cmpi_predicate_of(op);
   TlContext *ctx = tl_op_context(op);
   if (tl_op_operand(op, 0) == tl_op_operand(op, 1)) {
-    res[0].attr = tl_attr_bool(ctx, pi == 0 || pi == 3 || pi == 5);
+    res[0].attr =
+        tl_attr_bool(ctx, (tl_cmpi_predicate_mask(p) & TL_CMP_EQ) != 0);
     return TL_SUCCESS;
   }
   if (!c[0] || !c[1])
     return TL_FAILURE;
   TlType *t = tl_value_type(tl_op_operand(op, 0));
-  int cmp;
-  if (tl_type_int_signed(t)) {
-    int64_t x = tl_attr_int_value(c[0]), y = tl_attr_int_value(c[1]);
-    cmp = (x > y) - (x < y);
-  } else {
-    uint64_t x = tl_attr_uint_value(c[0]), y = tl_attr_uint_value(c[1]);
-    cmp = (x > y) - (x < y);
-  }
-  static const bool table[6][3] = {
-      /* less, equal, greater */
-      {0, 1, 0}, {1, 0, 1}, {1, 0, 0}, {1, 1, 0}, {0, 0, 1}, {0, 1, 1}};
-  res[0].attr = tl_attr_bool(ctx, table[pi][cmp + 1]);
+  bool v = tl_type_int_signed(t)
+               ? tl_cmpi_holds_signed(p, tl_attr_int_value(c[0]),
+                                      tl_attr_int_value(c[1]))
+               : tl_cmpi_holds_unsigned(p, tl_attr_uint_value(c[0]),
+                                        tl_attr_uint_value(c[1]));
+  res[0].attr = tl_attr_bool(ctx, v);
   return TL_SUCCESS;
 }
 
 static TlResult cmpf_fold(TlOp *op, TlAttr *const *c, TlFoldResult *res) {
   if (!c[0] || !c[1])
     return TL_FAILURE;
-  int pi = pred_index(cmpf_preds, tl_attr_string_value(tl_op_attr(op, "predicate"), NULL));
-  double x = tl_attr_float_value(c[0]), y = tl_attr_float_value(c[1]);
-  bool uno = isnan(x) || isnan(y);
-  bool lt = x < y, eq = x == y, gt = x > y, v;
-  switch (pi) {
-  case 0: v = eq; break;
-  case 1: v = gt; break;
-  case 2: v = gt || eq; break;
-  case 3: v = lt; break;
-  case 4: v = lt || eq; break;
-  case 5: v = lt || gt; break;
-  case 6: v = !uno; break;
-  case 7: v = uno || eq; break;
-  case 8: v = uno || gt; break;
-  case 9: v = uno || gt || eq; break;
-  case 10: v = uno || lt; break;
-  case 11: v = uno || lt || eq; break;
-  case 12: v = uno || lt || gt; break;
-  default: v = uno; break;
-  }
+  bool v = tl_cmpf_holds(tl_cmpf_predicate_of(op), tl_attr_float_value(c[0]),
+                         tl_attr_float_value(c[1]));
   res[0].attr = tl_attr_bool(tl_op_context(op), v);
   return TL_SUCCESS;
 }

@@ -318,8 +318,8 @@ static void std_print(TlPrinter *p, TlOp *op) {
 static TlResult id_verify(TlOp *op) {
   static const AttrSpec dim[] = {{"dim", TL_ATTR_STRING, true}};
   static const char *const xyz[] = {"x", "y", "z", NULL};
-  bool has_dim = strcmp(tl_op_name(op), "simt.lane_id") &&
-                 strcmp(tl_op_name(op), "simt.warp_id");
+  bool has_dim =
+      tl_op_id(op) != TL_OP_SIMT_LANE_ID && tl_op_id(op) != TL_OP_SIMT_WARP_ID;
   if (TL_FAILED(counts(op, 0, 1)) ||
       TL_FAILED(attrs_ok(op, dim, has_dim ? 1 : 0)))
     return TL_FAILURE;
@@ -749,7 +749,7 @@ static TlResult lop3_verify(TlOp *op) {
  * sm_90 only; on sm_80 they are fma.rn.bf16x2 with 1.0 or -0.0, which
  * rounds the same (the product by 1 is exact). */
 static TlResult packed_verify(TlOp *op) {
-  unsigned n = strcmp(tl_op_name(op), "simt.fma2") ? 2 : 3;
+  unsigned n = tl_op_id(op) == TL_OP_SIMT_FMA2 ? 3 : 2;
   if (TL_FAILED(counts(op, n, 1)) || TL_FAILED(attrs_ok(op, NULL, 0)))
     return TL_FAILURE;
   TlType *t = rt(op, 0);

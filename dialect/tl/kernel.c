@@ -551,7 +551,7 @@ TlResult tl_kernel_verify(TlOp *op) {
   /* A kernel is a module-level symbol: nested in another op it would be
    * out of reach of symbol lookup and of the runtime. */
   TlOp *parent = tl_op_parent(op);
-  if (parent && strcmp(tl_op_name(parent), "builtin.module") != 0) {
+  if (parent && tl_op_id(parent) != TL_OP_BUILTIN_MODULE) {
     tl_op_emit_error(op,
                      "must be at the top level of a module, not inside "
                      "'%s'",

@@ -4,6 +4,7 @@
  * The semantics of each op are in docs/langref.md; the verifiers here check
  * shapes, element types and layouts and say exactly what disagrees. */
 #include "tl/dialects.h"
+#include "tl/predicates.h"
 #include "tl_internal.h"
 
 #include <math.h>
@@ -911,9 +912,6 @@ static TlResult ew_any_verify(TlOp *op) { return ew_check(op, EW_ANY); }
 static TlResult ew_int_verify(TlOp *op) { return ew_check(op, EW_INT); }
 static TlResult ew_float_verify(TlOp *op) { return ew_check(op, EW_FLOAT); }
 
-static const char *const cmp_preds[] = {"eq", "ne", "lt", "le",
-                                        "gt", "ge", NULL};
-
 static TlResult cmp_parse(TlParser *p, TlOpState *st) {
   const char *pred;
   TlLoc l = tl_parser_loc(p);
@@ -922,10 +920,7 @@ static TlResult cmp_parse(TlParser *p, TlOpState *st) {
   TlValue *va, *vb;
   if (TL_FAILED(tl_parse_identifier(p, &pred)))
     return TL_FAILURE;
-  bool known = false;
-  for (const char *const *c = cmp_preds; *c; c++)
-    known |= strcmp(*c, pred) == 0;
-  if (!known) {
+  if (tl_cmpi_predicate_by_name(pred) == TL_CMPI_UNKNOWN) {
     tl_parser_error(p, l, "unknown comparison '%s' (eq ne lt le gt ge)", pred);
     return TL_FAILURE;
   }
@@ -968,12 +963,7 @@ static void cmp_print(TlPrinter *p, TlOp *op) {
 static TlResult cmp_verify(TlOp *op) {
   if (TL_FAILED(counts(op, 2, 1)))
     return TL_FAILURE;
-  TlAttr *pa = tl_op_attr(op, "predicate");
-  bool known = false;
-  for (const char *const *c = cmp_preds;
-       pa && tl_attr_kind(pa) == TL_ATTR_STRING && *c; c++)
-    known |= strcmp(*c, tl_attr_string_value(pa, NULL)) == 0;
-  if (!known) {
+  if (tl_cmpi_predicate_of(op) == TL_CMPI_UNKNOWN) {
     tl_op_emit_error(op, "requires a 'predicate' among eq ne lt le gt ge");
     return TL_FAILURE;
   }
@@ -1611,8 +1601,6 @@ static TlResult dot_verify(TlOp *op) {
 
 /*===--- reduce ----------------------------------------------------------===*/
 
-static const char *const reduce_kinds[] = {"sum", "max", "min", NULL};
-
 /* `tl.reduce sum %a, 1 : A -> R` */
 static TlResult reduce_parse(TlParser *p, TlOpState *st) {
   const char *kind;
@@ -1623,10 +1611,7 @@ static TlResult reduce_parse(TlParser *p, TlOpState *st) {
   TlType *from, *to;
   if (TL_FAILED(tl_parse_identifier(p, &kind)))
     return TL_FAILURE;
-  bool known = false;
-  for (const char *const *k = reduce_kinds; *k; k++)
-    known |= strcmp(*k, kind) == 0;
-  if (!known) {
+  if (tl_reduce_kind_by_name(kind) == TL_REDUCE_UNKNOWN) {
     tl_parser_error(p, l, "unknown reduction '%s' (sum max min)", kind);
     return TL_FAILURE;
   }
@@ -1660,12 +1645,9 @@ static void reduce_print(TlPrinter *p, TlOp *op) {
 static TlResult reduce_verify(TlOp *op) {
   if (TL_FAILED(counts(op, 1, 1)))
     return TL_FAILURE;
-  TlAttr *k = tl_op_attr(op, "kind"), *d = tl_op_attr(op, "dim");
-  bool known = false;
-  for (const char *const *x = reduce_kinds;
-       k && tl_attr_kind(k) == TL_ATTR_STRING && *x; x++)
-    known |= strcmp(*x, tl_attr_string_value(k, NULL)) == 0;
-  if (!known || !d || tl_attr_kind(d) != TL_ATTR_INT) {
+  TlAttr *d = tl_op_attr(op, "dim");
+  if (tl_reduce_kind_of(op) == TL_REDUCE_UNKNOWN || !d ||
+      tl_attr_kind(d) != TL_ATTR_INT) {
     tl_op_emit_error(op, "requires 'kind' (sum, max or min) and 'dim'");
     return TL_FAILURE;
   }

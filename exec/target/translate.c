@@ -10,6 +10,7 @@
  * where LLVM has no intrinsic: lop3 and cache-hinted loads and stores
  * (docs/target.md lists every site). */
 #include "target_internal.h"
+#include "tl/predicates.h"
 #include "tl/simt.h"
 
 #include <llvm-c/Core.h>
@@ -177,40 +178,31 @@ static LLVMValueRef arith_constant(Tr *t, TlOp *op) {
   return LLVMConstReal(ty, tl_attr_float_value(a));
 }
 
-static const char *cmpi_pred(const char *p, bool sgn, LLVMIntPredicate *out) {
-  static const struct {
-    const char *name;
-    LLVMIntPredicate s, u;
-  } tab[] = {{"eq", LLVMIntEQ, LLVMIntEQ},   {"ne", LLVMIntNE, LLVMIntNE},
-             {"lt", LLVMIntSLT, LLVMIntULT}, {"le", LLVMIntSLE, LLVMIntULE},
-             {"gt", LLVMIntSGT, LLVMIntUGT}, {"ge", LLVMIntSGE, LLVMIntUGE}};
-  for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
-    if (!strcmp(tab[i].name, p)) {
-      *out = sgn ? tab[i].s : tab[i].u;
-      return p;
-    }
-  return NULL;
-}
+/* LLVM's predicates of arith.cmpi, by predicate, for signed and unsigned
+ * operands. */
+static const LLVMIntPredicate cmpi_signed[TL_CMPI_COUNT] = {
+    [TL_CMPI_EQ] = LLVMIntEQ,  [TL_CMPI_NE] = LLVMIntNE,
+    [TL_CMPI_LT] = LLVMIntSLT, [TL_CMPI_LE] = LLVMIntSLE,
+    [TL_CMPI_GT] = LLVMIntSGT, [TL_CMPI_GE] = LLVMIntSGE,
+};
+static const LLVMIntPredicate cmpi_unsigned[TL_CMPI_COUNT] = {
+    [TL_CMPI_EQ] = LLVMIntEQ,  [TL_CMPI_NE] = LLVMIntNE,
+    [TL_CMPI_LT] = LLVMIntULT, [TL_CMPI_LE] = LLVMIntULE,
+    [TL_CMPI_GT] = LLVMIntUGT, [TL_CMPI_GE] = LLVMIntUGE,
+};
 
-static const char *cmpf_pred(const char *p, LLVMRealPredicate *out) {
-  static const struct {
-    const char *name;
-    LLVMRealPredicate pred;
-  } tab[] = {{"oeq", LLVMRealOEQ}, {"ogt", LLVMRealOGT}, {"oge", LLVMRealOGE},
-             {"olt", LLVMRealOLT}, {"ole", LLVMRealOLE}, {"one", LLVMRealONE},
-             {"ord", LLVMRealORD}, {"ueq", LLVMRealUEQ}, {"ugt", LLVMRealUGT},
-             {"uge", LLVMRealUGE}, {"ult", LLVMRealULT}, {"ule", LLVMRealULE},
-             {"une", LLVMRealUNE}, {"uno", LLVMRealUNO}};
-  for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
-    if (!strcmp(tab[i].name, p)) {
-      *out = tab[i].pred;
-      return p;
-    }
-  return NULL;
-}
+/* LLVM's predicates of arith.cmpf, by predicate. */
+static const LLVMRealPredicate cmpf_llvm[TL_CMPF_COUNT] = {
+    [TL_CMPF_OEQ] = LLVMRealOEQ, [TL_CMPF_OGT] = LLVMRealOGT,
+    [TL_CMPF_OGE] = LLVMRealOGE, [TL_CMPF_OLT] = LLVMRealOLT,
+    [TL_CMPF_OLE] = LLVMRealOLE, [TL_CMPF_ONE] = LLVMRealONE,
+    [TL_CMPF_ORD] = LLVMRealORD, [TL_CMPF_UEQ] = LLVMRealUEQ,
+    [TL_CMPF_UGT] = LLVMRealUGT, [TL_CMPF_UGE] = LLVMRealUGE,
+    [TL_CMPF_ULT] = LLVMRealULT, [TL_CMPF_ULE] = LLVMRealULE,
+    [TL_CMPF_UNE] = LLVMRealUNE, [TL_CMPF_UNO] = LLVMRealUNO,
+};
 
 static LLVMValueRef arith_op(Tr *t, TlOp *op) {
-  const char *n = tl_op_name(op) + 6; /* after "arith." */
   LLVMBuilderRef b = t->b;
   TlType *rty = tl_op_num_results(op) ? tl_value_type(tl_op_result(op, 0)) : NULL;
   TlType *aty = tl_op_num_operands(op) ? tl_value_type(tl_op_operand(op, 0)) : NULL;
@@ -222,14 +214,21 @@ static LLVMValueRef arith_op(Tr *t, TlOp *op) {
   LLVMValueRef x = tl_op_num_operands(op) > 0 ? operand(t, op, 0) : NULL;
   LLVMValueRef y = tl_op_num_operands(op) > 1 ? operand(t, op, 1) : NULL;
   bool sgn = aty && is_signed(aty);
-  if (!strcmp(n, "constant"))
+  TlOpId id = tl_op_id(op);
+  switch (id) {
+  case TL_OP_ARITH_CONSTANT:
     return arith_constant(t, op);
-  if (!strcmp(n, "addi")) return LLVMBuildAdd(b, x, y, "");
-  if (!strcmp(n, "subi")) return LLVMBuildSub(b, x, y, "");
-  if (!strcmp(n, "muli")) return LLVMBuildMul(b, x, y, "");
-  if (!strcmp(n, "divi")) return sgn ? LLVMBuildSDiv(b, x, y, "") : LLVMBuildUDiv(b, x, y, "");
-  if (!strcmp(n, "remi")) return sgn ? LLVMBuildSRem(b, x, y, "") : LLVMBuildURem(b, x, y, "");
-  if (!strcmp(n, "ceildivi")) {
+  case TL_OP_ARITH_ADDI:
+    return LLVMBuildAdd(b, x, y, "");
+  case TL_OP_ARITH_SUBI:
+    return LLVMBuildSub(b, x, y, "");
+  case TL_OP_ARITH_MULI:
+    return LLVMBuildMul(b, x, y, "");
+  case TL_OP_ARITH_DIVI:
+    return sgn ? LLVMBuildSDiv(b, x, y, "") : LLVMBuildUDiv(b, x, y, "");
+  case TL_OP_ARITH_REMI:
+    return sgn ? LLVMBuildSRem(b, x, y, "") : LLVMBuildURem(b, x, y, "");
+  case TL_OP_ARITH_CEILDIVI: {
     /* q = x / y; q + (r != 0 && (r > 0) == (y > 0)) for signed; q + (r != 0)
      * for unsigned. */
     LLVMValueRef q = sgn ? LLVMBuildSDiv(b, x, y, "") : LLVMBuildUDiv(b, x, y, "");
@@ -243,61 +242,81 @@ static LLVMValueRef arith_op(Tr *t, TlOp *op) {
     }
     return LLVMBuildAdd(b, q, LLVMBuildZExt(b, nz, lr, ""), "");
   }
-  if (!strcmp(n, "andi")) return LLVMBuildAnd(b, x, y, "");
-  if (!strcmp(n, "ori")) return LLVMBuildOr(b, x, y, "");
-  if (!strcmp(n, "xori")) return LLVMBuildXor(b, x, y, "");
-  if (!strcmp(n, "shli")) return LLVMBuildShl(b, x, y, "");
-  if (!strcmp(n, "shri")) return sgn ? LLVMBuildAShr(b, x, y, "") : LLVMBuildLShr(b, x, y, "");
-  if (!strcmp(n, "mini") || !strcmp(n, "maxi")) {
+  case TL_OP_ARITH_ANDI:
+    return LLVMBuildAnd(b, x, y, "");
+  case TL_OP_ARITH_ORI:
+    return LLVMBuildOr(b, x, y, "");
+  case TL_OP_ARITH_XORI:
+    return LLVMBuildXor(b, x, y, "");
+  case TL_OP_ARITH_SHLI:
+    return LLVMBuildShl(b, x, y, "");
+  case TL_OP_ARITH_SHRI:
+    return sgn ? LLVMBuildAShr(b, x, y, "") : LLVMBuildLShr(b, x, y, "");
+  case TL_OP_ARITH_MINI:
+  case TL_OP_ARITH_MAXI: {
     LLVMTypeRef ov[1] = {lr};
     LLVMValueRef args[2] = {x, y};
-    const char *name = n[1] == 'i' ? (sgn ? "llvm.smin" : "llvm.umin")
-                                   : (sgn ? "llvm.smax" : "llvm.umax");
+    const char *name = id == TL_OP_ARITH_MINI
+                           ? (sgn ? "llvm.smin" : "llvm.umin")
+                           : (sgn ? "llvm.smax" : "llvm.umax");
     return call(t, op, name, ov, 1, args, 2);
   }
-  if (!strcmp(n, "addf")) return LLVMBuildFAdd(b, x, y, "");
-  if (!strcmp(n, "subf")) return LLVMBuildFSub(b, x, y, "");
-  if (!strcmp(n, "mulf")) return LLVMBuildFMul(b, x, y, "");
-  if (!strcmp(n, "divf")) return LLVMBuildFDiv(b, x, y, "");
-  if (!strcmp(n, "minf") || !strcmp(n, "maxf")) {
+  case TL_OP_ARITH_ADDF:
+    return LLVMBuildFAdd(b, x, y, "");
+  case TL_OP_ARITH_SUBF:
+    return LLVMBuildFSub(b, x, y, "");
+  case TL_OP_ARITH_MULF:
+    return LLVMBuildFMul(b, x, y, "");
+  case TL_OP_ARITH_DIVF:
+    return LLVMBuildFDiv(b, x, y, "");
+  case TL_OP_ARITH_MINF:
+  case TL_OP_ARITH_MAXF: {
     LLVMTypeRef ov[1] = {lr};
     LLVMValueRef args[2] = {x, y};
-    return call(t, op, n[1] == 'i' ? "llvm.minimum" : "llvm.maximum", ov, 1, args, 2);
+    return call(t, op, id == TL_OP_ARITH_MINF ? "llvm.minimum" : "llvm.maximum",
+                ov, 1, args, 2);
   }
-  if (!strcmp(n, "negf")) return LLVMBuildFNeg(b, x, "");
-  if (!strcmp(n, "absf")) {
+  case TL_OP_ARITH_NEGF:
+    return LLVMBuildFNeg(b, x, "");
+  case TL_OP_ARITH_ABSF: {
     LLVMTypeRef ov[1] = {lr};
     return call(t, op, "llvm.fabs", ov, 1, &x, 1);
   }
-  if (!strcmp(n, "cmpi")) {
-    LLVMIntPredicate p;
-    if (!cmpi_pred(tl_attr_string_value(tl_op_attr(op, "predicate"), NULL), sgn, &p))
+  case TL_OP_ARITH_CMPI: {
+    TlCmpiPredicate p = tl_cmpi_predicate_of(op);
+    if (p == TL_CMPI_UNKNOWN)
       return fail_op(t, op, "unknown predicate%s", "");
-    return LLVMBuildICmp(b, p, x, y, "");
+    return LLVMBuildICmp(b, sgn ? cmpi_signed[p] : cmpi_unsigned[p], x, y, "");
   }
-  if (!strcmp(n, "cmpf")) {
-    LLVMRealPredicate p;
-    if (!cmpf_pred(tl_attr_string_value(tl_op_attr(op, "predicate"), NULL), &p))
+  case TL_OP_ARITH_CMPF: {
+    TlCmpfPredicate p = tl_cmpf_predicate_of(op);
+    if (p == TL_CMPF_UNKNOWN)
       return fail_op(t, op, "unknown predicate%s", "");
-    return LLVMBuildFCmp(b, p, x, y, "");
+    return LLVMBuildFCmp(b, cmpf_llvm[p], x, y, "");
   }
-  if (!strcmp(n, "select"))
+  case TL_OP_ARITH_SELECT:
     return LLVMBuildSelect(b, x, y, operand(t, op, 2), "");
-  if (!strcmp(n, "exti"))
+  case TL_OP_ARITH_EXTI:
     return sgn ? LLVMBuildSExt(b, x, lr, "") : LLVMBuildZExt(b, x, lr, "");
-  if (!strcmp(n, "trunci")) return LLVMBuildTrunc(b, x, lr, "");
-  if (!strcmp(n, "itofp"))
+  case TL_OP_ARITH_TRUNCI:
+    return LLVMBuildTrunc(b, x, lr, "");
+  case TL_OP_ARITH_ITOFP:
     return sgn ? LLVMBuildSIToFP(b, x, lr, "") : LLVMBuildUIToFP(b, x, lr, "");
-  if (!strcmp(n, "fptoi")) {
+  case TL_OP_ARITH_FPTOI: {
     /* Saturating, NaN -> 0: exactly the .sat intrinsics' semantics. */
     LLVMTypeRef ov[2] = {lr, LLVMTypeOf(x)};
     return call(t, op, is_signed(rty) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ov, 2,
                 &x, 1);
   }
-  if (!strcmp(n, "extf")) return LLVMBuildFPExt(b, x, lr, "");
-  if (!strcmp(n, "truncf")) return LLVMBuildFPTrunc(b, x, lr, "");
-  if (!strcmp(n, "bitcast")) return LLVMBuildBitCast(b, x, lr, "");
-  return fail_op(t, op, "no translation for %s", tl_op_name(op));
+  case TL_OP_ARITH_EXTF:
+    return LLVMBuildFPExt(b, x, lr, "");
+  case TL_OP_ARITH_TRUNCF:
+    return LLVMBuildFPTrunc(b, x, lr, "");
+  case TL_OP_ARITH_BITCAST:
+    return LLVMBuildBitCast(b, x, lr, "");
+  default:
+    return fail_op(t, op, "no translation for %s", tl_op_name(op));
+  }
 }
 
 /*===--- simt ------------------------------------------------------------===*/
@@ -630,21 +649,21 @@ static LLVMValueRef printf_op(Tr *t, TlOp *op) {
 }
 
 static LLVMValueRef simt_op(Tr *t, TlOp *op) {
-  const char *n = tl_op_name(op) + 5; /* after "simt." */
   LLVMBuilderRef b = t->b;
   TlType *rty = tl_op_num_results(op) ? tl_value_type(tl_op_result(op, 0)) : NULL;
   LLVMTypeRef lr = rty ? ltype(t, rty) : NULL;
-  if (!strcmp(n, "thread_id"))
+  switch (tl_op_id(op)) {
+  case TL_OP_SIMT_THREAD_ID:
     return sreg(t, op, "tid", str_attr(op, "dim"));
-  if (!strcmp(n, "block_id"))
+  case TL_OP_SIMT_BLOCK_ID:
     return sreg(t, op, "ctaid", str_attr(op, "dim"));
-  if (!strcmp(n, "block_dim"))
+  case TL_OP_SIMT_BLOCK_DIM:
     return sreg(t, op, "ntid", str_attr(op, "dim"));
-  if (!strcmp(n, "grid_dim"))
+  case TL_OP_SIMT_GRID_DIM:
     return sreg(t, op, "nctaid", str_attr(op, "dim"));
-  if (!strcmp(n, "lane_id"))
+  case TL_OP_SIMT_LANE_ID:
     return sreg(t, op, "laneid", NULL);
-  if (!strcmp(n, "warp_id")) {
+  case TL_OP_SIMT_WARP_ID: {
     /* The linear thread index over 32 (%warpid is a physical slot that can
      * change under preemption): (tid.z * ntid.y + tid.y) * ntid.x + tid.x. */
     LLVMValueRef tx = sreg(t, op, "tid", "x"), ty = sreg(t, op, "tid", "y"),
@@ -656,17 +675,17 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
     lin = LLVMBuildAdd(b, LLVMBuildMul(b, lin, nx, ""), tx, "");
     return LLVMBuildLShr(b, lin, LLVMConstInt(i32t(t), 5, 0), "");
   }
-  if (!strcmp(n, "ptr_add")) {
+  case TL_OP_SIMT_PTR_ADD: {
     LLVMValueRef off = operand(t, op, 1);
     return LLVMBuildGEP2(b, LLVMInt8TypeInContext(t->lc), operand(t, op, 0), &off, 1, "");
   }
-  if (!strcmp(n, "smem_base"))
+  case TL_OP_SIMT_SMEM_BASE:
     return smem_base(t);
-  if (!strcmp(n, "load"))
+  case TL_OP_SIMT_LOAD:
     return access(t, op, true);
-  if (!strcmp(n, "store"))
+  case TL_OP_SIMT_STORE:
     return access(t, op, false);
-  if (!strcmp(n, "cp_async")) {
+  case TL_OP_SIMT_CP_ASYNC: {
     char name[80];
     bool zfill = tl_op_num_operands(op) == 3;
     snprintf(name, sizeof name, "llvm.nvvm.cp.async.%s.shared.global.%lld%s",
@@ -675,15 +694,15 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
                             zfill ? operand(t, op, 2) : NULL};
     return call(t, op, name, NULL, 0, args, zfill ? 3 : 2);
   }
-  if (!strcmp(n, "cp_async_commit"))
+  case TL_OP_SIMT_CP_ASYNC_COMMIT:
     return call(t, op, "llvm.nvvm.cp.async.commit.group", NULL, 0, NULL, 0);
-  if (!strcmp(n, "cp_async_wait")) {
+  case TL_OP_SIMT_CP_ASYNC_WAIT: {
     LLVMValueRef k = LLVMConstInt(i32t(t), (unsigned long long)int_attr(op, "pending", 0), 0);
     return call(t, op, "llvm.nvvm.cp.async.wait.group", NULL, 0, &k, 1);
   }
-  if (!strcmp(n, "printf"))
+  case TL_OP_SIMT_PRINTF:
     return printf_op(t, op);
-  if (!strcmp(n, "barrier")) {
+  case TL_OP_SIMT_BARRIER: {
     LLVMValueRef args[2] = {
         LLVMConstInt(i32t(t), (unsigned long long)int_attr(op, "id", 0), 0),
         LLVMConstInt(i32t(t), (unsigned long long)int_attr(op, "threads", 0), 0)};
@@ -691,19 +710,19 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
       return call(t, op, "llvm.nvvm.barrier.cta.sync.aligned.count", NULL, 0, args, 2);
     return call(t, op, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, args, 1);
   }
-  if (!strcmp(n, "ldmatrix")) {
+  case TL_OP_SIMT_LDMATRIX: {
     char name[96];
     snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%lld%s.b16",
              (long long)int_attr(op, "num", 1), tl_op_attr(op, "trans") ? ".trans" : "");
     LLVMTypeRef ov[1] = {LLVMTypeOf(operand(t, op, 0))};
     return call_unpacked(t, op, name, ov, 1);
   }
-  if (!strcmp(n, "mma")) {
+  case TL_OP_SIMT_MMA: {
     char name[96];
     mma_name(op, name, sizeof name);
     return call_unpacked(t, op, name, NULL, 0);
   }
-  if (!strcmp(n, "shfl")) {
+  case TL_OP_SIMT_SHFL: {
     const char *m = str_attr(op, "mode");
     char name[64];
     snprintf(name, sizeof name, "llvm.nvvm.shfl.sync.%s.i32", m);
@@ -715,7 +734,7 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
     LLVMValueRef r = call(t, op, name, NULL, 0, args, 4);
     return r ? coerce(t, r, lr) : NULL;
   }
-  if (!strcmp(n, "prmt")) {
+  case TL_OP_SIMT_PRMT: {
     const char *m = str_attr(op, "mode");
     char name[32];
     snprintf(name, sizeof name, "llvm.nvvm.prmt%s%s", m ? "." : "", m ? m : "");
@@ -727,20 +746,24 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
                             operand(t, op, 2)};
     return call(t, op, name, NULL, 0, args, two ? 2 : 3);
   }
-  if (!strcmp(n, "lop3"))
+  case TL_OP_SIMT_LOP3:
     return inline_lop3(t, op);
-  if (!strcmp(n, "add2")) return LLVMBuildFAdd(b, operand(t, op, 0), operand(t, op, 1), "");
-  if (!strcmp(n, "sub2")) return LLVMBuildFSub(b, operand(t, op, 0), operand(t, op, 1), "");
-  if (!strcmp(n, "mul2")) return LLVMBuildFMul(b, operand(t, op, 0), operand(t, op, 1), "");
+  case TL_OP_SIMT_ADD2:
+    return LLVMBuildFAdd(b, operand(t, op, 0), operand(t, op, 1), "");
+  case TL_OP_SIMT_SUB2:
+    return LLVMBuildFSub(b, operand(t, op, 0), operand(t, op, 1), "");
+  case TL_OP_SIMT_MUL2:
+    return LLVMBuildFMul(b, operand(t, op, 0), operand(t, op, 1), "");
   /* llvm.fma on <2 x half>/<2 x bfloat> or f32: fma.rn, one rounding */
-  if (!strcmp(n, "fma2") || !strcmp(n, "fma")) {
+  case TL_OP_SIMT_FMA2:
+  case TL_OP_SIMT_FMA: {
     LLVMTypeRef ov[1] = {lr};
     LLVMValueRef args[3] = {operand(t, op, 0), operand(t, op, 1), operand(t, op, 2)};
     return call(t, op, "llvm.fma", ov, 1, args, 3);
   }
   /* The special functions: llvm.nvvm.ex2.approx is overloaded, the others
    * name their type. */
-  if (!strcmp(n, "math")) {
+  case TL_OP_SIMT_MATH: {
     const char *fn = str_attr(op, "fn");
     LLVMTypeRef ov[1] = {lr};
     LLVMValueRef x = operand(t, op, 0);
@@ -752,9 +775,9 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
                                               : "llvm.nvvm.sqrt.rn.f",
                 NULL, 0, &x, 1);
   }
-  if (!strcmp(n, "cvt"))
+  case TL_OP_SIMT_CVT:
     return cvt(t, op);
-  if (!strcmp(n, "cvt_pack")) {
+  case TL_OP_SIMT_CVT_PACK: {
     const char *rnd = str_attr(op, "rounding");
     if (rnd && !strcmp(rnd, "rz")) {
       /* llvm.nvvm.ff2{f16,bf16}x2.rz(a, b) puts a in the upper half. */
@@ -771,19 +794,21 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
     v = LLVMBuildInsertElement(b, v, operand(t, op, 0), LLVMConstInt(i32t(t), 0, 0), "");
     return LLVMBuildFPTrunc(b, v, lr, "");
   }
-  if (!strcmp(n, "bitcast"))
+  case TL_OP_SIMT_BITCAST:
     return LLVMBuildBitCast(b, operand(t, op, 0), lr, "");
-  if (!strcmp(n, "extract"))
+  case TL_OP_SIMT_EXTRACT:
     return LLVMBuildExtractElement(
         b, operand(t, op, 0), LLVMConstInt(i32t(t), (unsigned long long)int_attr(op, "index", 0), 0),
         "");
-  if (!strcmp(n, "build")) {
+  case TL_OP_SIMT_BUILD: {
     LLVMValueRef v = LLVMGetUndef(lr);
     for (unsigned i = 0; i < tl_op_num_operands(op); i++)
       v = LLVMBuildInsertElement(b, v, operand(t, op, i), LLVMConstInt(i32t(t), i, 0), "");
     return v;
   }
-  return fail_op(t, op, "no translation for %s", tl_op_name(op));
+  default:
+    return fail_op(t, op, "no translation for %s", tl_op_name(op));
+  }
 }
 
 /*===--- Structured control flow -----------------------------------------===*/
@@ -905,33 +930,40 @@ static void scf_while(Tr *t, TlOp *op) {
   tl_free(phis);
 }
 
-/* Translates the ops of a block; returns its terminator (untranslated). */
+/* Translates the ops of a block; returns its terminator (untranslated).
+ * Every op of the arith table goes to arith_op, every op of the simt table
+ * to simt_op; any other op (a tl op) is refused with a diagnostic. */
 static TlOp *translate_block(Tr *t, TlBlock *b) {
   for (TlOp *op = tl_block_first_op(b); op && !t->failed; op = tl_op_next(op)) {
-    const char *name = tl_op_name(op);
     if (tl_op_has_trait(op, TL_TRAIT_TERMINATOR))
       return op;
     LLVMValueRef r = NULL;
-    if (!strcmp(name, "scf.for")) {
+    switch (tl_op_id(op)) {
+    case TL_OP_SCF_FOR:
       scf_for(t, op);
       continue;
-    }
-    if (!strcmp(name, "scf.if")) {
+    case TL_OP_SCF_IF:
       scf_if(t, op);
       continue;
-    }
-    if (!strcmp(name, "scf.while")) {
+    case TL_OP_SCF_WHILE:
       scf_while(t, op);
       continue;
-    }
-    if (!strncmp(name, "arith.", 6))
+#define TL_OP(ID, ...) case TL_OP_##ID:
+#include "tl/ops/arith.def"
+#undef TL_OP
       r = arith_op(t, op);
-    else if (!strncmp(name, "simt.", 5))
+      break;
+#define TL_OP(ID, ...) case TL_OP_##ID:
+#include "tl/ops/simt.def"
+#undef TL_OP
       r = simt_op(t, op);
-    else
+      break;
+    default:
       r = fail_op(t, op, "cannot run on the GPU directly: lower it to the "
                          "simt dialect first%s",
                   "");
+      break;
+    }
     if (t->failed)
       return NULL;
     if (tl_op_num_results(op) == 1)
@@ -999,7 +1031,7 @@ TlResult tl_target_translate(TlContext *ctx, unsigned sm, unsigned ptx,
   unsigned kernels = 0;
   for (TlOp *op = tl_block_first_op(tl_module_body(m)); op && !t.failed;
        op = tl_op_next(op)) {
-    if (strcmp(tl_op_name(op), "builtin.func") || !tl_op_attr(op, "kernel"))
+    if (tl_op_id(op) != TL_OP_BUILTIN_FUNC || !tl_op_attr(op, "kernel"))
       continue;
     translate_func(&t, op);
     kernels++;

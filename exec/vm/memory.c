@@ -231,11 +231,12 @@ typedef struct Written {
 
 static void mark_written(TlOp *op, void *user) {
   Written *w = user;
-  if (strcmp(tl_op_name(op), "tl.store_global") != 0)
+  if (tl_op_id(op) != TL_OP_TL_STORE_GLOBAL)
     return;
   TlOp *view = tl_value_def(tl_op_operand(op, 1));
-  TlValue *ptr = view && !strcmp(tl_op_name(view), "tl.view_global")
-                     ? tl_op_operand(view, 0) : NULL;
+  TlValue *ptr = view && tl_op_id(view) == TL_OP_TL_VIEW_GLOBAL
+                     ? tl_op_operand(view, 0)
+                     : NULL;
   TlBlock *entry = tl_region_first_block(tl_op_region(w->kernel, 0));
   for (unsigned i = 0; i < w->n; i++)
     if (!ptr || tl_block_arg(entry, i) == ptr)
@@ -672,7 +673,7 @@ static bool exec_shared_view(TlVm *vm, Inst *in) {
     return false;
   TlType *rt = tl_value_type(tl_op_result(in->op, 0));
   SView *w = new_view(vm, v->mem, rt, v->base, in->op);
-  if (in->imm == OC_SLICE) {
+  if (in->code == TL_OP_TL_SLICE) {
     int64_t off[TL_LAYOUT_MAX_RANK], f = 0;
     unsigned next = 1;
     if (!tl_slice_offsets(in->op, off))
@@ -967,28 +968,28 @@ static void complete_groups(TlVm *vm, uint32_t upto) {
 
 bool vm_exec_memory(TlVm *vm, Inst *in) {
   switch (in->code) {
-  case OC_VIEW_GLOBAL:
+  case TL_OP_TL_VIEW_GLOBAL:
     return exec_view_global(vm, in);
-  case OC_LOAD_GLOBAL:
+  case TL_OP_TL_LOAD_GLOBAL:
     return exec_load_global(vm, in);
-  case OC_STORE_GLOBAL:
+  case TL_OP_TL_STORE_GLOBAL:
     return exec_store_global(vm, in);
-  case OC_ALLOC_SHARED:
+  case TL_OP_TL_ALLOC_SHARED:
     return exec_alloc_shared(vm, in);
-  case OC_ALLOC_GLOBAL:
+  case TL_OP_TL_ALLOC_GLOBAL:
     return exec_alloc_global(vm, in);
-  case OC_FREE_SHARED:
+  case TL_OP_TL_FREE_SHARED:
     return exec_free_shared(vm, in);
-  case OC_LOAD_SHARED:
+  case TL_OP_TL_LOAD_SHARED:
     return exec_load_shared(vm, in);
-  case OC_STORE_SHARED:
+  case TL_OP_TL_STORE_SHARED:
     return exec_store_shared(vm, in);
-  case OC_COPY_ASYNC:
+  case TL_OP_TL_COPY_ASYNC:
     return exec_copy_async(vm, in);
-  case OC_COMMIT:
+  case TL_OP_TL_COPY_ASYNC_COMMIT:
     vm->open_group++;
     return true;
-  case OC_WAIT: {
+  case TL_OP_TL_COPY_ASYNC_WAIT: {
     /* Committed groups are open_group - 1 down to done_group + 1; all but
      * the newest imm of them complete. */
     int64_t upto = (int64_t)vm->open_group - 1 - in->imm;
@@ -996,10 +997,12 @@ bool vm_exec_memory(TlVm *vm, Inst *in) {
       complete_groups(vm, (uint32_t)upto);
     return true;
   }
-  case OC_SYNC:
+  case TL_OP_TL_SYNCHRONIZE:
     vm->epoch++;
     return true;
-  case OC_SHARED_VIEW:
+  case TL_OP_TL_SLICE: /* of shared tiles (compile_op sends them here) */
+  case TL_OP_TL_RESHAPE:
+  case TL_OP_TL_PERMUTE:
     return exec_shared_view(vm, in);
   default:
     TL_UNREACHABLE("not a memory op");

@@ -19,78 +19,80 @@
 
 /*===--- Compiled form ---------------------------------------------------===*/
 
-/* Op codes: arith and scf reuse the tl VM's OpCode values (OC_CONST ..
- * OC_WHILE); the simt ops follow. */
-enum {
-  SC_THREAD_ID = 1000,
-  SC_BLOCK_ID,
-  SC_BLOCK_DIM,
-  SC_GRID_DIM,
-  SC_LANE_ID,
-  SC_WARP_ID,
-  SC_PTR_ADD,
-  SC_SMEM_BASE,
-  SC_LOAD,
-  SC_STORE,
-  SC_CP_ASYNC,
-  SC_COMMIT,
-  SC_WAIT,
-  SC_BARRIER,
-  SC_LDMATRIX,
-  SC_MMA,
-  SC_SHFL,
-  SC_PRMT,
-  SC_LOP3,
-  SC_ADD2,
-  SC_SUB2,
-  SC_MUL2,
-  SC_FMA2,
-  SC_FMA,
-  SC_MATH,
-  SC_PRINTF,
-  SC_CVT,
-  SC_CVT_PACK,
-  SC_BITCAST,
-  SC_EXTRACT,
-  SC_BUILD,
-};
+/* How run_body runs each op the VM executes, by id: exec_arith (arith),
+ * exec_reg (ops on one thread's registers), or a case of its own (control
+ * flow, memory, barriers, warp-wide ops, printf). An op without an entry
+ * is one the VM does not execute: compiling a kernel with one fails with
+ * a diagnostic at it. */
+typedef enum SRun { SR_NONE, SR_ARITH, SR_REG, SR_OWN } SRun;
 
-/* The ops the VM runs: columns are the op's name and its code. */
-static const struct {
-  const char *name;
-  int code;
-} op_table[] = {
-    {"simt.thread_id", SC_THREAD_ID},
-    {"simt.block_id", SC_BLOCK_ID},
-    {"simt.block_dim", SC_BLOCK_DIM},
-    {"simt.grid_dim", SC_GRID_DIM},
-    {"simt.lane_id", SC_LANE_ID},
-    {"simt.warp_id", SC_WARP_ID},
-    {"simt.ptr_add", SC_PTR_ADD},
-    {"simt.smem_base", SC_SMEM_BASE},
-    {"simt.load", SC_LOAD},
-    {"simt.store", SC_STORE},
-    {"simt.cp_async", SC_CP_ASYNC},
-    {"simt.cp_async_commit", SC_COMMIT},
-    {"simt.cp_async_wait", SC_WAIT},
-    {"simt.barrier", SC_BARRIER},
-    {"simt.ldmatrix", SC_LDMATRIX},
-    {"simt.mma", SC_MMA},
-    {"simt.shfl", SC_SHFL},
-    {"simt.prmt", SC_PRMT},
-    {"simt.lop3", SC_LOP3},
-    {"simt.add2", SC_ADD2},
-    {"simt.sub2", SC_SUB2},
-    {"simt.mul2", SC_MUL2},
-    {"simt.fma2", SC_FMA2},
-    {"simt.fma", SC_FMA},
-    {"simt.math", SC_MATH},
-    {"simt.printf", SC_PRINTF},
-    {"simt.cvt", SC_CVT},
-    {"simt.cvt_pack", SC_CVT_PACK},
-    {"simt.bitcast", SC_BITCAST},
-    {"simt.extract", SC_EXTRACT},
-    {"simt.build", SC_BUILD},
+static const SRun runner_of[TL_OP_COUNT] = {
+    [TL_OP_ARITH_CONSTANT] = SR_ARITH,
+    [TL_OP_ARITH_ADDI] = SR_ARITH,
+    [TL_OP_ARITH_SUBI] = SR_ARITH,
+    [TL_OP_ARITH_MULI] = SR_ARITH,
+    [TL_OP_ARITH_DIVI] = SR_ARITH,
+    [TL_OP_ARITH_REMI] = SR_ARITH,
+    [TL_OP_ARITH_CEILDIVI] = SR_ARITH,
+    [TL_OP_ARITH_ANDI] = SR_ARITH,
+    [TL_OP_ARITH_ORI] = SR_ARITH,
+    [TL_OP_ARITH_XORI] = SR_ARITH,
+    [TL_OP_ARITH_SHLI] = SR_ARITH,
+    [TL_OP_ARITH_SHRI] = SR_ARITH,
+    [TL_OP_ARITH_MINI] = SR_ARITH,
+    [TL_OP_ARITH_MAXI] = SR_ARITH,
+    [TL_OP_ARITH_ADDF] = SR_ARITH,
+    [TL_OP_ARITH_SUBF] = SR_ARITH,
+    [TL_OP_ARITH_MULF] = SR_ARITH,
+    [TL_OP_ARITH_DIVF] = SR_ARITH,
+    [TL_OP_ARITH_MINF] = SR_ARITH,
+    [TL_OP_ARITH_MAXF] = SR_ARITH,
+    [TL_OP_ARITH_NEGF] = SR_ARITH,
+    [TL_OP_ARITH_ABSF] = SR_ARITH,
+    [TL_OP_ARITH_CMPI] = SR_ARITH,
+    [TL_OP_ARITH_CMPF] = SR_ARITH,
+    [TL_OP_ARITH_SELECT] = SR_ARITH,
+    [TL_OP_ARITH_EXTI] = SR_ARITH,
+    [TL_OP_ARITH_TRUNCI] = SR_ARITH,
+    [TL_OP_ARITH_ITOFP] = SR_ARITH,
+    [TL_OP_ARITH_FPTOI] = SR_ARITH,
+    [TL_OP_ARITH_EXTF] = SR_ARITH,
+    [TL_OP_ARITH_TRUNCF] = SR_ARITH,
+    [TL_OP_ARITH_BITCAST] = SR_ARITH,
+    [TL_OP_SCF_FOR] = SR_OWN,
+    [TL_OP_SCF_IF] = SR_OWN,
+    [TL_OP_SCF_WHILE] = SR_OWN,
+    [TL_OP_SIMT_THREAD_ID] = SR_REG,
+    [TL_OP_SIMT_BLOCK_ID] = SR_REG,
+    [TL_OP_SIMT_BLOCK_DIM] = SR_REG,
+    [TL_OP_SIMT_GRID_DIM] = SR_REG,
+    [TL_OP_SIMT_LANE_ID] = SR_REG,
+    [TL_OP_SIMT_WARP_ID] = SR_REG,
+    [TL_OP_SIMT_PTR_ADD] = SR_REG,
+    [TL_OP_SIMT_SMEM_BASE] = SR_REG,
+    [TL_OP_SIMT_LOAD] = SR_OWN,
+    [TL_OP_SIMT_STORE] = SR_OWN,
+    [TL_OP_SIMT_CP_ASYNC] = SR_OWN,
+    [TL_OP_SIMT_CP_ASYNC_COMMIT] = SR_OWN,
+    [TL_OP_SIMT_CP_ASYNC_WAIT] = SR_OWN,
+    [TL_OP_SIMT_BARRIER] = SR_OWN,
+    [TL_OP_SIMT_LDMATRIX] = SR_OWN,
+    [TL_OP_SIMT_MMA] = SR_OWN,
+    [TL_OP_SIMT_SHFL] = SR_OWN,
+    [TL_OP_SIMT_PRMT] = SR_REG,
+    [TL_OP_SIMT_LOP3] = SR_REG,
+    [TL_OP_SIMT_ADD2] = SR_REG,
+    [TL_OP_SIMT_SUB2] = SR_REG,
+    [TL_OP_SIMT_MUL2] = SR_REG,
+    [TL_OP_SIMT_FMA2] = SR_REG,
+    [TL_OP_SIMT_FMA] = SR_REG,
+    [TL_OP_SIMT_MATH] = SR_REG,
+    [TL_OP_SIMT_PRINTF] = SR_OWN,
+    [TL_OP_SIMT_CVT] = SR_REG,
+    [TL_OP_SIMT_CVT_PACK] = SR_REG,
+    [TL_OP_SIMT_BITCAST] = SR_REG,
+    [TL_OP_SIMT_EXTRACT] = SR_REG,
+    [TL_OP_SIMT_BUILD] = SR_REG,
 };
 
 /* How an mma form's fragments map to matrices and how its sums round. */
@@ -109,13 +111,14 @@ typedef struct SBody SBody;
 
 typedef struct SInst {
   TlOp *op;
-  int code;
+  TlOpId code; /* the op's id */
+  SRun run;
   unsigned nin, nout, nregions;
   uint32_t *in, *out;
   SBody *regions;
   const EType *et;  /* scalar (or vector element) type of the result */
   const EType *et2; /* of operand 0 (operand 1 for ptr_add) */
-  int pred;         /* cmpi/cmpf predicate, prmt mode, shfl mode */
+  int pred;         /* TlCmpiPredicate, TlCmpfPredicate, prmt or shfl mode */
   int64_t imm;      /* dim, index, pending, lut, barrier id, num */
   int64_t imm2;     /* barrier thread count (0: all), required alignment */
   unsigned bytes;   /* access or copy size */
@@ -213,7 +216,7 @@ static const EType *etype(TlSimtVm *vm, TlType *t) {
 /*===--- Kernels and parameters ------------------------------------------===*/
 
 static bool is_simt_kernel(TlOp *op) {
-  return !strcmp(tl_op_name(op), "builtin.func") && tl_op_attr(op, "kernel");
+  return tl_op_id(op) == TL_OP_BUILTIN_FUNC && tl_op_attr(op, "kernel");
 }
 
 TlOp *tl_simt_vm_find_kernel(TlModule *m, const char *name) {
@@ -477,24 +480,14 @@ static Mma *compile_mma(TlSimtVm *vm, TlOp *op) {
 static bool compile_block(TlSimtVm *vm, TlBlock *b, SBody *out);
 
 static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
-  static const char *const cmpi_preds[] = {"eq", "ne", "lt", "le",
-                                           "gt", "ge", NULL};
-  static const char *const cmpf_preds[] = {"oeq", "ogt", "oge", "olt", "ole",
-                                           "one", "ord", "ueq", "ugt", "uge",
-                                           "ult", "ule", "une", "uno", NULL};
   static const char *const xyz[] = {"x", "y", "z", NULL};
   static const char *const prmt_modes[] = {"",    "f4e", "b4e",  "rc8",
                                            "ecl", "ecr", "rc16", NULL};
   static const char *const shfl_modes[] = {"idx", "bfly", "up", "down", NULL};
   in->op = op;
-  in->code = -1;
-  int sc = vm_scalar_opcode(tl_op_name(op));
-  if (sc >= 0)
-    in->code = sc;
-  for (size_t i = 0; i < sizeof op_table / sizeof op_table[0]; i++)
-    if (!strcmp(op_table[i].name, tl_op_name(op)))
-      in->code = op_table[i].code;
-  if (in->code < 0) {
+  in->code = tl_op_id(op);
+  in->run = runner_of[in->code];
+  if (in->run == SR_NONE) {
     tl_op_emit_error(op, "the thread-level VM does not execute this op");
     return false;
   }
@@ -526,7 +519,7 @@ static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
   }
   TlType *rt = in->nout ? tl_value_type(tl_op_result(op, 0)) : NULL;
   TlType *ot = in->nin ? tl_value_type(tl_op_operand(op, 0)) : NULL;
-  if (in->code == SC_PTR_ADD)
+  if (in->code == TL_OP_SIMT_PTR_ADD)
     ot = tl_value_type(tl_op_operand(op, 1));
   if (rt && !tl_simt_is_ptr(rt))
     in->et = etype(vm, elem_of(rt));
@@ -543,45 +536,45 @@ static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
     in->vb_in = tl_type_bitwidth(elem_of(ot));
   }
   switch (in->code) {
-  case OC_CONST: {
+  case TL_OP_ARITH_CONSTANT: {
     TlAttr *a = tl_op_attr(op, "value");
     in->konst = tl_attr_kind(a) == TL_ATTR_INT
                     ? tl_attr_uint_value(a) & in->et->mask
                     : e_fencode(in->et, tl_attr_float_value(a));
     break;
   }
-  case OC_CMPI:
-    in->pred = find_name(cmpi_preds, str_attr(op, "predicate"));
+  case TL_OP_ARITH_CMPI:
+    in->pred = tl_cmpi_predicate_of(op);
     break;
-  case OC_CMPF:
-    in->pred = find_name(cmpf_preds, str_attr(op, "predicate"));
+  case TL_OP_ARITH_CMPF:
+    in->pred = tl_cmpf_predicate_of(op);
     break;
-  case SC_THREAD_ID:
-  case SC_BLOCK_ID:
-  case SC_BLOCK_DIM:
-  case SC_GRID_DIM:
+  case TL_OP_SIMT_THREAD_ID:
+  case TL_OP_SIMT_BLOCK_ID:
+  case TL_OP_SIMT_BLOCK_DIM:
+  case TL_OP_SIMT_GRID_DIM:
     in->imm = find_name(xyz, str_attr(op, "dim"));
     break;
-  case SC_LOAD:
-  case SC_STORE: {
-    TlType *vt = in->code == SC_LOAD ? rt : ot;
+  case TL_OP_SIMT_LOAD:
+  case TL_OP_SIMT_STORE: {
+    TlType *vt = in->code == TL_OP_SIMT_LOAD ? rt : ot;
     in->bytes = tl_simt_value_bits(vt) / 8;
     in->vn_in = words_of(vt);
     in->vb_in = tl_type_bitwidth(elem_of(vt));
     in->imm2 = int_attr(op, "align", in->bytes);
     break;
   }
-  case SC_CP_ASYNC:
+  case TL_OP_SIMT_CP_ASYNC:
     in->bytes = (unsigned)int_attr(op, "size", 16);
     break;
-  case SC_WAIT:
+  case TL_OP_SIMT_CP_ASYNC_WAIT:
     in->imm = int_attr(op, "pending", 0);
     break;
-  case SC_BARRIER:
+  case TL_OP_SIMT_BARRIER:
     in->imm = int_attr(op, "id", 0);
     in->imm2 = int_attr(op, "threads", 0);
     break;
-  case SC_LDMATRIX: {
+  case TL_OP_SIMT_LDMATRIX: {
     char name[32];
     in->imm = int_attr(op, "num", 1);
     in->flag = tl_op_attr(op, "trans") != NULL;
@@ -590,33 +583,33 @@ static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
     in->map = atom_map(vm, name, &in->local);
     break;
   }
-  case SC_MMA:
+  case TL_OP_SIMT_MMA:
     in->mma = compile_mma(vm, op);
     break;
-  case SC_SHFL:
+  case TL_OP_SIMT_SHFL:
     in->pred = find_name(shfl_modes, str_attr(op, "mode"));
     break;
-  case SC_PRMT:
+  case TL_OP_SIMT_PRMT:
     in->pred =
         str_attr(op, "mode") ? find_name(prmt_modes, str_attr(op, "mode")) : 0;
     break;
-  case SC_LOP3:
+  case TL_OP_SIMT_LOP3:
     in->imm = int_attr(op, "lut", 0);
     break;
-  case SC_MATH:
+  case TL_OP_SIMT_MATH:
     in->imm = find_name(math_fns, str_attr(op, "fn"));
     break;
-  case SC_CVT:
+  case TL_OP_SIMT_CVT:
     in->rnd = sv_round_parse(str_attr(op, "rounding"));
     in->flag = tl_op_attr(op, "sat") != NULL;
     break;
-  case SC_CVT_PACK:
+  case TL_OP_SIMT_CVT_PACK:
     in->rnd =
         str_attr(op, "rounding") && !strcmp(str_attr(op, "rounding"), "rz")
             ? SV_RZ
             : SV_RN;
     break;
-  case SC_EXTRACT:
+  case TL_OP_SIMT_EXTRACT:
     in->imm = int_attr(op, "index", 0);
     break;
   default:
@@ -654,9 +647,9 @@ static bool compile_block(TlSimtVm *vm, TlBlock *b, SBody *out) {
   out->insts = TL_ARENA_NEWN(&vm->arena, SInst, n + 1);
   out->n = 0;
   for (TlOp *op = tl_block_first_op(b); op; op = tl_op_next(op)) {
-    const char *name = tl_op_name(op);
-    if (!strcmp(name, "scf.yield") || !strcmp(name, "scf.condition") ||
-        !strcmp(name, "builtin.return")) {
+    TlOpId id = tl_op_id(op);
+    if (id == TL_OP_SCF_YIELD || id == TL_OP_SCF_CONDITION ||
+        id == TL_OP_BUILTIN_RETURN) {
       out->nyield = tl_op_num_operands(op);
       out->yield = TL_ARENA_NEWN(&vm->arena, uint32_t, out->nyield + 1);
       for (unsigned i = 0; i < out->nyield; i++)
@@ -1385,25 +1378,6 @@ static bool exec_barrier(TlSimtVm *vm, SInst *in, const Mask *m) {
 
 /*===--- Scalar and register ops -----------------------------------------===*/
 
-static bool cmp_int(int pred, int c) {
-  static const bool table[6][3] = {/* less, equal, greater */
-                                   {0, 1, 0}, {1, 0, 1}, {1, 0, 0},
-                                   {1, 1, 0}, {0, 0, 1}, {0, 1, 1}};
-  return table[pred][c + 1];
-}
-
-/* The 14 predicates of arith.cmpf, in the verifier's order. */
-static bool cmp_float(int pred, double x, double y) {
-  bool uno = isnan(x) || isnan(y);
-  bool lt = x<y, eq = x == y, gt = x> y;
-  static const uint8_t table[14] = {
-      /* bit 0 lt, bit 1 eq, bit 2 gt, bit 3 unordered */
-      2, 4, 6, 1, 3, 5, 7, 10, 12, 14, 9, 11, 13, 8};
-  unsigned want = table[pred];
-  return uno ? (want & 8) != 0
-             : ((lt && (want & 1)) || (eq && (want & 2)) || (gt && (want & 4)));
-}
-
 static bool thread_note(TlSimtVm *vm, int t) {
   tl_emit_note(vm->ctx, tl_op_loc(vm->func), "in %s", who(vm, t).s);
   return false;
@@ -1417,64 +1391,59 @@ static bool exec_arith(TlSimtVm *vm, SInst *in, const Mask *m) {
     uint64_t b = in->nin > 1 ? reg(vm, in->in[1], t)[0] : 0;
     uint64_t r = 0;
     switch (in->code) {
-    case OC_CONST:
+    case TL_OP_ARITH_CONSTANT:
       r = in->konst;
       break;
-    case OC_ADDI:
-    case OC_SUBI:
-    case OC_MULI:
-    case OC_DIVI:
-    case OC_REMI:
-    case OC_CEILDIVI:
-    case OC_ANDI:
-    case OC_ORI:
-    case OC_XORI:
-    case OC_SHLI:
-    case OC_SHRI:
-    case OC_MINI:
-    case OC_MAXI:
-      if (!vm_int_binary(vm->tl, in->op, e, (OpCode)in->code, a, b, &r)) {
+    case TL_OP_ARITH_ADDI:
+    case TL_OP_ARITH_SUBI:
+    case TL_OP_ARITH_MULI:
+    case TL_OP_ARITH_DIVI:
+    case TL_OP_ARITH_REMI:
+    case TL_OP_ARITH_CEILDIVI:
+    case TL_OP_ARITH_ANDI:
+    case TL_OP_ARITH_ORI:
+    case TL_OP_ARITH_XORI:
+    case TL_OP_ARITH_SHLI:
+    case TL_OP_ARITH_SHRI:
+    case TL_OP_ARITH_MINI:
+    case TL_OP_ARITH_MAXI:
+      if (!vm_int_binary(vm->tl, in->op, e, in->code, a, b, &r)) {
         vm->failed = true;
         return thread_note(vm, t);
       }
       break;
-    case OC_ADDF:
-    case OC_SUBF:
-    case OC_MULF:
-    case OC_DIVF:
-    case OC_MINF:
-    case OC_MAXF:
-      r = vm_float_binary(e, (OpCode)in->code, a, b);
+    case TL_OP_ARITH_ADDF:
+    case TL_OP_ARITH_SUBF:
+    case TL_OP_ARITH_MULF:
+    case TL_OP_ARITH_DIVF:
+    case TL_OP_ARITH_MINF:
+    case TL_OP_ARITH_MAXF:
+      r = vm_float_binary(e, in->code, a, b);
       break;
-    case OC_NEGF:
+    case TL_OP_ARITH_NEGF:
       r = a ^ (1ull << (e->bits - 1));
       break;
-    case OC_ABSF:
+    case TL_OP_ARITH_ABSF:
       r = a & ~(1ull << (e->bits - 1));
       break;
-    case OC_CMPI: {
+    case TL_OP_ARITH_CMPI: {
       const EType *o = in->et2;
-      int c;
-      if (o->kind == EK_SINT) {
-        int64_t x = e_sval(o, a), y = e_sval(o, b);
-        c = (x > y) - (x < y);
-      } else {
-        c = (a > b) - (a < b);
-      }
-      r = cmp_int(in->pred, c);
+      r = o->kind == EK_SINT
+              ? tl_cmpi_holds_signed(in->pred, e_sval(o, a), e_sval(o, b))
+              : tl_cmpi_holds_unsigned(in->pred, a, b);
       break;
     }
-    case OC_CMPF:
-      r = cmp_float(in->pred, e_f(in->et2, a), e_f(in->et2, b));
+    case TL_OP_ARITH_CMPF:
+      r = tl_cmpf_holds(in->pred, e_f(in->et2, a), e_f(in->et2, b));
       break;
-    case OC_SELECT:
+    case TL_OP_ARITH_SELECT:
       r = a ? b : reg(vm, in->in[2], t)[0];
       break;
-    case OC_EXTI:
+    case TL_OP_ARITH_EXTI:
       r = (uint64_t)e_sval(in->et2, a) & e->mask;
       break;
-    case OC_TRUNCI:
-    case OC_BITCAST:
+    case TL_OP_ARITH_TRUNCI:
+    case TL_OP_ARITH_BITCAST:
       r = a & e->mask;
       break;
     default: /* itofp, fptoi, extf, truncf */
@@ -1486,13 +1455,14 @@ static bool exec_arith(TlSimtVm *vm, SInst *in, const Mask *m) {
   return true;
 }
 
-static uint16_t half_op(int code, bool bf, uint16_t a, uint16_t b, uint16_t c) {
+static uint16_t half_op(TlOpId code, bool bf, uint16_t a, uint16_t b,
+                        uint16_t c) {
   switch (code) {
-  case SC_ADD2:
+  case TL_OP_SIMT_ADD2:
     return bf ? tl_bf16_add(a, b) : tl_f16_add(a, b);
-  case SC_SUB2: /* a + (-b): the negation is exact */
+  case TL_OP_SIMT_SUB2: /* a + (-b): the negation is exact */
     return bf ? tl_bf16_add(a, b ^ 0x8000) : tl_f16_add(a, b ^ 0x8000);
-  case SC_MUL2:
+  case TL_OP_SIMT_MUL2:
     return bf ? tl_bf16_mul(a, b) : tl_f16_mul(a, b);
   default:
     return bf ? tl_bf16_fma(a, b, c) : tl_f16_fma(a, b, c);
@@ -1507,75 +1477,75 @@ static bool exec_reg(TlSimtVm *vm, SInst *in, const Mask *m) {
     const uint64_t *b = in->nin > 1 ? reg(vm, in->in[1], t) : NULL;
     const uint64_t *c = in->nin > 2 ? reg(vm, in->in[2], t) : NULL;
     switch (in->code) {
-    case SC_THREAD_ID: {
+    case TL_OP_SIMT_THREAD_ID: {
       int64_t v = in->imm == 0   ? t % vm->bdim[0]
                   : in->imm == 1 ? t / vm->bdim[0] % vm->bdim[1]
                                  : t / (vm->bdim[0] * vm->bdim[1]);
       out[0] = (uint64_t)v;
       break;
     }
-    case SC_BLOCK_ID:
+    case TL_OP_SIMT_BLOCK_ID:
       out[0] = (uint64_t)vm->bidx[in->imm];
       break;
-    case SC_BLOCK_DIM:
+    case TL_OP_SIMT_BLOCK_DIM:
       out[0] = (uint64_t)vm->bdim[in->imm];
       break;
-    case SC_GRID_DIM:
+    case TL_OP_SIMT_GRID_DIM:
       out[0] = (uint64_t)vm->grid[in->imm];
       break;
-    case SC_LANE_ID:
+    case TL_OP_SIMT_LANE_ID:
       out[0] = (uint64_t)(t % 32);
       break;
-    case SC_WARP_ID:
+    case TL_OP_SIMT_WARP_ID:
       out[0] = (uint64_t)(t / 32);
       break;
-    case SC_PTR_ADD: /* the offset extends by its signedness */
+    case TL_OP_SIMT_PTR_ADD: /* the offset extends by its signedness */
       out[0] = a[0] + (uint64_t)e_sval(in->et2, b[0]);
       break;
-    case SC_SMEM_BASE:
+    case TL_OP_SIMT_SMEM_BASE:
       out[0] = 0;
       break;
-    case SC_PRMT:
+    case TL_OP_SIMT_PRMT:
       out[0] =
           sv_prmt((uint32_t)a[0], (uint32_t)b[0], (uint32_t)c[0], in->pred);
       break;
-    case SC_LOP3:
+    case TL_OP_SIMT_LOP3:
       out[0] = sv_lop3((uint32_t)a[0], (uint32_t)b[0], (uint32_t)c[0],
                        (unsigned)in->imm);
       break;
-    case SC_ADD2:
-    case SC_SUB2:
-    case SC_MUL2:
-    case SC_FMA2: {
+    case TL_OP_SIMT_ADD2:
+    case TL_OP_SIMT_SUB2:
+    case TL_OP_SIMT_MUL2:
+    case TL_OP_SIMT_FMA2: {
       bool bf = in->et->dt.exp_bits == 8;
       for (int h = 0; h < 2; h++)
         out[h] = half_op(in->code, bf, (uint16_t)a[h], (uint16_t)b[h],
                          c ? (uint16_t)c[h] : 0);
       break;
     }
-    case SC_FMA: /* f32 only: one rounding, the canonical NaN */
+    case TL_OP_SIMT_FMA: /* f32 only: one rounding, the canonical NaN */
       out[0] = tl_f32_fma((uint32_t)a[0], (uint32_t)b[0], (uint32_t)c[0]);
       break;
-    case SC_MATH:
+    case TL_OP_SIMT_MATH:
       out[0] = sv_math((int)in->imm, (uint32_t)a[0]);
       break;
-    case SC_CVT:
+    case TL_OP_SIMT_CVT:
       out[0] = sv_cvt(in->et2, in->et, a[0], in->rnd, in->flag);
       break;
-    case SC_CVT_PACK:
+    case TL_OP_SIMT_CVT_PACK:
       out[0] = sv_cvt(in->et2, in->et, a[0], in->rnd, false);
       out[1] = sv_cvt(in->et2, in->et, b[0], in->rnd, false);
       break;
-    case SC_BITCAST: {
+    case TL_OP_SIMT_BITCAST: {
       uint64_t bits[17];
       pack(a, in->vn_in, in->vb_in, bits);
       unpack(bits, in->vn_out, in->vb_out, out);
       break;
     }
-    case SC_EXTRACT:
+    case TL_OP_SIMT_EXTRACT:
       out[0] = a[in->imm];
       break;
-    case SC_BUILD:
+    case TL_OP_SIMT_BUILD:
       for (unsigned i = 0; i < in->nin; i++)
         out[i] = reg(vm, in->in[i], t)[0];
       break;
@@ -1587,7 +1557,7 @@ static bool exec_reg(TlSimtVm *vm, SInst *in, const Mask *m) {
 }
 
 static bool exec_load_store(TlSimtVm *vm, SInst *in, const Mask *m) {
-  bool store = in->code == SC_STORE;
+  bool store = in->code == TL_OP_SIMT_STORE;
   unsigned pi = store ? 1 : 0;
   bool shared = tl_simt_ptr_space(tl_value_type(tl_op_operand(in->op, pi))) ==
                 TL_SIMT_SHARED;
@@ -1756,49 +1726,48 @@ static bool run_body(TlSimtVm *vm, SBody *b, const Mask *m) {
     vm->stats.thread_ops += m->n;
     bool ok;
     switch (in->code) {
-    case OC_FOR:
+    case TL_OP_SCF_FOR:
       ok = exec_for(vm, in, m);
       break;
-    case OC_IF:
+    case TL_OP_SCF_IF:
       ok = exec_if(vm, in, m);
       break;
-    case OC_WHILE:
+    case TL_OP_SCF_WHILE:
       ok = exec_while(vm, in, m);
       break;
-    case SC_LOAD:
-    case SC_STORE:
+    case TL_OP_SIMT_LOAD:
+    case TL_OP_SIMT_STORE:
       ok = exec_load_store(vm, in, m);
       break;
-    case SC_CP_ASYNC:
+    case TL_OP_SIMT_CP_ASYNC:
       ok = exec_cp_async(vm, in, m);
       break;
-    case SC_COMMIT:
+    case TL_OP_SIMT_CP_ASYNC_COMMIT:
       exec_commit(vm, m);
       ok = true;
       break;
-    case SC_WAIT:
+    case TL_OP_SIMT_CP_ASYNC_WAIT:
       exec_wait(vm, in, m);
       ok = true;
       break;
-    case SC_BARRIER:
+    case TL_OP_SIMT_BARRIER:
       ok = exec_barrier(vm, in, m);
       break;
-    case SC_LDMATRIX:
+    case TL_OP_SIMT_LDMATRIX:
       ok = exec_ldmatrix(vm, in, m);
       break;
-    case SC_MMA:
+    case TL_OP_SIMT_MMA:
       ok = exec_mma(vm, in, m);
       break;
-    case SC_SHFL:
+    case TL_OP_SIMT_SHFL:
       ok = exec_shfl(vm, in, m);
       break;
-    case SC_PRINTF:
+    case TL_OP_SIMT_PRINTF:
       exec_printf(vm, in, m);
       ok = true;
       break;
     default:
-      ok =
-          in->code < SC_THREAD_ID ? exec_arith(vm, in, m) : exec_reg(vm, in, m);
+      ok = in->run == SR_ARITH ? exec_arith(vm, in, m) : exec_reg(vm, in, m);
       break;
     }
     if (!ok)

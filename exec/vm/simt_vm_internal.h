@@ -46,10 +46,4 @@ uint32_t sv_prmt(uint32_t a, uint32_t b, uint32_t sel, int mode);
 /* lop3.b32 with truth table lut. */
 uint32_t sv_lop3(uint32_t a, uint32_t b, uint32_t c, unsigned lut);
 
-/* Exported by vm.c (the tl VM's scalar arith, shared so that both VMs
- * compute arith ops the same way). */
-bool vm_int_binary(TlVm *vm, TlOp *op, const EType *e, OpCode k, uint64_t a,
-                   uint64_t b, uint64_t *out);
-uint64_t vm_float_binary(const EType *e, OpCode k, uint64_t a, uint64_t b);
-
 #endif

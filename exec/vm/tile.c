@@ -8,10 +8,6 @@
 
 #include <stdio.h>
 
-bool vm_int_binary(TlVm *vm, TlOp *op, const EType *e, OpCode k, uint64_t a,
-                   uint64_t b, uint64_t *out);
-uint64_t vm_float_binary(const EType *e, OpCode k, uint64_t a, uint64_t b);
-
 static Tile *operand_tile(TlVm *vm, Inst *in, unsigned i) {
   return vm_in(vm, in, i)->obj;
 }
@@ -35,28 +31,28 @@ static void merge_undef(Tile *r, const Tile *a) {
 
 /*===--- Elementwise ------------------------------------------------------===*/
 
-static uint64_t float_unary(const EType *e, OpCode k, uint64_t c) {
+static uint64_t float_unary(const EType *e, TlOpId k, uint64_t c) {
   double x = e_f(e, c), v;
   switch (k) {
-  case OC_NEG:
+  case TL_OP_TL_NEG:
     return c ^ (1ull << (e->bits - 1));
-  case OC_ABS:
+  case TL_OP_TL_ABS:
     return c & ~(1ull << (e->bits - 1));
   /* Computed in double by the C library and rounded once to the type. */
-  case OC_EXP:
+  case TL_OP_TL_EXP:
     v = exp(x);
     break;
-  case OC_EXP2:
+  case TL_OP_TL_EXP2:
     v = exp2(x);
     break;
-  case OC_LOG2:
+  case TL_OP_TL_LOG2:
     v = log2(x);
     break;
   /* sqrt is correctly rounded in double and 53 >= 2p + 2 for p <= 24. */
-  case OC_SQRT:
+  case TL_OP_TL_SQRT:
     v = sqrt(x);
     break;
-  case OC_RSQRT:
+  case TL_OP_TL_RSQRT:
     v = 1.0 / sqrt(x);
     break;
   default:
@@ -65,53 +61,55 @@ static uint64_t float_unary(const EType *e, OpCode k, uint64_t c) {
   return e_fencode(e, v);
 }
 
-static OpCode int_code(OpCode k) {
+/* The arith op that computes elementwise op k on integers (int_op) or on
+ * floats (float_op); TL_OP_NONE where there is none. */
+static TlOpId int_op(TlOpId k) {
   switch (k) {
-  case OC_ADD:
-    return OC_ADDI;
-  case OC_SUB:
-    return OC_SUBI;
-  case OC_MUL:
-    return OC_MULI;
-  case OC_DIV:
-    return OC_DIVI;
-  case OC_MOD:
-    return OC_REMI;
-  case OC_MAX:
-    return OC_MAXI;
-  case OC_MIN:
-    return OC_MINI;
-  case OC_AND:
-    return OC_ANDI;
-  case OC_OR:
-    return OC_ORI;
-  case OC_XOR:
-    return OC_XORI;
-  case OC_SHL:
-    return OC_SHLI;
-  case OC_SHR:
-    return OC_SHRI;
+  case TL_OP_TL_ADD:
+    return TL_OP_ARITH_ADDI;
+  case TL_OP_TL_SUB:
+    return TL_OP_ARITH_SUBI;
+  case TL_OP_TL_MUL:
+    return TL_OP_ARITH_MULI;
+  case TL_OP_TL_DIV:
+    return TL_OP_ARITH_DIVI;
+  case TL_OP_TL_MOD:
+    return TL_OP_ARITH_REMI;
+  case TL_OP_TL_MAX:
+    return TL_OP_ARITH_MAXI;
+  case TL_OP_TL_MIN:
+    return TL_OP_ARITH_MINI;
+  case TL_OP_TL_AND:
+    return TL_OP_ARITH_ANDI;
+  case TL_OP_TL_OR:
+    return TL_OP_ARITH_ORI;
+  case TL_OP_TL_XOR:
+    return TL_OP_ARITH_XORI;
+  case TL_OP_TL_SHL:
+    return TL_OP_ARITH_SHLI;
+  case TL_OP_TL_SHR:
+    return TL_OP_ARITH_SHRI;
   default:
-    return OC_UNKNOWN;
+    return TL_OP_NONE;
   }
 }
 
-static OpCode float_code(OpCode k) {
+static TlOpId float_op(TlOpId k) {
   switch (k) {
-  case OC_ADD:
-    return OC_ADDF;
-  case OC_SUB:
-    return OC_SUBF;
-  case OC_MUL:
-    return OC_MULF;
-  case OC_DIV:
-    return OC_DIVF;
-  case OC_MAX:
-    return OC_MAXF;
-  case OC_MIN:
-    return OC_MINF;
+  case TL_OP_TL_ADD:
+    return TL_OP_ARITH_ADDF;
+  case TL_OP_TL_SUB:
+    return TL_OP_ARITH_SUBF;
+  case TL_OP_TL_MUL:
+    return TL_OP_ARITH_MULF;
+  case TL_OP_TL_DIV:
+    return TL_OP_ARITH_DIVF;
+  case TL_OP_TL_MAX:
+    return TL_OP_ARITH_MAXF;
+  case TL_OP_TL_MIN:
+    return TL_OP_ARITH_MINF;
   default:
-    return OC_UNKNOWN;
+    return TL_OP_NONE;
   }
 }
 
@@ -138,13 +136,13 @@ static bool exec_elementwise(TlVm *vm, Inst *in) {
   merge_undef(r, a);
   if (b)
     merge_undef(r, b);
-  OpCode k = in->code;
+  TlOpId k = in->code;
   if (e->kind == EK_FLOAT) {
-    OpCode fk = float_code(k);
-    if (k == OC_MOD) {
+    TlOpId fk = float_op(k);
+    if (k == TL_OP_TL_MOD) {
       for (int64_t i = 0; i < r->n; i++) /* fmod is exact */
         r->v[i] = e_fencode(e, fmod(e_f(e, a->v[i]), e_f(e, b->v[i])));
-    } else if (fk != OC_UNKNOWN) {
+    } else if (fk != TL_OP_NONE) {
       for (int64_t i = 0; i < r->n; i++)
         r->v[i] = vm_float_binary(e, fk, a->v[i], b->v[i]);
     } else {
@@ -152,7 +150,7 @@ static bool exec_elementwise(TlVm *vm, Inst *in) {
         r->v[i] = float_unary(e, k, a->v[i]);
     }
   } else if (b) {
-    OpCode ik = int_code(k);
+    TlOpId ik = int_op(k);
     for (int64_t i = 0; i < r->n; i++) {
       /* Undefined elements compute nothing (a zero divisor there is not
        * an error). */
@@ -171,13 +169,13 @@ static bool exec_elementwise(TlVm *vm, Inst *in) {
       uint64_t x = a->v[i];
       int64_t s = e_sval(e, x);
       switch (k) {
-      case OC_NEG:
+      case TL_OP_TL_NEG:
         x = (uint64_t)0 - x;
         break;
-      case OC_ABS:
+      case TL_OP_TL_ABS:
         x = (e->kind == EK_SINT && s < 0) ? (uint64_t)0 - x : x;
         break;
-      case OC_NOT:
+      case TL_OP_TL_NOT:
         x = ~x;
         break;
       default:
@@ -196,25 +194,16 @@ static bool exec_cmp(TlVm *vm, Inst *in) {
   Tile *r = tile_new(vm, result_type(in), false);
   merge_undef(r, a);
   merge_undef(r, b);
-  static const bool table[6][3] = {
-      /* less, equal, greater (eq ne lt le gt ge) */
-      {0, 1, 0}, {1, 0, 1}, {1, 0, 0}, {1, 1, 0}, {0, 0, 1}, {0, 1, 1}};
+  TlCmpiPredicate p = in->pred;
+  TlCmpfPredicate fp = tl_cmpi_predicate_on_floats(p);
   for (int64_t i = 0; i < r->n; i++) {
-    int c;
-    if (e->kind == EK_FLOAT) {
-      double x = e_f(e, a->v[i]), y = e_f(e, b->v[i]);
-      if (isnan(x) || isnan(y)) { /* only ne holds for NaN */
-        r->v[i] = in->pred == 1;
-        continue;
-      }
-      c = (x > y) - (x < y);
-    } else if (e->kind == EK_SINT) {
-      int64_t x = e_sval(e, a->v[i]), y = e_sval(e, b->v[i]);
-      c = (x > y) - (x < y);
-    } else {
-      c = (a->v[i] > b->v[i]) - (a->v[i] < b->v[i]);
-    }
-    r->v[i] = table[in->pred][c + 1];
+    uint64_t x = a->v[i], y = b->v[i];
+    if (e->kind == EK_FLOAT)
+      r->v[i] = tl_cmpf_holds(fp, e_f(e, x), e_f(e, y));
+    else if (e->kind == EK_SINT)
+      r->v[i] = tl_cmpi_holds_signed(p, e_sval(e, x), e_sval(e, y));
+    else
+      r->v[i] = tl_cmpi_holds_unsigned(p, x, y);
   }
   vm_put_tile(vm, in, 0, r);
   return true;
@@ -603,8 +592,12 @@ static bool exec_reduce(TlVm *vm, Inst *in) {
   Tile *r = tile_new(vm, result_type(in), false);
   if (a->undef)
     r->undef = tl_xcalloc((size_t)r->n, 1);
-  OpCode fk = in->pred == 0 ? OC_ADDF : in->pred == 1 ? OC_MAXF : OC_MINF;
-  OpCode ik = in->pred == 0 ? OC_ADDI : in->pred == 1 ? OC_MAXI : OC_MINI;
+  TlOpId fk = in->pred == TL_REDUCE_SUM   ? TL_OP_ARITH_ADDF
+              : in->pred == TL_REDUCE_MAX ? TL_OP_ARITH_MAXF
+                                          : TL_OP_ARITH_MINF;
+  TlOpId ik = in->pred == TL_REDUCE_SUM   ? TL_OP_ARITH_ADDI
+              : in->pred == TL_REDUCE_MAX ? TL_OP_ARITH_MAXI
+                                          : TL_OP_ARITH_MINI;
   for (int64_t o = 0; o < outer; o++)
     for (int64_t q = 0; q < inner; q++) {
       int64_t base = o * n * inner + q;
@@ -699,33 +692,52 @@ static bool exec_print(TlVm *vm, Inst *in) {
 
 bool vm_exec_tile(TlVm *vm, Inst *in) {
   switch (in->code) {
-  case OC_ALLOC_REGISTER:
+  case TL_OP_TL_ALLOC_REGISTER:
     return exec_alloc_register(vm, in);
-  case OC_CMP:
+  case TL_OP_TL_CMP:
     return exec_cmp(vm, in);
-  case OC_WHERE:
+  case TL_OP_TL_WHERE:
     return exec_where(vm, in);
-  case OC_BROADCAST:
+  case TL_OP_TL_BROADCAST:
     return exec_broadcast(vm, in);
-  case OC_CAST:
+  case TL_OP_TL_CAST:
     return exec_cast(vm, in);
-  case OC_VIEW:
+  case TL_OP_TL_VIEW:
     return exec_view(vm, in);
-  case OC_RESHAPE:
+  case TL_OP_TL_RESHAPE:
     return exec_reshape(vm, in);
-  case OC_PERMUTE:
+  case TL_OP_TL_PERMUTE:
     return exec_permute(vm, in);
-  case OC_SLICE:
+  case TL_OP_TL_SLICE:
     return exec_slice(vm, in);
-  case OC_DOT:
+  case TL_OP_TL_DOT:
     return exec_dot(vm, in);
-  case OC_REDUCE:
+  case TL_OP_TL_REDUCE:
     return exec_reduce(vm, in);
-  case OC_PRINT:
+  case TL_OP_TL_PRINT:
     return exec_print(vm, in);
+  case TL_OP_TL_ADD:
+  case TL_OP_TL_SUB:
+  case TL_OP_TL_MUL:
+  case TL_OP_TL_DIV:
+  case TL_OP_TL_MOD:
+  case TL_OP_TL_MAX:
+  case TL_OP_TL_MIN:
+  case TL_OP_TL_AND:
+  case TL_OP_TL_OR:
+  case TL_OP_TL_XOR:
+  case TL_OP_TL_SHL:
+  case TL_OP_TL_SHR:
+  case TL_OP_TL_NEG:
+  case TL_OP_TL_ABS:
+  case TL_OP_TL_NOT:
+  case TL_OP_TL_EXP:
+  case TL_OP_TL_EXP2:
+  case TL_OP_TL_LOG2:
+  case TL_OP_TL_SQRT:
+  case TL_OP_TL_RSQRT:
+    return exec_elementwise(vm, in);
   default:
-    if (in->code >= OC_ADD && in->code <= OC_RSQRT)
-      return exec_elementwise(vm, in);
     TL_UNREACHABLE("not a tile op");
   }
 }

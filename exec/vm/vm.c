@@ -11,9 +11,7 @@
 
 /*===--- Kernels and parameters ------------------------------------------===*/
 
-static bool is_kernel(TlOp *op) {
-  return strcmp(tl_op_name(op), "tl.kernel") == 0;
-}
+static bool is_kernel(TlOp *op) { return tl_op_id(op) == TL_OP_TL_KERNEL; }
 
 TlOp *tl_vm_find_kernel(TlModule *m, const char *name) {
   TlOp *found = NULL;
@@ -212,124 +210,94 @@ int64_t vm_int_operand(TlVm *vm, const Inst *in, unsigned i) {
 
 /*===--- Compilation ------------------------------------------------------===*/
 
-/* The opcodes of arith and scf ops, which both VMs run the same way. */
-static const struct {
-  const char *name;
-  OpCode code;
-} scalar_ops[] = {
-    {"arith.constant", OC_CONST},
-    {"arith.addi", OC_ADDI},
-    {"arith.subi", OC_SUBI},
-    {"arith.muli", OC_MULI},
-    {"arith.divi", OC_DIVI},
-    {"arith.remi", OC_REMI},
-    {"arith.ceildivi", OC_CEILDIVI},
-    {"arith.andi", OC_ANDI},
-    {"arith.ori", OC_ORI},
-    {"arith.xori", OC_XORI},
-    {"arith.shli", OC_SHLI},
-    {"arith.shri", OC_SHRI},
-    {"arith.mini", OC_MINI},
-    {"arith.maxi", OC_MAXI},
-    {"arith.addf", OC_ADDF},
-    {"arith.subf", OC_SUBF},
-    {"arith.mulf", OC_MULF},
-    {"arith.divf", OC_DIVF},
-    {"arith.minf", OC_MINF},
-    {"arith.maxf", OC_MAXF},
-    {"arith.negf", OC_NEGF},
-    {"arith.absf", OC_ABSF},
-    {"arith.cmpi", OC_CMPI},
-    {"arith.cmpf", OC_CMPF},
-    {"arith.select", OC_SELECT},
-    {"arith.exti", OC_EXTI},
-    {"arith.trunci", OC_TRUNCI},
-    {"arith.itofp", OC_ITOFP},
-    {"arith.fptoi", OC_FPTOI},
-    {"arith.extf", OC_EXTF},
-    {"arith.truncf", OC_TRUNCF},
-    {"arith.bitcast", OC_BITCAST},
-    {"scf.for", OC_FOR},
-    {"scf.if", OC_IF},
-    {"scf.while", OC_WHILE},
+/* Where run_body sends each op the VM executes, by id. An op without an
+ * entry is one the VM does not execute: compiling a kernel with one fails
+ * with a diagnostic at it. tl.slice, tl.reshape and tl.permute of shared
+ * tiles make views, which memory.c runs (compile_op redirects them). */
+static const VmRun runner_of[TL_OP_COUNT] = {
+    [TL_OP_ARITH_CONSTANT] = RUN_SCALAR,
+    [TL_OP_ARITH_ADDI] = RUN_SCALAR,
+    [TL_OP_ARITH_SUBI] = RUN_SCALAR,
+    [TL_OP_ARITH_MULI] = RUN_SCALAR,
+    [TL_OP_ARITH_DIVI] = RUN_SCALAR,
+    [TL_OP_ARITH_REMI] = RUN_SCALAR,
+    [TL_OP_ARITH_CEILDIVI] = RUN_SCALAR,
+    [TL_OP_ARITH_ANDI] = RUN_SCALAR,
+    [TL_OP_ARITH_ORI] = RUN_SCALAR,
+    [TL_OP_ARITH_XORI] = RUN_SCALAR,
+    [TL_OP_ARITH_SHLI] = RUN_SCALAR,
+    [TL_OP_ARITH_SHRI] = RUN_SCALAR,
+    [TL_OP_ARITH_MINI] = RUN_SCALAR,
+    [TL_OP_ARITH_MAXI] = RUN_SCALAR,
+    [TL_OP_ARITH_ADDF] = RUN_SCALAR,
+    [TL_OP_ARITH_SUBF] = RUN_SCALAR,
+    [TL_OP_ARITH_MULF] = RUN_SCALAR,
+    [TL_OP_ARITH_DIVF] = RUN_SCALAR,
+    [TL_OP_ARITH_MINF] = RUN_SCALAR,
+    [TL_OP_ARITH_MAXF] = RUN_SCALAR,
+    [TL_OP_ARITH_NEGF] = RUN_SCALAR,
+    [TL_OP_ARITH_ABSF] = RUN_SCALAR,
+    [TL_OP_ARITH_CMPI] = RUN_SCALAR,
+    [TL_OP_ARITH_CMPF] = RUN_SCALAR,
+    [TL_OP_ARITH_SELECT] = RUN_SCALAR,
+    [TL_OP_ARITH_EXTI] = RUN_SCALAR,
+    [TL_OP_ARITH_TRUNCI] = RUN_SCALAR,
+    [TL_OP_ARITH_ITOFP] = RUN_SCALAR,
+    [TL_OP_ARITH_FPTOI] = RUN_SCALAR,
+    [TL_OP_ARITH_EXTF] = RUN_SCALAR,
+    [TL_OP_ARITH_TRUNCF] = RUN_SCALAR,
+    [TL_OP_ARITH_BITCAST] = RUN_SCALAR,
+    [TL_OP_SCF_FOR] = RUN_FLOW,
+    [TL_OP_SCF_IF] = RUN_FLOW,
+    [TL_OP_SCF_WHILE] = RUN_FLOW,
+    [TL_OP_TL_EXIT] = RUN_FLOW,
+    [TL_OP_TL_TEMPLATE] = RUN_SCALAR,
+    [TL_OP_TL_BLOCK_INDICES] = RUN_SCALAR,
+    [TL_OP_TL_VIEW_GLOBAL] = RUN_MEMORY,
+    [TL_OP_TL_LOAD_GLOBAL] = RUN_MEMORY,
+    [TL_OP_TL_STORE_GLOBAL] = RUN_MEMORY,
+    [TL_OP_TL_ALLOC_SHARED] = RUN_MEMORY,
+    [TL_OP_TL_ALLOC_GLOBAL] = RUN_MEMORY,
+    [TL_OP_TL_FREE_SHARED] = RUN_MEMORY,
+    [TL_OP_TL_LOAD_SHARED] = RUN_MEMORY,
+    [TL_OP_TL_STORE_SHARED] = RUN_MEMORY,
+    [TL_OP_TL_COPY_ASYNC] = RUN_MEMORY,
+    [TL_OP_TL_COPY_ASYNC_COMMIT] = RUN_MEMORY,
+    [TL_OP_TL_COPY_ASYNC_WAIT] = RUN_MEMORY,
+    [TL_OP_TL_SYNCHRONIZE] = RUN_MEMORY,
+    [TL_OP_TL_ALLOC_REGISTER] = RUN_TILE,
+    [TL_OP_TL_PRINT] = RUN_TILE,
+    [TL_OP_TL_CMP] = RUN_TILE,
+    [TL_OP_TL_WHERE] = RUN_TILE,
+    [TL_OP_TL_BROADCAST] = RUN_TILE,
+    [TL_OP_TL_CAST] = RUN_TILE,
+    [TL_OP_TL_VIEW] = RUN_TILE,
+    [TL_OP_TL_RESHAPE] = RUN_TILE,
+    [TL_OP_TL_PERMUTE] = RUN_TILE,
+    [TL_OP_TL_SLICE] = RUN_TILE,
+    [TL_OP_TL_DOT] = RUN_TILE,
+    [TL_OP_TL_REDUCE] = RUN_TILE,
+    [TL_OP_TL_ADD] = RUN_TILE,
+    [TL_OP_TL_SUB] = RUN_TILE,
+    [TL_OP_TL_MUL] = RUN_TILE,
+    [TL_OP_TL_DIV] = RUN_TILE,
+    [TL_OP_TL_MOD] = RUN_TILE,
+    [TL_OP_TL_MAX] = RUN_TILE,
+    [TL_OP_TL_MIN] = RUN_TILE,
+    [TL_OP_TL_AND] = RUN_TILE,
+    [TL_OP_TL_OR] = RUN_TILE,
+    [TL_OP_TL_XOR] = RUN_TILE,
+    [TL_OP_TL_SHL] = RUN_TILE,
+    [TL_OP_TL_SHR] = RUN_TILE,
+    [TL_OP_TL_NEG] = RUN_TILE,
+    [TL_OP_TL_ABS] = RUN_TILE,
+    [TL_OP_TL_NOT] = RUN_TILE,
+    [TL_OP_TL_EXP] = RUN_TILE,
+    [TL_OP_TL_EXP2] = RUN_TILE,
+    [TL_OP_TL_LOG2] = RUN_TILE,
+    [TL_OP_TL_SQRT] = RUN_TILE,
+    [TL_OP_TL_RSQRT] = RUN_TILE,
 };
-
-int vm_scalar_opcode(const char *name) {
-  for (size_t i = 0; i < sizeof scalar_ops / sizeof scalar_ops[0]; i++)
-    if (strcmp(scalar_ops[i].name, name) == 0)
-      return scalar_ops[i].code;
-  return -1;
-}
-
-static const struct {
-  const char *name;
-  OpCode code;
-} op_names[] = {
-    {"tl.template", OC_TEMPLATE},
-    {"tl.block_indices", OC_BLOCK_INDICES},
-    {"tl.view_global", OC_VIEW_GLOBAL},
-    {"tl.alloc_register", OC_ALLOC_REGISTER},
-    {"tl.load_global", OC_LOAD_GLOBAL},
-    {"tl.store_global", OC_STORE_GLOBAL},
-    {"tl.alloc_shared", OC_ALLOC_SHARED},
-    {"tl.alloc_global", OC_ALLOC_GLOBAL},
-    {"tl.free_shared", OC_FREE_SHARED},
-    {"tl.load_shared", OC_LOAD_SHARED},
-    {"tl.store_shared", OC_STORE_SHARED},
-    {"tl.copy_async", OC_COPY_ASYNC},
-    {"tl.copy_async_commit", OC_COMMIT},
-    {"tl.copy_async_wait", OC_WAIT},
-    {"tl.synchronize", OC_SYNC},
-    {"tl.exit", OC_EXIT},
-    {"tl.print", OC_PRINT},
-    {"tl.cmp", OC_CMP},
-    {"tl.where", OC_WHERE},
-    {"tl.broadcast", OC_BROADCAST},
-    {"tl.cast", OC_CAST},
-    {"tl.view", OC_VIEW},
-    {"tl.reshape", OC_RESHAPE},
-    {"tl.permute", OC_PERMUTE},
-    {"tl.slice", OC_SLICE},
-    {"tl.dot", OC_DOT},
-    {"tl.reduce", OC_REDUCE},
-    {"tl.add", OC_ADD},
-    {"tl.sub", OC_SUB},
-    {"tl.mul", OC_MUL},
-    {"tl.div", OC_DIV},
-    {"tl.mod", OC_MOD},
-    {"tl.max", OC_MAX},
-    {"tl.min", OC_MIN},
-    {"tl.and", OC_AND},
-    {"tl.or", OC_OR},
-    {"tl.xor", OC_XOR},
-    {"tl.shl", OC_SHL},
-    {"tl.shr", OC_SHR},
-    {"tl.neg", OC_NEG},
-    {"tl.abs", OC_ABS},
-    {"tl.not", OC_NOT},
-    {"tl.exp", OC_EXP},
-    {"tl.exp2", OC_EXP2},
-    {"tl.log2", OC_LOG2},
-    {"tl.sqrt", OC_SQRT},
-    {"tl.rsqrt", OC_RSQRT},
-};
-
-static const char *const cmpi_preds[] = {"eq", "ne", "lt", "le",
-                                         "gt", "ge", NULL};
-static const char *const cmpf_preds[] = {"oeq", "ogt", "oge", "olt", "ole",
-                                         "one", "ord", "ueq", "ugt", "uge",
-                                         "ult", "ule", "une", "uno", NULL};
-static const char *const reduce_kinds[] = {"sum", "max", "min", NULL};
-
-static int find_str(const char *const *list, TlAttr *a) {
-  if (!a || tl_attr_kind(a) != TL_ATTR_STRING)
-    return -1;
-  const char *s = tl_attr_string_value(a, NULL);
-  for (int i = 0; list[i]; i++)
-    if (strcmp(list[i], s) == 0)
-      return i;
-  return -1;
-}
 
 static uint32_t slot_for(TlVm *vm, TlValue *v) {
   uintptr_t s = (uintptr_t)pmap_get(&vm->slots_of, v);
@@ -352,14 +320,9 @@ static bool compile_block(TlVm *vm, TlBlock *b, Body *out);
 
 static bool compile_op(TlVm *vm, TlOp *op, Inst *in) {
   in->op = op;
-  in->code = OC_UNKNOWN;
-  int sc = vm_scalar_opcode(tl_op_name(op));
-  if (sc >= 0)
-    in->code = (OpCode)sc;
-  for (size_t i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
-    if (strcmp(op_names[i].name, tl_op_name(op)) == 0)
-      in->code = op_names[i].code;
-  if (in->code == OC_UNKNOWN) {
+  in->code = tl_op_id(op);
+  in->run = runner_of[in->code];
+  if (in->run == RUN_NONE) {
     tl_op_emit_error(op, "the VM does not execute this op");
     return false;
   }
@@ -384,43 +347,41 @@ static bool compile_op(TlVm *vm, TlOp *op, Inst *in) {
       in->et = in->et2;
   }
   switch (in->code) {
-  case OC_CONST:
+  case TL_OP_ARITH_CONSTANT:
     in->konst = attr_code(vm, tl_op_attr(op, "value"), rt);
     break;
-  case OC_CMPI:
-    in->pred = find_str(cmpi_preds, tl_op_attr(op, "predicate"));
+  case TL_OP_ARITH_CMPI:
+    in->pred = tl_cmpi_predicate_of(op);
     in->et = in->et2;
     break;
-  case OC_CMPF:
-    in->pred = find_str(cmpf_preds, tl_op_attr(op, "predicate"));
+  case TL_OP_ARITH_CMPF:
+    in->pred = tl_cmpf_predicate_of(op);
     in->et = in->et2;
     break;
-  case OC_CMP:
-    in->pred = find_str(cmpi_preds, tl_op_attr(op, "predicate"));
+  case TL_OP_TL_CMP:
+    in->pred = tl_cmpi_predicate_of(op);
     break;
-  case OC_REDUCE:
-    in->pred = find_str(reduce_kinds, tl_op_attr(op, "kind"));
+  case TL_OP_TL_REDUCE:
+    in->pred = tl_reduce_kind_of(op);
     in->imm = tl_attr_int_value(tl_op_attr(op, "dim"));
     break;
-  case OC_WAIT:
+  case TL_OP_TL_COPY_ASYNC_WAIT:
     in->imm = tl_attr_int_value(tl_op_attr(op, "pending"));
     break;
-  case OC_SLICE:
-  case OC_RESHAPE:
-  case OC_PERMUTE:
+  case TL_OP_TL_SLICE:
+  case TL_OP_TL_RESHAPE:
+  case TL_OP_TL_PERMUTE:
     /* On shared tiles these make views: memory.c runs them. */
-    if (tl_tensor_kind(ot) == TL_TENSOR_SHARED) {
-      in->imm = in->code;
-      in->code = OC_SHARED_VIEW;
-    }
+    if (tl_tensor_kind(ot) == TL_TENSOR_SHARED)
+      in->run = RUN_MEMORY;
     break;
-  case OC_ALLOC_REGISTER:
+  case TL_OP_TL_ALLOC_REGISTER:
     if (tl_op_attr(op, "init")) {
       in->konst = attr_code(vm, tl_op_attr(op, "init"), tl_tensor_elem(rt));
       in->has_konst = true;
     }
     break;
-  case OC_TEMPLATE: {
+  case TL_OP_TL_TEMPLATE: {
     TlOp *k = tl_enclosing_kernel(op);
     TlAttr *v =
         tl_attr_dict_get(tl_op_attr(k, "template"),
@@ -454,8 +415,8 @@ static bool compile_block(TlVm *vm, TlBlock *b, Body *out) {
   out->insts = TL_ARENA_NEWN(&vm->arena, Inst, n + 1);
   out->n = 0;
   for (TlOp *op = tl_block_first_op(b); op; op = tl_op_next(op)) {
-    const char *name = tl_op_name(op);
-    if (!strcmp(name, "scf.yield") || !strcmp(name, "scf.condition")) {
+    TlOpId id = tl_op_id(op);
+    if (id == TL_OP_SCF_YIELD || id == TL_OP_SCF_CONDITION) {
       out->nyield = tl_op_num_operands(op);
       out->yield = TL_ARENA_NEWN(&vm->arena, uint32_t, out->nyield + 1);
       for (unsigned i = 0; i < out->nyield; i++)
@@ -519,48 +480,6 @@ const LTab *vm_ltab(TlVm *vm, const TlLayout *l) {
 
 /*===--- Scalars (arith) --------------------------------------------------===*/
 
-static bool cmp_int(int pred, int c) {
-  static const bool table[6][3] = {/* less, equal, greater */
-                                   {0, 1, 0}, {1, 0, 1}, {1, 0, 0},
-                                   {1, 1, 0}, {0, 0, 1}, {0, 1, 1}};
-  return table[pred][c + 1];
-}
-
-static bool cmp_float(int pred, double x, double y) {
-  bool uno = isnan(x) || isnan(y);
-  bool lt = x<y, eq = x == y, gt = x> y;
-  switch (pred) {
-  case 0:
-    return eq;
-  case 1:
-    return gt;
-  case 2:
-    return gt || eq;
-  case 3:
-    return lt;
-  case 4:
-    return lt || eq;
-  case 5:
-    return lt || gt;
-  case 6:
-    return !uno;
-  case 7:
-    return uno || eq;
-  case 8:
-    return uno || gt;
-  case 9:
-    return uno || gt || eq;
-  case 10:
-    return uno || lt;
-  case 11:
-    return uno || lt || eq;
-  case 12:
-    return uno || lt || gt;
-  default:
-    return uno;
-  }
-}
-
 /* arith.minf / maxf: NaN if either is NaN; -0 orders below +0. */
 static double fmin_nan(double x, double y) {
   if (isnan(x) || isnan(y))
@@ -575,36 +494,34 @@ static double fmax_nan(double x, double y) {
 
 /* Integer binary op on codes of type e; false (after an error) where
  * arith leaves it undefined. Shared with the elementwise tile ops. */
-bool vm_int_binary(TlVm *vm, TlOp *op, const EType *e, OpCode k, uint64_t a,
-                   uint64_t b, uint64_t *out);
-bool vm_int_binary(TlVm *vm, TlOp *op, const EType *e, OpCode k, uint64_t a,
+bool vm_int_binary(TlVm *vm, TlOp *op, const EType *e, TlOpId k, uint64_t a,
                    uint64_t b, uint64_t *out) {
   bool sgn = e->kind == EK_SINT;
   int64_t x = e_sval(e, a), y = e_sval(e, b);
   int64_t smin = e->bits == 64 ? INT64_MIN : -(int64_t)(1ull << (e->bits - 1));
   uint64_t r;
   switch (k) {
-  case OC_ADDI:
+  case TL_OP_ARITH_ADDI:
     r = a + b;
     break;
-  case OC_SUBI:
+  case TL_OP_ARITH_SUBI:
     r = a - b;
     break;
-  case OC_MULI:
+  case TL_OP_ARITH_MULI:
     r = a * b;
     break;
-  case OC_ANDI:
+  case TL_OP_ARITH_ANDI:
     r = a & b;
     break;
-  case OC_ORI:
+  case TL_OP_ARITH_ORI:
     r = a | b;
     break;
-  case OC_XORI:
+  case TL_OP_ARITH_XORI:
     r = a ^ b;
     break;
-  case OC_DIVI:
-  case OC_REMI:
-  case OC_CEILDIVI:
+  case TL_OP_ARITH_DIVI:
+  case TL_OP_ARITH_REMI:
+  case TL_OP_ARITH_CEILDIVI:
     if (b == 0)
       return vm_error(vm, op, "integer division by zero");
     if (sgn && x == smin && y == -1)
@@ -612,30 +529,30 @@ bool vm_int_binary(TlVm *vm, TlOp *op, const EType *e, OpCode k, uint64_t a,
                       (long long)x);
     if (sgn) {
       int64_t q = x / y, rem = x % y;
-      if (k == OC_CEILDIVI && rem != 0 && ((rem > 0) == (y > 0)))
+      if (k == TL_OP_ARITH_CEILDIVI && rem != 0 && ((rem > 0) == (y > 0)))
         q++;
-      r = (uint64_t)(k == OC_REMI ? rem : q);
+      r = (uint64_t)(k == TL_OP_ARITH_REMI ? rem : q);
     } else {
       uint64_t q = a / b, rem = a % b;
-      if (k == OC_CEILDIVI && rem)
+      if (k == TL_OP_ARITH_CEILDIVI && rem)
         q++;
-      r = k == OC_REMI ? rem : q;
+      r = k == TL_OP_ARITH_REMI ? rem : q;
     }
     break;
-  case OC_SHLI:
-  case OC_SHRI:
+  case TL_OP_ARITH_SHLI:
+  case TL_OP_ARITH_SHRI:
     if (b >= e->bits)
       return vm_error(vm, op, "shift amount %llu is not less than the width %u",
                       (unsigned long long)b, e->bits);
-    if (k == OC_SHLI)
+    if (k == TL_OP_ARITH_SHLI)
       r = a << b;
     else
       r = sgn ? (uint64_t)(x >> b) : a >> b;
     break;
-  case OC_MINI:
+  case TL_OP_ARITH_MINI:
     r = (sgn ? x < y : a < b) ? a : b;
     break;
-  case OC_MAXI:
+  case TL_OP_ARITH_MAXI:
     r = (sgn ? x > y : a > b) ? a : b;
     break;
   default:
@@ -646,29 +563,28 @@ bool vm_int_binary(TlVm *vm, TlOp *op, const EType *e, OpCode k, uint64_t a,
 }
 
 /* Float binary op of codes of type e, rounded once to e. */
-uint64_t vm_float_binary(const EType *e, OpCode k, uint64_t a, uint64_t b);
-uint64_t vm_float_binary(const EType *e, OpCode k, uint64_t a, uint64_t b) {
+uint64_t vm_float_binary(const EType *e, TlOpId k, uint64_t a, uint64_t b) {
   double x = e_f(e, a), y = e_f(e, b), v;
   /* +, -, *, / of two doubles holding p-bit values, p <= 24, rounded to
    * double and then to p bits, equal the exact result rounded once
    * (53 >= 2p + 2); f64 computes natively. */
   switch (k) {
-  case OC_ADDF:
+  case TL_OP_ARITH_ADDF:
     v = x + y;
     break;
-  case OC_SUBF:
+  case TL_OP_ARITH_SUBF:
     v = x - y;
     break;
-  case OC_MULF:
+  case TL_OP_ARITH_MULF:
     v = x * y;
     break;
-  case OC_DIVF:
+  case TL_OP_ARITH_DIVF:
     v = x / y;
     break;
-  case OC_MINF:
+  case TL_OP_ARITH_MINF:
     v = fmin_nan(x, y);
     break;
-  case OC_MAXF:
+  case TL_OP_ARITH_MAXF:
     v = fmax_nan(x, y);
     break;
   default:
@@ -685,68 +601,66 @@ static bool exec_scalar(TlVm *vm, Inst *in) {
   Val *b = in->nin > 1 ? vm_in(vm, in, 1) : NULL;
   uint64_t r = 0;
   switch (in->code) {
-  case OC_CONST:
-  case OC_TEMPLATE:
+  case TL_OP_ARITH_CONSTANT:
+  case TL_OP_TL_TEMPLATE:
     r = in->konst;
     break;
-  case OC_ADDI:
-  case OC_SUBI:
-  case OC_MULI:
-  case OC_DIVI:
-  case OC_REMI:
-  case OC_CEILDIVI:
-  case OC_ANDI:
-  case OC_ORI:
-  case OC_XORI:
-  case OC_SHLI:
-  case OC_SHRI:
-  case OC_MINI:
-  case OC_MAXI:
+  case TL_OP_TL_BLOCK_INDICES:
+    for (unsigned i = 0; i < in->nout; i++)
+      vm_put_scalar(vm, in, i, (uint64_t)vm->block[i] & 0xffffffffu);
+    return true;
+  case TL_OP_ARITH_ADDI:
+  case TL_OP_ARITH_SUBI:
+  case TL_OP_ARITH_MULI:
+  case TL_OP_ARITH_DIVI:
+  case TL_OP_ARITH_REMI:
+  case TL_OP_ARITH_CEILDIVI:
+  case TL_OP_ARITH_ANDI:
+  case TL_OP_ARITH_ORI:
+  case TL_OP_ARITH_XORI:
+  case TL_OP_ARITH_SHLI:
+  case TL_OP_ARITH_SHRI:
+  case TL_OP_ARITH_MINI:
+  case TL_OP_ARITH_MAXI:
     if (!vm_int_binary(vm, in->op, e, in->code, a->bits, b->bits, &r))
       return false;
     break;
-  case OC_ADDF:
-  case OC_SUBF:
-  case OC_MULF:
-  case OC_DIVF:
-  case OC_MINF:
-  case OC_MAXF:
+  case TL_OP_ARITH_ADDF:
+  case TL_OP_ARITH_SUBF:
+  case TL_OP_ARITH_MULF:
+  case TL_OP_ARITH_DIVF:
+  case TL_OP_ARITH_MINF:
+  case TL_OP_ARITH_MAXF:
     r = vm_float_binary(e, in->code, a->bits, b->bits);
     break;
-  case OC_NEGF:
+  case TL_OP_ARITH_NEGF:
     r = a->bits ^ sign_bit(e);
     break;
-  case OC_ABSF:
+  case TL_OP_ARITH_ABSF:
     r = a->bits & ~sign_bit(e);
     break;
-  case OC_CMPI: {
-    int c;
-    if (e->kind == EK_SINT) {
-      int64_t x = e_sval(e, a->bits), y = e_sval(e, b->bits);
-      c = (x > y) - (x < y);
-    } else {
-      c = (a->bits > b->bits) - (a->bits < b->bits);
-    }
-    r = cmp_int(in->pred, c);
+  case TL_OP_ARITH_CMPI:
+    r = e->kind == EK_SINT ? tl_cmpi_holds_signed(in->pred, e_sval(e, a->bits),
+                                                  e_sval(e, b->bits))
+                           : tl_cmpi_holds_unsigned(in->pred, a->bits, b->bits);
     break;
-  }
-  case OC_CMPF:
-    r = cmp_float(in->pred, e_f(e, a->bits), e_f(e, b->bits));
+  case TL_OP_ARITH_CMPF:
+    r = tl_cmpf_holds(in->pred, e_f(e, a->bits), e_f(e, b->bits));
     break;
-  case OC_SELECT:
+  case TL_OP_ARITH_SELECT:
     r = a->bits ? b->bits : vm_in(vm, in, 2)->bits;
     break;
-  case OC_EXTI:
+  case TL_OP_ARITH_EXTI:
     r = (uint64_t)e_sval(in->et2, a->bits) & e->mask;
     break;
-  case OC_TRUNCI:
-  case OC_BITCAST:
+  case TL_OP_ARITH_TRUNCI:
+  case TL_OP_ARITH_BITCAST:
     r = a->bits & e->mask;
     break;
-  case OC_ITOFP:
-  case OC_FPTOI:
-  case OC_EXTF:
-  case OC_TRUNCF:
+  case TL_OP_ARITH_ITOFP:
+  case TL_OP_ARITH_FPTOI:
+  case TL_OP_ARITH_EXTF:
+  case TL_OP_ARITH_TRUNCF:
     r = e_convert(in->et2, e, a->bits);
     break;
   default:
@@ -855,57 +769,45 @@ static Flow exec_while(TlVm *vm, Inst *in) {
   }
 }
 
+/* scf ops and tl.exit. */
+static Flow exec_flow(TlVm *vm, Inst *in) {
+  switch (in->code) {
+  case TL_OP_SCF_FOR:
+    return exec_for(vm, in);
+  case TL_OP_SCF_IF:
+    return exec_if(vm, in);
+  case TL_OP_SCF_WHILE:
+    return exec_while(vm, in);
+  case TL_OP_TL_EXIT:
+    return F_EXIT;
+  default:
+    TL_UNREACHABLE("not a control-flow op");
+  }
+}
+
 static Flow run_body(TlVm *vm, Body *b) {
   for (unsigned i = 0; i < b->n; i++) {
     Inst *in = &b->insts[i];
     vm->stats.ops++;
     bool ok;
-    switch (in->code) {
-    case OC_FOR: {
-      Flow f = exec_for(vm, in);
+    switch (in->run) {
+    case RUN_FLOW: {
+      Flow f = exec_flow(vm, in);
       if (f != F_OK)
         return f;
       continue;
     }
-    case OC_IF: {
-      Flow f = exec_if(vm, in);
-      if (f != F_OK)
-        return f;
-      continue;
-    }
-    case OC_WHILE: {
-      Flow f = exec_while(vm, in);
-      if (f != F_OK)
-        return f;
-      continue;
-    }
-    case OC_EXIT:
-      return F_EXIT;
-    case OC_BLOCK_INDICES:
-      for (unsigned r = 0; r < in->nout; r++)
-        vm_put_scalar(vm, in, r, (uint64_t)vm->block[r] & 0xffffffffu);
-      continue;
-    case OC_VIEW_GLOBAL:
-    case OC_LOAD_GLOBAL:
-    case OC_STORE_GLOBAL:
-    case OC_ALLOC_SHARED:
-    case OC_ALLOC_GLOBAL:
-    case OC_FREE_SHARED:
-    case OC_LOAD_SHARED:
-    case OC_STORE_SHARED:
-    case OC_COPY_ASYNC:
-    case OC_COMMIT:
-    case OC_WAIT:
-    case OC_SYNC:
-    case OC_SHARED_VIEW:
+    case RUN_SCALAR:
+      ok = exec_scalar(vm, in);
+      break;
+    case RUN_TILE:
+      ok = vm_exec_tile(vm, in);
+      break;
+    case RUN_MEMORY:
       ok = vm_exec_memory(vm, in);
       break;
     default:
-      if (in->code < OC_FOR || in->code == OC_TEMPLATE)
-        ok = exec_scalar(vm, in);
-      else
-        ok = vm_exec_tile(vm, in);
-      break;
+      TL_UNREACHABLE("compile_op refuses the ops the VM does not run");
     }
     if (!ok)
       return F_ERROR;
@@ -1021,7 +923,7 @@ static bool bind_args(TlVm *vm, TlOp *kernel, Body *body, unsigned nargs,
 
 static void collect_alloc_global(TlOp *op, void *user) {
   TL_VEC(TlOp *) *ws = user;
-  if (!strcmp(tl_op_name(op), "tl.alloc_global"))
+  if (tl_op_id(op) == TL_OP_TL_ALLOC_GLOBAL)
     tl_vec_push(ws, op);
 }
 

@@ -4,6 +4,7 @@
 #define TL_VM_INTERNAL_H
 
 #include "tl/dialects.h"
+#include "tl/predicates.h"
 #include "tl/tl.h"
 #include "tl/vm.h"
 
@@ -166,108 +167,29 @@ typedef struct Val {
 
 /*===--- Compiled kernels ------------------------------------------------===*/
 
-typedef enum OpCode {
-  OC_UNKNOWN,
-  /* arith */
-  OC_CONST,
-  OC_ADDI,
-  OC_SUBI,
-  OC_MULI,
-  OC_DIVI,
-  OC_REMI,
-  OC_CEILDIVI,
-  OC_ANDI,
-  OC_ORI,
-  OC_XORI,
-  OC_SHLI,
-  OC_SHRI,
-  OC_MINI,
-  OC_MAXI,
-  OC_ADDF,
-  OC_SUBF,
-  OC_MULF,
-  OC_DIVF,
-  OC_MINF,
-  OC_MAXF,
-  OC_NEGF,
-  OC_ABSF,
-  OC_CMPI,
-  OC_CMPF,
-  OC_SELECT,
-  OC_EXTI,
-  OC_TRUNCI,
-  OC_ITOFP,
-  OC_FPTOI,
-  OC_EXTF,
-  OC_TRUNCF,
-  OC_BITCAST,
-  /* scf */
-  OC_FOR,
-  OC_IF,
-  OC_WHILE,
-  /* tl */
-  OC_TEMPLATE,
-  OC_BLOCK_INDICES,
-  OC_VIEW_GLOBAL,
-  OC_ALLOC_REGISTER,
-  OC_LOAD_GLOBAL,
-  OC_STORE_GLOBAL,
-  OC_ALLOC_SHARED,
-  OC_ALLOC_GLOBAL,
-  OC_FREE_SHARED,
-  OC_LOAD_SHARED,
-  OC_STORE_SHARED,
-  OC_COPY_ASYNC,
-  OC_COMMIT,
-  OC_WAIT,
-  OC_SYNC,
-  OC_EXIT,
-  OC_PRINT,
-  OC_CMP,
-  OC_WHERE,
-  OC_BROADCAST,
-  OC_CAST,
-  OC_VIEW,
-  OC_RESHAPE,
-  OC_PERMUTE,
-  OC_SLICE,
-  /* tl.slice, tl.permute and tl.reshape of shared tiles (imm: which) */
-  OC_SHARED_VIEW,
-  OC_DOT,
-  OC_REDUCE,
-  /* elementwise, in one run so that OC_EW_FIRST..OC_EW_LAST tests it */
-  OC_ADD,
-  OC_SUB,
-  OC_MUL,
-  OC_DIV,
-  OC_MOD,
-  OC_MAX,
-  OC_MIN,
-  OC_AND,
-  OC_OR,
-  OC_XOR,
-  OC_SHL,
-  OC_SHR,
-  OC_NEG,
-  OC_ABS,
-  OC_NOT,
-  OC_EXP,
-  OC_EXP2,
-  OC_LOG2,
-  OC_SQRT,
-  OC_RSQRT,
-} OpCode;
+/* Where run_body sends an instruction: the VM's own control flow (scf,
+ * tl.exit), the scalar ops (arith, tl.template, tl.block_indices), the
+ * tile ops (tile.c) or the memory ops (memory.c). RUN_NONE marks the ops
+ * the VM does not execute. */
+typedef enum VmRun {
+  RUN_NONE,
+  RUN_FLOW,
+  RUN_SCALAR,
+  RUN_TILE,
+  RUN_MEMORY,
+} VmRun;
 
 typedef struct Body Body;
 
 typedef struct Inst {
   TlOp *op;
-  OpCode code;
+  TlOpId code; /* the op's id */
+  VmRun run;
   unsigned nin, nout, nregions;
   uint32_t *in, *out;
   Body *regions;
-  int pred;       /* comparison predicate or reduce kind */
-  int64_t imm;    /* reduce dim, wait count, shared view kind */
+  int pred;       /* TlCmpiPredicate, TlCmpfPredicate or TlReduceKind */
+  int64_t imm;    /* reduce dim, wait count */
   uint64_t konst; /* constant code / alloc_register init */
   bool has_konst;
   const EType *et;  /* result (or operand) element type */
@@ -384,8 +306,12 @@ bool vm_exec_memory(TlVm *vm, Inst *in);
 void vm_block_begin(TlVm *vm);
 bool vm_block_end(TlVm *vm, bool check);
 
-/* The opcode of an arith or scf op (both VMs run them the same way), or
- * -1 for any other op. */
-int vm_scalar_opcode(const char *name);
+/* The integer and float binary ops of arith on codes of type e, shared
+ * by both VMs and the elementwise tile ops; k is the arith op's id.
+ * vm_int_binary fails (after an error at op) where arith leaves the
+ * result undefined. */
+bool vm_int_binary(TlVm *vm, TlOp *op, const EType *e, TlOpId k, uint64_t a,
+                   uint64_t b, uint64_t *out);
+uint64_t vm_float_binary(const EType *e, TlOpId k, uint64_t a, uint64_t b);
 
 #endif

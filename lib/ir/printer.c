@@ -607,6 +607,19 @@ static void print_generic(TlPrinter *p, TlOp *op) {
   tl_str_putc(p->out, ')');
 }
 
+/* Whether an op is one of the builtin dialect's, which print their custom
+ * form without the `builtin.` prefix (`func`, `return`). */
+static bool is_builtin(const TlOpDef *def) {
+  switch (def->id) {
+#define TL_OP(ID, ...) case TL_OP_##ID:
+#include "tl/ops/builtin.def"
+#undef TL_OP
+    return true;
+  default:
+    return false;
+  }
+}
+
 static void print_op(TlPrinter *p, TlOp *op) {
   if (op->nresults) {
     bool group = name_results(p, op);
@@ -627,8 +640,8 @@ static void print_op(TlPrinter *p, TlOp *op) {
   NameScope *outer = isolated ? push_scope(p) : NULL;
   if (op->def->print && !p->opts.generic) {
     const char *name = op->def->name;
-    if (strncmp(name, "builtin.", 8) == 0)
-      name += 8;
+    if (is_builtin(op->def))
+      name = strchr(name, '.') + 1;
     tl_str_puts(p->out, name);
     op->def->print(p, op);
   } else {

@@ -43,7 +43,7 @@ static TlResult lower_tl_kernels(TlModule *m) {
   bool has_tl = false;
   for (TlOp *op = tl_block_first_op(tl_module_body(m)); op && !has_tl;
        op = tl_op_next(op))
-    has_tl = strcmp(tl_op_name(op), "tl.kernel") == 0;
+    has_tl = tl_op_id(op) == TL_OP_TL_KERNEL;
   if (!has_tl)
     return TL_SUCCESS;
   TlPipeline *pl = tl_pipeline_create();
@@ -103,7 +103,7 @@ static void write_metadata(TlModule *m, const TlTargetOptions *o, TlStr *out) {
   tl_str_puts(out, ",\n  \"kernels\": [");
   bool first = true;
   for (TlOp *op = tl_block_first_op(tl_module_body(m)); op; op = tl_op_next(op)) {
-    if (strcmp(tl_op_name(op), "builtin.func") || !tl_op_attr(op, "kernel"))
+    if (tl_op_id(op) != TL_OP_BUILTIN_FUNC || !tl_op_attr(op, "kernel"))
       continue;
     tl_str_puts(out, first ? "\n    {" : ",\n    {");
     first = false;
