@@ -1,0 +1,214 @@
+/* The lowering state shared by the files of lower-tl-to-simt (driver.c
+ * describes the pass): the lowered form of each value, the Lower struct,
+ * small emission helpers, and the functions one file of the lowering calls
+ * in another, all prefixed lw_. Internal to passes/lower_tl_to_simt/.
+ *
+ * Representation. A register tile becomes, in each thread, the thread's
+ * local elements packed little-endian into 32-bit words (u32): element i of
+ * b bits occupies bits [i*b, i*b + b) of the word stream, so a value may
+ * straddle two words. This is exactly the bit string tl.view reinterprets,
+ * so a view costs nothing, and it is the register form mma fragments and
+ * ldmatrix results have (two f16 per word, element 0 low). Scalars stay the
+ * SSA values they are; a global view becomes its pointer, sizes and
+ * strides; a shared tile its first byte and its layout; the thread's index
+ * within the block is read once. */
+#ifndef TL_LOWER_TL_TO_SIMT_LOWER_H
+#define TL_LOWER_TL_TO_SIMT_LOWER_H
+
+#include "tl/analysis.h"
+#include "tl/dialects.h"
+#include "tl/simt.h"
+#include "tl/tl.h"
+
+#include <string.h>
+
+/*===--- Lowered values --------------------------------------------------===*/
+
+typedef struct Tile {
+  TlType *type; /* the !tl.reg type */
+  unsigned nwords;
+  TlValue **words;
+} Tile;
+
+typedef struct View {
+  TlValue *ptr;              /* !simt.ptr<global> */
+  unsigned rank;
+  TlValue *dims[TL_LAYOUT_MAX_RANK];    /* i64 */
+  TlValue *strides[TL_LAYOUT_MAX_RANK]; /* i64, in elements */
+  TlType *elem;
+} View;
+
+/* A shared tile: its first byte and its layout (element offsets). */
+typedef struct Smem {
+  TlValue *base; /* !simt.ptr<shared> */
+  TlSharedLayout layout;
+  TlType *elem;
+} Smem;
+
+typedef struct Entry {
+  TlValue *from;
+  TlValue *scalar;
+  Tile *tile;
+  View *view;
+  Smem *smem;
+} Entry;
+
+typedef struct Lower {
+  TlContext *ctx;
+  TlModule *module;
+  TlBuilder b;
+  TlLoc loc;
+  TL_VEC(Entry) map;
+  TlValue *tid;     /* thread index (i32) */
+  TlValue *workspace; /* the launch's global workspace (!simt.ptr<global>) */
+  TlAnalysis *facts; /* divisibility of the kernel's values */
+  unsigned threads; /* threads per block */
+  int64_t scratch_base;  /* shared scratch for reductions: byte offset */
+  int64_t scratch_bytes; /* its size, the most any op needs */
+  bool failed;
+  TlArena arena;
+} Lower;
+
+/*===--- Emission helpers ------------------------------------------------===*/
+
+static inline TlType *lw_u32(Lower *L) { return tl_type_int(L->ctx, 32, false); }
+static inline TlType *lw_i32(Lower *L) { return tl_type_int(L->ctx, 32, true); }
+static inline TlType *lw_i64(Lower *L) { return tl_type_int(L->ctx, 64, true); }
+
+static inline TlValue *lw_cst(Lower *L, TlType *t, int64_t v) {
+  return tl_arith_constant(&L->b, tl_attr_int(L->ctx, t, v), L->loc);
+}
+
+static inline TlValue *lw_op1(Lower *L, const char *name, TlValue *a, TlType *rt) {
+  return tl_op_result(tl_builder_create(&L->b, name, L->loc, 1, &a, 1, &rt), 0);
+}
+
+static inline TlValue *lw_op2(Lower *L, const char *name, TlValue *a, TlValue *b) {
+  TlValue *ops[2] = {a, b};
+  TlType *t = tl_value_type(a);
+  return tl_op_result(tl_builder_create(&L->b, name, L->loc, 2, ops, 1, &t), 0);
+}
+
+/* Creates an op with attributes given as name/attr pairs. */
+static inline TlOp *lw_make(Lower *L, const char *name, unsigned nops, TlValue *const *ops,
+                  unsigned nres, TlType *const *res, unsigned nattrs,
+                  const TlNamedAttr *attrs) {
+  TlOpState st;
+  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, name), L->loc);
+  tl_op_state_add_operands(&st, nops, ops);
+  for (unsigned i = 0; i < nres; i++)
+    tl_op_state_add_result(&st, res[i]);
+  for (unsigned i = 0; i < nattrs; i++)
+    tl_op_state_set_attr(&st, attrs[i].name, attrs[i].attr);
+  return tl_builder_insert(&L->b, &st);
+}
+
+static inline TlAttr *lw_str(Lower *L, const char *s) { return tl_attr_string(L->ctx, s, strlen(s)); }
+
+/* arith.cmpi by the operands' signedness, and arith.select. */
+static inline TlValue *lw_cmpu(Lower *L, const char *pred, TlValue *x, TlValue *y) {
+  TlType *i1 = tl_type_bool(L->ctx);
+  TlNamedAttr p = {"predicate", lw_str(L, pred)};
+  TlValue *o[2] = {x, y};
+  return tl_op_result(lw_make(L, "arith.cmpi", 2, o, 1, &i1, 1, &p), 0);
+}
+
+static inline TlValue *lw_sel(Lower *L, TlValue *c, TlValue *x, TlValue *y) {
+  TlValue *o[3] = {c, x, y};
+  TlType *t = tl_value_type(x);
+  return tl_op_result(lw_make(L, "arith.select", 3, o, 1, &t, 0, NULL), 0);
+}
+
+static inline unsigned lw_elem_bits(const TlType *reg) { return tl_type_bitwidth(tl_tensor_elem(reg)); }
+
+static inline bool lw_is_f(const TlType *t, unsigned e, unsigned m) {
+  return tl_type_is_float(t) && tl_type_float_exp(t) == e && tl_type_float_man(t) == m;
+}
+
+/*===--- core.c: the value map, tiles, indices, accesses -----------------===*/
+
+/* The value map: what each value of the tl kernel lowered to. A lookup of
+ * a value lowered to another kind (or not yet) gives NULL. */
+void lw_put_scalar(Lower *L, TlValue *from, TlValue *to);
+void lw_put_tile(Lower *L, TlValue *from, Tile *t);
+void lw_put_view(Lower *L, TlValue *from, View *v);
+void lw_put_smem(Lower *L, TlValue *from, Smem *m);
+TlValue *lw_scalar(Lower *L, TlValue *v);
+Tile *lw_tile_of(Lower *L, TlValue *v);
+View *lw_view_of(Lower *L, TlValue *v);
+Smem *lw_smem_of(Lower *L, TlValue *v);
+/* Reports that op cannot be lowered (the first time only); returns false. */
+bool lw_fail(Lower *L, TlOp *op, const char *msg);
+TlValue *lw_to_i64(Lower *L, TlValue *v);
+
+/* Tiles: new_tile leaves the words unset, zero_tile sets them to 0. */
+Tile *lw_new_tile(Lower *L, TlType *reg);
+Tile *lw_zero_tile(Lower *L, TlType *reg);
+TlValue *lw_tile_bits(Lower *L, Tile *t, int64_t pos, unsigned n);
+TlValue *lw_get_elem(Lower *L, Tile *t, unsigned i);
+void lw_set_elem(Lower *L, Tile *t, unsigned i, TlValue *v);
+void lw_set_elem64(Lower *L, Tile *t, unsigned i, TlValue *v);
+void lw_copy_elem(Lower *L, Tile *dst, unsigned i, Tile *src, unsigned j);
+TlValue *lw_decode(Lower *L, Tile *t, unsigned i, TlType **ct);
+void lw_encode(Lower *L, Tile *t, unsigned i, TlValue *v);
+
+/* Logical indices of a thread's local elements, and what the layouts and
+ * the divisibility facts tell of them. */
+bool lw_index_of(Lower *L, const TlLayout *l, int64_t local, TlValue **idx);
+void lw_index_at(Lower *L, const TlLayout *l, TlValue *thread, TlValue *local,
+                     TlValue **idx);
+void lw_const_index(const TlLayout *l, int64_t local, int64_t *c);
+int64_t lw_pow2_factor(int64_t x);
+int64_t lw_spatial_div(const TlLayout *l, int d);
+int64_t lw_local_run(const TlLayout *l, int64_t i, int64_t *ci);
+int64_t lw_offset_div(Lower *L, TlValue *v);
+
+/* Memory accesses of 1 to 16 bytes from and to tile elements. */
+TlType *lw_access_type(Lower *L, unsigned bytes);
+TlNamedAttr lw_align_attr(Lower *L, unsigned bytes);
+TlValue *lw_gather_access(Lower *L, Tile *t, int64_t i, int64_t w);
+void lw_scatter_access(Lower *L, Tile *t, int64_t i, int64_t w, TlValue *x);
+
+/* One writer per element, and code under a condition. */
+TlValue *lw_writer_guard(Lower *L, const TlLayout *l);
+TlBuilder lw_open_guard(Lower *L, TlValue *cond);
+void lw_close_guard(Lower *L, TlBuilder saved);
+
+/*===--- The lowering of each op (false after a diagnostic) --------------===*/
+
+/* global.c */
+bool lw_lower_alloc_global(Lower *L, TlOp *op);
+bool lw_lower_view_global(Lower *L, TlOp *op);
+bool lw_lower_load_global(Lower *L, TlOp *op);
+bool lw_lower_store_global(Lower *L, TlOp *op);
+bool lw_lower_copy_async(Lower *L, TlOp *op);
+
+/* shared.c, and the addresses and runs of shared tiles */
+bool lw_lower_alloc_shared(Lower *L, TlOp *op);
+bool lw_lower_load_shared(Lower *L, TlOp *op);
+bool lw_lower_store_shared(Lower *L, TlOp *op);
+bool lw_lower_shared_view(Lower *L, TlOp *op, Smem *src);
+TlValue *lw_smem_addr(Lower *L, Smem *m, TlValue **off, TlValue **idx);
+bool lw_smem_runs(const TlSharedLayout *l, int64_t w);
+
+/* elementwise.c */
+bool lw_lower_alloc_register(Lower *L, TlOp *op);
+bool lw_lower_reinterpret(Lower *L, TlOp *op);
+bool lw_lower_cast(Lower *L, TlOp *op);
+bool lw_lower_elementwise(Lower *L, TlOp *op);
+bool lw_lower_unary(Lower *L, TlOp *op);
+bool lw_lower_math(Lower *L, TlOp *op);
+bool lw_lower_cmp(Lower *L, TlOp *op);
+bool lw_lower_where(Lower *L, TlOp *op);
+
+/* reduce.c */
+bool lw_lower_broadcast(Lower *L, TlOp *op);
+bool lw_lower_reduce(Lower *L, TlOp *op);
+
+/* dot.c */
+bool lw_lower_dot(Lower *L, TlOp *op);
+
+/* print.c */
+bool lw_lower_print(Lower *L, TlOp *op);
+
+#endif
