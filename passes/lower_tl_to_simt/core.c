@@ -421,8 +421,9 @@ void lw_close_guard(Lower *L, TlBuilder saved) {
 
 /*===--- Compute types -----------------------------------------------------===*/
 
-/* Element i as a 32-bit value of a compute type: iN sign-extended to i32,
- * uN zero-extended to u32, f16/bf16/f32 as floats. */
+/* Element i as a value of a compute type, *ct: iN sign-extended to i32,
+ * uN zero-extended to u32, f16/bf16/f32 as floats, 64-bit elements as
+ * i64, u64 or f64. NULL (and *ct NULL) for other element types. */
 TlValue *lw_decode(Lower *L, Tile *t, unsigned i, TlType **ct) {
   TlType *e = tl_tensor_elem(t->type);
   unsigned b = tl_type_bitwidth(e);
@@ -459,8 +460,9 @@ TlValue *lw_decode(Lower *L, Tile *t, unsigned i, TlType **ct) {
   return NULL;
 }
 
-/* Stores a value of a compute type (lw_decode's: i32, u32 or a float of the
- * element's format) as element i; integers keep their low bits. */
+/* Stores a value of a compute type (lw_decode's: i32, u32, i64, u64 or a
+ * float of the element's format) as element i; integers keep their low
+ * bits. */
 void lw_encode(Lower *L, Tile *t, unsigned i, TlValue *v) {
   TlType *vt = tl_value_type(v);
   if (lw_elem_bits(t->type) == 64) {

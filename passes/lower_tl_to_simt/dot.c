@@ -133,11 +133,10 @@ static bool dot_pairs(const DotForm *f, Tile *a, Tile *b, Tile *c, TlLayout *qc,
   return true;
 }
 
-/* The local index at which every thread of the block holds element idx
- * of layout l, or -1 when some thread does not hold it or the threads
- * hold it at different local indices. thread_of maps a block thread to a
- * thread of l (threads past l's count hold replicas of lower ones). */
-static int64_t same_local(Lower *L, const TlLayout *l, int64_t t, const int64_t *idx,
+/* The local index at which block thread t holds element idx of layout l,
+ * or -1 when it does not hold it; threads past l's count hold the replicas
+ * of thread t % count. holders is room for 1024 thread indices. */
+static int64_t same_local(const TlLayout *l, int64_t t, const int64_t *idx,
                           int64_t *holders) {
   int64_t local, count, nt = tl_layout_num_threads(l);
   if (!tl_layout_locate(l, idx, &local, holders, 1024, &count, NULL))
@@ -184,7 +183,7 @@ static bool simt_dot(Lower *L, Tile *a, Tile *b, Tile *c, Tile **out) {
         memcpy(kj, ij, sizeof kj);
         ik[bd + 1] = k;
         kj[bd] = k;
-        int64_t xa = same_local(L, la, t, ik, holders), xb = same_local(L, lb, t, kj, holders);
+        int64_t xa = same_local(la, t, ik, holders), xb = same_local(lb, t, kj, holders);
         ok = xa >= 0 && xb >= 0 && (t == 0 || (pa[i * K + k] == xa && pb[i * K + k] == xb));
         pa[i * K + k] = xa;
         pb[i * K + k] = xb;

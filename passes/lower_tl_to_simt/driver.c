@@ -35,9 +35,10 @@ const TlPassOptionDef tl_pass_lower_tl_to_simt_options[] = {{NULL, 0, NULL, NULL
 
 static bool lower_block(Lower *L, TlBlock *blk);
 
-/* Expands the types of values for loop/if signatures: tiles become words. */
 typedef TL_VEC(TlValue *) ValueVec;
 
+/* Loop and if signatures carry tiles as their words: appends the lowered
+ * values v expands to, its tile's words or its scalar. */
 static void expand_value(Lower *L, TlValue *v, ValueVec *out) {
   Tile *t = lw_tile_of(L, v);
   if (t) {
@@ -48,7 +49,8 @@ static void expand_value(Lower *L, TlValue *v, ValueVec *out) {
   }
 }
 
-/* Maps values vals[0..n) (types types[]) from a flat list of new values. */
+/* Maps olds[0..n) to the values of news in order, the inverse of
+ * expand_value: a tile takes as many as it has words, a scalar one. */
 static void bind_expanded(Lower *L, unsigned n, TlValue *const *olds, TlValue *const *news) {
   unsigned k = 0;
   for (unsigned i = 0; i < n; i++) {
@@ -64,8 +66,6 @@ static void bind_expanded(Lower *L, unsigned n, TlValue *const *olds, TlValue *c
   }
 }
 
-/* The types a value of type t expands to: a tile's words, else the
- * scalar's lowered type. */
 /* Maps the results of the old op to the expanded results of its lowered
  * form. */
 static void bind_results(Lower *L, TlOp *op, TlOp *nop) {
@@ -83,6 +83,8 @@ static void bind_results(Lower *L, TlOp *op, TlOp *nop) {
 
 typedef TL_VEC(TlType *) TypeVec;
 
+/* Appends the types a value of type t expands to: a tile's words (u32),
+ * else the scalar's lowered type (pointers into global memory). */
 static void expand_type(Lower *L, TlType *t, TypeVec *out) {
   if (tl_tensor_kind(t) == TL_TENSOR_REG) {
     Tile *tile = lw_new_tile(L, t);
@@ -181,6 +183,8 @@ static bool lower_while(Lower *L, TlOp *op) {
   return ok;
 }
 
+/* scf.for: bounds and step as they are; inits, results and the body's
+ * iteration arguments expanded. */
 static bool lower_for(Lower *L, TlOp *op) {
   unsigned n = tl_op_num_results(op);
   ValueVec inits = {0};

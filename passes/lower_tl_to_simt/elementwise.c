@@ -71,6 +71,10 @@ static bool lower_reg_slice(Lower *L, TlOp *op, Tile *src) {
   return ok || lw_fail(L, op, "a register slice the layout library does not derive");
 }
 
+/* tl.view, tl.reshape, tl.permute and tl.slice. Of a shared tile: a view
+ * of its bytes (lw_lower_shared_view). Of a register tile: a slice picks
+ * the operand's elements; the others keep every thread's bits, only the
+ * type changes. */
 bool lw_lower_reinterpret(Lower *L, TlOp *op) {
   Smem *sm = lw_smem_of(L, tl_op_operand(op, 0));
   if (sm)
@@ -361,6 +365,9 @@ static bool narrow_small(Lower *L, Tile *f, Tile *t) {
   return true;
 }
 
+/* The binary elementwise ops: per element in its compute type by the
+ * float or integer arith op; tl.mod of f16, bf16 or f32 is C's fmod
+ * (fmod32); small floats compute in f32 and round once back. */
 bool lw_lower_elementwise(Lower *L, TlOp *op) {
   const char *n = tl_op_name(op) + 3;
   static const struct {

@@ -377,9 +377,6 @@ static int64_t copy_width(Lower *L, TlOp *op, const Smem *m, int64_t n) {
   return 0;
 }
 
-/* tl.copy_async: the tile in chunks of w elements in row-major order,
- * chunk c copied by thread c % T with one cp.async (consecutive threads
- * read consecutive global chunks). */
 /* A copy no cp.async width serves (unaligned or uneven): done at once,
  * element e by thread e % T with a load and a shared store, which is
  * complete before any wait, as the asynchronous one would be there. */
@@ -444,6 +441,9 @@ static bool copy_by_elements(Lower *L, TlOp *op, Smem *m, View *v, bool masked, 
   return true;
 }
 
+/* tl.copy_async: the tile in chunks of w elements in row-major order,
+ * chunk c copied by thread c % T with one cp.async (consecutive threads
+ * read consecutive global chunks). */
 bool lw_lower_copy_async(Lower *L, TlOp *op) {
   Smem *m = lw_smem_of(L, tl_op_operand(op, 0));
   View *v = lw_view_of(L, tl_op_operand(op, 1));

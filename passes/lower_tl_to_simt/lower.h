@@ -57,13 +57,14 @@ typedef struct Lower {
   TlContext *ctx;
   TlModule *module;
   TlBuilder b;
-  TlLoc loc;
+  TlLoc loc;        /* of the op being lowered, given to what it becomes */
   TL_VEC(Entry) map;
   TlValue *tid;     /* thread index (i32) */
   TlValue *workspace; /* the launch's global workspace (!simt.ptr<global>) */
   TlAnalysis *facts; /* divisibility of the kernel's values */
   unsigned threads; /* threads per block */
-  int64_t scratch_base;  /* shared scratch for reductions: byte offset */
+  int64_t scratch_base;  /* shared scratch for reductions and broadcasts:
+                            byte offset */
   int64_t scratch_bytes; /* its size, the most any op needs */
   bool failed;
   TlArena arena;

@@ -170,7 +170,7 @@ static bool load_ldmatrix(Lower *L, Smem *m, const TlLayout *l, unsigned b, TlVa
   return true;
 }
 
-/* Tiles of 1, 2, 4, 8, 16 or 32-bit elements: ldmatrix where the layouts
+/* Tiles of 1, 2, 4, 8, 16, 32 or 64-bit elements: ldmatrix where the layouts
  * allow it, else the widest ld.shared runs (whole bytes for sub-byte
  * elements). */
 bool lw_lower_load_shared(Lower *L, TlOp *op) {
@@ -265,8 +265,6 @@ bool lw_lower_store_shared(Lower *L, TlOp *op) {
   return true;
 }
 
-/* view, reshape and permute keep every thread's bits: only the type
- * changes. */
 /* tl.slice, tl.permute and tl.reshape of a shared tile: a view of the same
  * bytes in the result type's layout (the verifier derived it), starting,
  * for a slice, at the sub-tile's first element. The offsets are multiples
