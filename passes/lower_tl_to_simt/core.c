@@ -5,7 +5,8 @@
  * leave one writer per element. */
 #include "lower.h"
 
-/*===--- Lowered values ----------------------------------------------------===*/
+/*===--- Lowered values
+ * ----------------------------------------------------===*/
 
 static Entry *find(Lower *L, TlValue *v) {
   for (size_t i = L->map.len; i-- > 0;)
@@ -71,7 +72,8 @@ TlValue *lw_to_i64(Lower *L, TlValue *v) {
   return lw_op1(L, "arith.exti", v, lw_i64(L));
 }
 
-/*===--- Tiles -------------------------------------------------------------===*/
+/*===--- Tiles
+ * -------------------------------------------------------------===*/
 
 Tile *lw_new_tile(Lower *L, TlType *reg) {
   Tile *t = TL_ARENA_NEW(&L->arena, Tile);
@@ -90,7 +92,9 @@ Tile *lw_zero_tile(Lower *L, TlType *reg) {
   return t;
 }
 
-static uint32_t mask_of(unsigned b) { return b >= 32 ? 0xffffffffu : (1u << b) - 1; }
+static uint32_t mask_of(unsigned b) {
+  return b >= 32 ? 0xffffffffu : (1u << b) - 1;
+}
 
 /* Bits [pos, pos + n) of t's bit string (n <= 32), zero-extended into a
  * u32. */
@@ -100,7 +104,8 @@ TlValue *lw_tile_bits(Lower *L, Tile *t, int64_t pos, unsigned n) {
   if (o)
     v = lw_op2(L, "arith.shri", v, lw_cst(L, lw_u32(L), o));
   if (o + n > 32) {
-    TlValue *hi = lw_op2(L, "arith.shli", t->words[w + 1], lw_cst(L, lw_u32(L), 32 - o));
+    TlValue *hi =
+        lw_op2(L, "arith.shli", t->words[w + 1], lw_cst(L, lw_u32(L), 32 - o));
     v = lw_op2(L, "arith.ori", v, hi);
   }
   if (n < 32)
@@ -123,14 +128,16 @@ void lw_set_elem(Lower *L, Tile *t, unsigned i, TlValue *v) {
     t->words[w] = v;
     return;
   }
-  TlValue *keep = lw_op2(L, "arith.andi", t->words[w],
-                      lw_cst(L, lw_u32(L), (int64_t)(uint32_t)~(mask_of(b) << o)));
+  TlValue *keep =
+      lw_op2(L, "arith.andi", t->words[w],
+             lw_cst(L, lw_u32(L), (int64_t)(uint32_t) ~(mask_of(b) << o)));
   TlValue *sh = o ? lw_op2(L, "arith.shli", v, lw_cst(L, lw_u32(L), o)) : v;
   t->words[w] = lw_op2(L, "arith.ori", keep, sh);
   if (o + b > 32) {
     unsigned rest = o + b - 32;
-    TlValue *keep2 = lw_op2(L, "arith.andi", t->words[w + 1],
-                         lw_cst(L, lw_u32(L), (int64_t)(uint32_t)~mask_of(rest)));
+    TlValue *keep2 =
+        lw_op2(L, "arith.andi", t->words[w + 1],
+               lw_cst(L, lw_u32(L), (int64_t)(uint32_t)~mask_of(rest)));
     TlValue *hi = lw_op2(L, "arith.shri", v, lw_cst(L, lw_u32(L), 32 - o));
     t->words[w + 1] = lw_op2(L, "arith.ori", keep2, hi);
   }
@@ -142,13 +149,16 @@ static TlValue *get_elem64(Lower *L, Tile *t, unsigned i) {
   TlType *u64 = tl_type_int(L->ctx, 64, false);
   TlValue *lo = lw_op1(L, "arith.exti", t->words[2 * i], u64);
   TlValue *hi = lw_op1(L, "arith.exti", t->words[2 * i + 1], u64);
-  return lw_op2(L, "arith.ori", lo, lw_op2(L, "arith.shli", hi, lw_cst(L, u64, 32)));
+  return lw_op2(L, "arith.ori", lo,
+                lw_op2(L, "arith.shli", hi, lw_cst(L, u64, 32)));
 }
 
 void lw_set_elem64(Lower *L, Tile *t, unsigned i, TlValue *v) {
   TlType *u64 = tl_type_int(L->ctx, 64, false);
   t->words[2 * i] = lw_op1(L, "arith.trunci", v, lw_u32(L));
-  t->words[2 * i + 1] = lw_op1(L, "arith.trunci", lw_op2(L, "arith.shri", v, lw_cst(L, u64, 32)), lw_u32(L));
+  t->words[2 * i + 1] =
+      lw_op1(L, "arith.trunci", lw_op2(L, "arith.shri", v, lw_cst(L, u64, 32)),
+             lw_u32(L));
 }
 
 /* dst's element i = src's element j (tiles of one element type). */
@@ -161,19 +171,25 @@ void lw_copy_elem(Lower *L, Tile *dst, unsigned i, Tile *src, unsigned j) {
   lw_set_elem(L, dst, i, lw_get_elem(L, src, j));
 }
 
-/*===--- Indices -----------------------------------------------------------===*/
+/*===--- Indices
+ * -----------------------------------------------------------===*/
 
 /* The digits (i64) of thread's spatial modes of layout l: the ravel of
  * its spatial entries over the thread index (i32). Threads beyond the
  * layout's count hold replicas of lower ones: the modulo folds them. */
-static void thread_digits(Lower *L, const TlLayout *l, TlValue *thread, TlValue **digit) {
+static void thread_digits(Lower *L, const TlLayout *l, TlValue *thread,
+                          TlValue **digit) {
   int64_t below = 1;
   for (int k = l->num_spatial - 1; k >= 0; k--) {
     int m = l->spatial_modes[k];
     int64_t size = m >= 0 ? l->mode_shape[m] : -m;
     if (m >= 0) {
-      TlValue *d = below > 1 ? lw_op2(L, "arith.divi", thread, lw_cst(L, lw_i32(L), below)) : thread;
-      digit[m] = lw_op1(L, "arith.exti", lw_op2(L, "arith.remi", d, lw_cst(L, lw_i32(L), size)), lw_i64(L));
+      TlValue *d = below > 1 ? lw_op2(L, "arith.divi", thread,
+                                      lw_cst(L, lw_i32(L), below))
+                             : thread;
+      digit[m] = lw_op1(L, "arith.exti",
+                        lw_op2(L, "arith.remi", d, lw_cst(L, lw_i32(L), size)),
+                        lw_i64(L));
     }
     below *= size;
   }
@@ -192,7 +208,8 @@ static void ravel_index(Lower *L, const TlLayout *l, TlValue *const *rdigit,
       m++;
     for (int k = m - 1; k >= first; k--) {
       if (rdigit[k]) {
-        TlValue *term = size > 1 ? lw_op2(L, "arith.muli", rdigit[k], lw_cst(L, lw_i64(L), size))
+        TlValue *term = size > 1 ? lw_op2(L, "arith.muli", rdigit[k],
+                                          lw_cst(L, lw_i64(L), size))
                                  : rdigit[k];
         v = v ? lw_op2(L, "arith.addi", v, term) : term;
       } else {
@@ -224,12 +241,14 @@ bool lw_index_of(Lower *L, const TlLayout *l, int64_t local, TlValue **idx) {
 /* The logical index (i64 per dimension) of local element `local` of
  * thread `thread` in layout l, both i32 values known at run time only. */
 void lw_index_at(Lower *L, const TlLayout *l, TlValue *thread, TlValue *local,
-                     TlValue **idx) {
+                 TlValue **idx) {
   TlValue *digit[TL_LAYOUT_MAX_MODES] = {0};
   int64_t zero[TL_LAYOUT_MAX_MODES] = {0}, below = 1;
   for (int k = l->num_local - 1; k >= 0; k--) {
     int m = l->local_modes[k];
-    TlValue *d = below > 1 ? lw_op2(L, "arith.divi", local, lw_cst(L, lw_i32(L), below)) : local;
+    TlValue *d =
+        below > 1 ? lw_op2(L, "arith.divi", local, lw_cst(L, lw_i32(L), below))
+                  : local;
     if (k > 0)
       d = lw_op2(L, "arith.remi", d, lw_cst(L, lw_i32(L), l->mode_shape[m]));
     digit[m] = lw_op1(L, "arith.exti", d, lw_i64(L));
@@ -263,8 +282,9 @@ void lw_const_index(const TlLayout *l, int64_t local, int64_t *c) {
 }
 
 int64_t lw_pow2_factor(int64_t x) {
-  return x == 0 ? TL_DIVISIBILITY_MAX : (x & -x) < TL_DIVISIBILITY_MAX ? (x & -x)
-                                                                       : TL_DIVISIBILITY_MAX;
+  return x == 0                           ? TL_DIVISIBILITY_MAX
+         : (x & -x) < TL_DIVISIBILITY_MAX ? (x & -x)
+                                          : TL_DIVISIBILITY_MAX;
 }
 
 /* The power of two dividing the thread-dependent part of dimension d of
@@ -306,7 +326,8 @@ int64_t lw_offset_div(Lower *L, TlValue *v) {
   return L->facts ? tl_analysis_divisibility(L->facts, v) : 1;
 }
 
-/*===--- Accesses ----------------------------------------------------------===*/
+/*===--- Accesses
+ * ----------------------------------------------------------===*/
 
 /* The register type of an access of `bytes` bytes (2, 4, 8 or 16). */
 TlType *lw_access_type(Lower *L, unsigned bytes) {
@@ -340,7 +361,8 @@ TlValue *lw_gather_access(Lower *L, Tile *t, int64_t i, int64_t w) {
     return lw_op1(L, "arith.trunci", words[0], at);
   if (bytes == 4)
     return words[0];
-  return tl_op_result(lw_make(L, "simt.build", bytes / 4, words, 1, &at, 0, NULL), 0);
+  return tl_op_result(
+      lw_make(L, "simt.build", bytes / 4, words, 1, &at, 0, NULL), 0);
 }
 
 /* The inverse: the value x of one access into w elements of t from i on. */
@@ -357,7 +379,8 @@ void lw_scatter_access(Lower *L, Tile *t, int64_t i, int64_t w, TlValue *x) {
     TlType *ut = lw_u32(L);
     for (unsigned k = 0; k < bytes / 4; k++) {
       TlNamedAttr ix = {"index", tl_attr_int(L->ctx, lw_i64(L), k)};
-      words[k] = tl_op_result(lw_make(L, "simt.extract", 1, &x, 1, &ut, 1, &ix), 0);
+      words[k] =
+          tl_op_result(lw_make(L, "simt.extract", 1, &x, 1, &ut, 1, &ix), 0);
     }
   }
   if ((i * b) % 32 == 0 && bytes >= 4)
@@ -367,7 +390,8 @@ void lw_scatter_access(Lower *L, Tile *t, int64_t i, int64_t w, TlValue *x) {
       lw_set_elem(L, t, (unsigned)(i + j), lw_get_elem(L, &tmp, (unsigned)j));
 }
 
-/*===--- Guards ------------------------------------------------------------===*/
+/*===--- Guards
+ * ------------------------------------------------------------===*/
 
 /* Whether the calling thread writes a store of a tile in layout l: every
  * element once, by the thread whose replication digits are all 0 (threads
@@ -386,12 +410,15 @@ TlValue *lw_writer_guard(Lower *L, const TlLayout *l) {
     int m = l->spatial_modes[k];
     int64_t size = m >= 0 ? l->mode_shape[m] : -m;
     if (m < 0 && size > 1) {
-      TlValue *d = below > 1 ? lw_op2(L, "arith.divi", L->tid, lw_cst(L, lw_i32(L), below)) : L->tid;
+      TlValue *d = below > 1 ? lw_op2(L, "arith.divi", L->tid,
+                                      lw_cst(L, lw_i32(L), below))
+                             : L->tid;
       if (below * size < count)
         d = lw_op2(L, "arith.remi", d, lw_cst(L, lw_i32(L), size));
       TlNamedAttr eq = {"predicate", lw_str(L, "eq")};
       TlValue *ops[2] = {d, lw_cst(L, lw_i32(L), 0)};
-      TlValue *c = tl_op_result(lw_make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &eq), 0);
+      TlValue *c =
+          tl_op_result(lw_make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &eq), 0);
       cond = cond ? lw_op2(L, "arith.andi", cond, c) : c;
     }
     below *= size;
@@ -419,7 +446,8 @@ void lw_close_guard(Lower *L, TlBuilder saved) {
   L->b = saved;
 }
 
-/*===--- Compute types -----------------------------------------------------===*/
+/*===--- Compute types
+ * -----------------------------------------------------===*/
 
 /* Element i as a value of a compute type, *ct: iN sign-extended to i32,
  * uN zero-extended to u32, f16/bf16/f32 as floats, 64-bit elements as
@@ -430,7 +458,8 @@ TlValue *lw_decode(Lower *L, Tile *t, unsigned i, TlType **ct) {
   if (b == 64) {
     /* i64, u64 and f64 compute as themselves. */
     TlValue *x = get_elem64(L, t, i);
-    *ct = tl_type_is_int(e) ? tl_type_int(L->ctx, 64, tl_type_int_signed(e)) : e;
+    *ct =
+        tl_type_is_int(e) ? tl_type_int(L->ctx, 64, tl_type_int_signed(e)) : e;
     return *ct == tl_value_type(x) ? x : lw_op1(L, "arith.bitcast", x, *ct);
   }
   TlValue *x = lw_get_elem(L, t, i);
@@ -468,12 +497,17 @@ void lw_encode(Lower *L, Tile *t, unsigned i, TlValue *v) {
   if (lw_elem_bits(t->type) == 64) {
     TlType *u64 = tl_type_int(L->ctx, 64, false);
     if (tl_type_bitwidth(vt) < 64)
-      v = lw_op1(L, "arith.exti", v, tl_type_int(L->ctx, 64, tl_type_int_signed(vt)));
-    lw_set_elem64(L, t, i, tl_value_type(v) == u64 ? v : lw_op1(L, "arith.bitcast", v, u64));
+      v = lw_op1(L, "arith.exti", v,
+                 tl_type_int(L->ctx, 64, tl_type_int_signed(vt)));
+    lw_set_elem64(L, t, i,
+                  tl_value_type(v) == u64 ? v
+                                          : lw_op1(L, "arith.bitcast", v, u64));
     return;
   }
   if (tl_type_is_int(vt)) {
-    lw_set_elem(L, t, i, tl_type_int_signed(vt) ? lw_op1(L, "arith.bitcast", v, lw_u32(L)) : v);
+    lw_set_elem(
+        L, t, i,
+        tl_type_int_signed(vt) ? lw_op1(L, "arith.bitcast", v, lw_u32(L)) : v);
     return;
   }
   TlType *e = tl_tensor_elem(t->type);

@@ -81,11 +81,13 @@ static bool dot_pairs(const DotForm *f, Tile *a, Tile *b, Tile *c, TlLayout *qc,
   snprintf(nb, sizeof nb, "%s_b", f->atom);
   snprintf(nc, sizeof nc, "%s_c", f->atom);
   TlLayout qa, qb;
-  if (!tiling(tl_reg_layout(a->type), na, &qa) || !tiling(tl_reg_layout(b->type), nb, &qb) ||
+  if (!tiling(tl_reg_layout(a->type), na, &qa) ||
+      !tiling(tl_reg_layout(b->type), nb, &qb) ||
       !tiling(tl_reg_layout(c->type), nc, qc))
     return false;
   int64_t warps = tl_layout_num_threads(qc);
-  if (tl_layout_num_threads(&qa) != warps || tl_layout_num_threads(&qb) != warps)
+  if (tl_layout_num_threads(&qa) != warps ||
+      tl_layout_num_threads(&qb) != warps)
     return false;
   unsigned rank = tl_tensor_rank(a->type), bd = rank - 2; /* batch dims first */
   *K = tl_tensor_dim(a->type, rank - 1) / f->k;
@@ -117,7 +119,8 @@ static bool dot_pairs(const DotForm *f, Tile *a, Tile *b, Tile *c, TlLayout *qc,
             found_b = i;
         }
         if (found_a < 0 || found_b < 0 ||
-            (w > 0 && (pa[qlc * *K + k] != found_a || pb[qlc * *K + k] != found_b)))
+            (w > 0 &&
+             (pa[qlc * *K + k] != found_a || pb[qlc * *K + k] != found_b)))
           ok = false;
         pa[qlc * *K + k] = found_a;
         pb[qlc * *K + k] = found_b;
@@ -159,8 +162,8 @@ static bool simt_dot(Lower *L, Tile *a, Tile *b, Tile *c, Tile **out) {
   bool fl = lw_is_f(ec, 8, 23);
   bool fin = (lw_is_f(ea, 5, 10) || lw_is_f(ea, 8, 7) || lw_is_f(ea, 8, 23)) &&
              (lw_is_f(eb, 5, 10) || lw_is_f(eb, 8, 7) || lw_is_f(eb, 8, 23));
-  bool iin = tl_type_is_int(ea) && tl_type_is_int(eb) && tl_type_bitwidth(ea) <= 32 &&
-             tl_type_bitwidth(eb) <= 32;
+  bool iin = tl_type_is_int(ea) && tl_type_is_int(eb) &&
+             tl_type_bitwidth(ea) <= 32 && tl_type_bitwidth(eb) <= 32;
   bool iacc = tl_type_is_int(ec) && tl_type_int_width(ec) == 32;
   if (!(fl && fin) && !(iacc && iin))
     return false;
@@ -170,7 +173,8 @@ static bool simt_dot(Lower *L, Tile *a, Tile *b, Tile *c, Tile **out) {
   int64_t K = tl_tensor_dim(a->type, rank - 1), nc = tl_layout_local_size(lc);
   if ((int64_t)L->threads * nc * K > (INT64_C(1) << 22))
     return false;
-  int64_t *pa = tl_xmalloc(sizeof *pa * (size_t)(nc * K)), *pb = tl_xmalloc(sizeof *pb * (size_t)(nc * K));
+  int64_t *pa = tl_xmalloc(sizeof *pa * (size_t)(nc * K)),
+          *pb = tl_xmalloc(sizeof *pb * (size_t)(nc * K));
   int64_t *holders = tl_xmalloc(sizeof *holders * 1024);
   bool ok = true;
   for (int64_t t = 0; t < (int64_t)L->threads && ok; t++)
@@ -183,8 +187,10 @@ static bool simt_dot(Lower *L, Tile *a, Tile *b, Tile *c, Tile **out) {
         memcpy(kj, ij, sizeof kj);
         ik[bd + 1] = k;
         kj[bd] = k;
-        int64_t xa = same_local(la, t, ik, holders), xb = same_local(lb, t, kj, holders);
-        ok = xa >= 0 && xb >= 0 && (t == 0 || (pa[i * K + k] == xa && pb[i * K + k] == xb));
+        int64_t xa = same_local(la, t, ik, holders),
+                xb = same_local(lb, t, kj, holders);
+        ok = xa >= 0 && xb >= 0 &&
+             (t == 0 || (pa[i * K + k] == xa && pb[i * K + k] == xb));
         pa[i * K + k] = xa;
         pb[i * K + k] = xb;
       }
@@ -206,7 +212,8 @@ static bool simt_dot(Lower *L, Tile *a, Tile *b, Tile *c, Tile **out) {
           if (tb != f32)
             y = lw_op1(L, "arith.extf", y, f32);
           TlValue *ops[3] = {x, y, acc};
-          acc = tl_op_result(lw_make(L, "simt.fma", 3, ops, 1, &f32, 0, NULL), 0);
+          acc =
+              tl_op_result(lw_make(L, "simt.fma", 3, ops, 1, &f32, 0, NULL), 0);
         } else {
           if (ta != ct)
             x = lw_op1(L, "arith.bitcast", x, ct);
@@ -228,7 +235,8 @@ static bool simt_dot(Lower *L, Tile *a, Tile *b, Tile *c, Tile **out) {
  * tile, one instruction per (m, n, k) block, k ascending; else a SIMT
  * dot. */
 bool lw_lower_dot(Lower *L, TlOp *op) {
-  Tile *a = lw_tile_of(L, tl_op_operand(op, 0)), *b = lw_tile_of(L, tl_op_operand(op, 1)),
+  Tile *a = lw_tile_of(L, tl_op_operand(op, 0)),
+       *b = lw_tile_of(L, tl_op_operand(op, 1)),
        *c = lw_tile_of(L, tl_op_operand(op, 2));
   TlType *ea = tl_tensor_elem(a->type), *eb = tl_tensor_elem(b->type),
          *ec = tl_tensor_elem(c->type);
@@ -237,7 +245,8 @@ bool lw_lower_dot(Lower *L, TlOp *op) {
   TlLayout qc;
   int64_t K = 0, *pair_a = NULL, *pair_b = NULL;
   bool typed = false;
-  for (size_t i = 0; ca && cb && cc && i < sizeof dot_forms / sizeof *dot_forms && !f; i++) {
+  for (size_t i = 0;
+       ca && cb && cc && i < sizeof dot_forms / sizeof *dot_forms && !f; i++) {
     const DotForm *g = &dot_forms[i];
     if (strcmp(g->in, ca) || strcmp(g->in, cb) || strcmp(g->acc, cc) ||
         (strcmp(ca, "int8") && ea != eb))
@@ -253,44 +262,55 @@ bool lw_lower_dot(Lower *L, TlOp *op) {
       return true;
     }
     if (!typed)
-      return lw_fail(L, op, "dot of these element types with these layouts (mma takes f16 or "
-                         "bf16 with f32 accumulation, f16 with f16, i8/u8 or u1 with i32; "
-                         "the SIMT dot needs f32 or i32 accumulators and every thread "
-                         "holding the A and B elements of its C elements)");
-    return lw_fail(L, op, "dot whose layouts are neither tilings of one mma form's fragments "
-                       "with matching blocks in every warp nor a SIMT dot's (every thread "
-                       "holding the A and B elements of its C elements)");
+      return lw_fail(
+          L, op,
+          "dot of these element types with these layouts (mma takes f16 or "
+          "bf16 with f32 accumulation, f16 with f16, i8/u8 or u1 with i32; "
+          "the SIMT dot needs f32 or i32 accumulators and every thread "
+          "holding the A and B elements of its C elements)");
+    return lw_fail(
+        L, op,
+        "dot whose layouts are neither tilings of one mma form's fragments "
+        "with matching blocks in every warp nor a SIMT dot's (every thread "
+        "holding the A and B elements of its C elements)");
   }
   int64_t nqc = tl_layout_local_size(&qc);
   Tile *d = lw_new_tile(L, c->type);
   memcpy(d->words, c->words, sizeof *d->words * d->nwords);
   bool fa = !strcmp(f->acc, "f32");
   TlType *rt = fa ? tl_type_f32(L->ctx) : lw_i32(L);
-  TlType *va = tl_simt_vec_type(L->ctx, f->ra, lw_i32(L)), *vb = tl_simt_vec_type(L->ctx, f->rb, lw_i32(L));
+  TlType *va = tl_simt_vec_type(L->ctx, f->ra, lw_i32(L)),
+         *vb = tl_simt_vec_type(L->ctx, f->rb, lw_i32(L));
   TlType *vc = tl_simt_vec_type(L->ctx, f->rc, rt);
-  TlNamedAttr attrs[5] = {{"shape", lw_str(L, f->shape)},
-                          {"a_type", lw_str(L, mma_type(ea, ca))},
-                          {"b_type", lw_str(L, mma_type(eb, cb))},
-                          {"acc_type", lw_str(L, !strcmp(f->acc, "i32") ? "s32" : f->acc)},
-                          {"b1_op", lw_str(L, "and.popc")}};
+  TlNamedAttr attrs[5] = {
+      {"shape", lw_str(L, f->shape)},
+      {"a_type", lw_str(L, mma_type(ea, ca))},
+      {"b_type", lw_str(L, mma_type(eb, cb))},
+      {"acc_type", lw_str(L, !strcmp(f->acc, "i32") ? "s32" : f->acc)},
+      {"b1_op", lw_str(L, "and.popc")}};
   unsigned nattrs = strcmp(f->in, "b1") ? 4 : 5;
   for (int64_t qlc = 0; qlc < nqc; qlc++) {
     for (int64_t k = 0; k < K; k++) {
       TlValue *av[4], *bv[4], *cv[4];
       for (unsigned j = 0; j < f->ra; j++)
-        av[j] = lw_op1(L, "arith.bitcast", a->words[pair_a[qlc * K + k] * f->ra + j], lw_i32(L));
+        av[j] = lw_op1(L, "arith.bitcast",
+                       a->words[pair_a[qlc * K + k] * f->ra + j], lw_i32(L));
       for (unsigned j = 0; j < f->rb; j++)
-        bv[j] = lw_op1(L, "arith.bitcast", b->words[pair_b[qlc * K + k] * f->rb + j], lw_i32(L));
+        bv[j] = lw_op1(L, "arith.bitcast",
+                       b->words[pair_b[qlc * K + k] * f->rb + j], lw_i32(L));
       for (unsigned j = 0; j < f->rc; j++)
         cv[j] = lw_op1(L, "arith.bitcast", d->words[qlc * f->rc + j], rt);
       TlValue *ops[3] = {
           tl_op_result(lw_make(L, "simt.build", f->ra, av, 1, &va, 0, NULL), 0),
           tl_op_result(lw_make(L, "simt.build", f->rb, bv, 1, &vb, 0, NULL), 0),
-          tl_op_result(lw_make(L, "simt.build", f->rc, cv, 1, &vc, 0, NULL), 0)};
-      TlValue *D = tl_op_result(lw_make(L, "simt.mma", 3, ops, 1, &vc, nattrs, attrs), 0);
+          tl_op_result(lw_make(L, "simt.build", f->rc, cv, 1, &vc, 0, NULL),
+                       0)};
+      TlValue *D = tl_op_result(
+          lw_make(L, "simt.mma", 3, ops, 1, &vc, nattrs, attrs), 0);
       for (unsigned j = 0; j < f->rc; j++) {
         TlNamedAttr ix = {"index", tl_attr_int(L->ctx, lw_i64(L), j)};
-        TlValue *x = tl_op_result(lw_make(L, "simt.extract", 1, &D, 1, &rt, 1, &ix), 0);
+        TlValue *x =
+            tl_op_result(lw_make(L, "simt.extract", 1, &D, 1, &rt, 1, &ix), 0);
         d->words[qlc * f->rc + j] = lw_op1(L, "arith.bitcast", x, lw_u32(L));
       }
     }

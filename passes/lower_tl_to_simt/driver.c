@@ -29,9 +29,11 @@
 /* The most dynamic shared memory a block may use (sm_90's 227 KB). */
 #define TL_SMEM_LIMIT 232448
 
-const TlPassOptionDef tl_pass_lower_tl_to_simt_options[] = {{NULL, 0, NULL, NULL}};
+const TlPassOptionDef tl_pass_lower_tl_to_simt_options[] = {
+    {NULL, 0, NULL, NULL}};
 
-/*===--- Control flow ------------------------------------------------------===*/
+/*===--- Control flow
+ * ------------------------------------------------------===*/
 
 static bool lower_block(Lower *L, TlBlock *blk);
 
@@ -51,7 +53,8 @@ static void expand_value(Lower *L, TlValue *v, ValueVec *out) {
 
 /* Maps olds[0..n) to the values of news in order, the inverse of
  * expand_value: a tile takes as many as it has words, a scalar one. */
-static void bind_expanded(Lower *L, unsigned n, TlValue *const *olds, TlValue *const *news) {
+static void bind_expanded(Lower *L, unsigned n, TlValue *const *olds,
+                          TlValue *const *news) {
   unsigned k = 0;
   for (unsigned i = 0; i < n; i++) {
     TlType *t = tl_value_type(olds[i]);
@@ -91,7 +94,8 @@ static void expand_type(Lower *L, TlType *t, TypeVec *out) {
     for (unsigned j = 0; j < tile->nwords; j++)
       tl_vec_push(out, lw_u32(L));
   } else {
-    tl_vec_push(out, tl_type_is_ptr(t) ? tl_simt_ptr_type(L->ctx, TL_SIMT_GLOBAL) : t);
+    tl_vec_push(
+        out, tl_type_is_ptr(t) ? tl_simt_ptr_type(L->ctx, TL_SIMT_GLOBAL) : t);
   }
 }
 
@@ -99,8 +103,10 @@ static void expand_type(Lower *L, TlType *t, TypeVec *out) {
  * block arguments expanded, the body lowered, the terminator (same name)
  * rebuilt over expanded operands, its first `keep` operands as they are
  * (scf.condition's flag). */
-static bool lower_region_into(Lower *L, TlOp *op, TlOp *nop, unsigned r, unsigned keep) {
-  TlBlock *ob = tl_region_first_block(tl_op_region(op, r)), *nb = tl_block_create(L->module);
+static bool lower_region_into(Lower *L, TlOp *op, TlOp *nop, unsigned r,
+                              unsigned keep) {
+  TlBlock *ob = tl_region_first_block(tl_op_region(op, r)),
+          *nb = tl_block_create(L->module);
   tl_region_append_block(tl_op_region(nop, r), nb);
   unsigned na = tl_block_num_args(ob);
   TypeVec types = {0};
@@ -126,7 +132,8 @@ static bool lower_region_into(Lower *L, TlOp *op, TlOp *nop, unsigned r, unsigne
       else
         expand_value(L, tl_op_operand(y, i), &outs);
     }
-    tl_builder_create(&L->b, tl_op_name(y), L->loc, (unsigned)outs.len, outs.data, 0, NULL);
+    tl_builder_create(&L->b, tl_op_name(y), L->loc, (unsigned)outs.len,
+                      outs.data, 0, NULL);
     tl_vec_free(&outs);
   }
   L->b = saved;
@@ -175,7 +182,8 @@ static bool lower_while(Lower *L, TlOp *op) {
     tl_op_state_add_result(&st, types.data[i]);
   st.nregions = 2;
   TlOp *nw = tl_builder_insert(&L->b, &st);
-  bool ok = lower_region_into(L, op, nw, 0, 1) && lower_region_into(L, op, nw, 1, 0);
+  bool ok =
+      lower_region_into(L, op, nw, 0, 1) && lower_region_into(L, op, nw, 1, 0);
   if (ok)
     bind_results(L, op, nw);
   tl_vec_free(&inits);
@@ -202,9 +210,11 @@ static bool lower_for(Lower *L, TlOp *op) {
     tl_op_state_add_result(&st, types.data[i]);
   st.nregions = 1;
   TlOp *nf = tl_builder_insert(&L->b, &st);
-  TlBlock *body = tl_block_create(L->module), *old = tl_region_first_block(tl_op_region(op, 0));
+  TlBlock *body = tl_block_create(L->module),
+          *old = tl_region_first_block(tl_op_region(op, 0));
   tl_region_append_block(tl_op_region(nf, 0), body);
-  TlValue *iv = tl_block_add_arg(body, tl_value_type(tl_block_arg(old, 0)), L->loc);
+  TlValue *iv =
+      tl_block_add_arg(body, tl_value_type(tl_block_arg(old, 0)), L->loc);
   lw_put_scalar(L, tl_block_arg(old, 0), iv);
   ValueVec args = {0};
   for (size_t i = 0; i < types.len; i++)
@@ -221,7 +231,8 @@ static bool lower_for(Lower *L, TlOp *op) {
     ValueVec outs = {0};
     for (unsigned i = 0; i < tl_op_num_operands(y); i++)
       expand_value(L, tl_op_operand(y, i), &outs);
-    tl_builder_create(&L->b, "scf.yield", L->loc, (unsigned)outs.len, outs.data, 0, NULL);
+    tl_builder_create(&L->b, "scf.yield", L->loc, (unsigned)outs.len, outs.data,
+                      0, NULL);
     tl_vec_free(&outs);
   }
   L->b = saved;
@@ -233,7 +244,8 @@ static bool lower_for(Lower *L, TlOp *op) {
   return ok;
 }
 
-/*===--- Ops ---------------------------------------------------------------===*/
+/*===--- Ops
+ * ---------------------------------------------------------------===*/
 
 /* Ops of arith are per-thread scalars already: clone with mapped operands. */
 static bool lower_scalar_op(Lower *L, TlOp *op) {
@@ -250,10 +262,12 @@ static bool lower_scalar_op(Lower *L, TlOp *op) {
   for (unsigned i = 0; i < tl_op_num_results(op); i++)
     tl_op_state_add_result(&st, tl_value_type(tl_op_result(op, i)));
   for (unsigned i = 0; i < tl_op_num_attrs(op); i++)
-    tl_op_state_set_attr(&st, tl_op_attr_at(op, i).name, tl_op_attr_at(op, i).attr);
+    tl_op_state_set_attr(&st, tl_op_attr_at(op, i).name,
+                         tl_op_attr_at(op, i).attr);
   TlOp *n = tl_builder_insert(&L->b, &st);
   for (unsigned i = 0; i < tl_op_num_results(op); i++) {
-    tl_value_set_name_hint(tl_op_result(n, i), tl_value_name_hint(tl_op_result(op, i)));
+    tl_value_set_name_hint(tl_op_result(n, i),
+                           tl_value_name_hint(tl_op_result(op, i)));
     lw_put_scalar(L, tl_op_result(op, i), tl_op_result(n, i));
   }
   return true;
@@ -275,7 +289,8 @@ static bool lower_op(Lower *L, TlOp *op) {
     for (unsigned i = 0; i < tl_op_num_results(op); i++) {
       TlNamedAttr d = {"dim", lw_str(L, dims[i])};
       TlType *t = lw_i32(L);
-      TlValue *v = tl_op_result(lw_make(L, "simt.block_id", 0, NULL, 1, &t, 1, &d), 0);
+      TlValue *v =
+          tl_op_result(lw_make(L, "simt.block_id", 0, NULL, 1, &t, 1, &d), 0);
       tl_value_set_name_hint(v, tl_value_name_hint(tl_op_result(op, i)));
       lw_put_scalar(L, tl_op_result(op, i), v);
     }
@@ -283,10 +298,12 @@ static bool lower_op(Lower *L, TlOp *op) {
   }
   if (!strcmp(n, "tl.template")) {
     TlOp *k = tl_enclosing_kernel(op);
-    TlAttr *v = tl_attr_dict_get(tl_op_attr(k, "template"),
-                                 tl_attr_string_value(tl_op_attr(op, "name"), NULL));
-    lw_put_scalar(L, tl_op_result(op, 0),
-               lw_cst(L, tl_value_type(tl_op_result(op, 0)), tl_attr_int_value(v)));
+    TlAttr *v =
+        tl_attr_dict_get(tl_op_attr(k, "template"),
+                         tl_attr_string_value(tl_op_attr(op, "name"), NULL));
+    lw_put_scalar(
+        L, tl_op_result(op, 0),
+        lw_cst(L, tl_value_type(tl_op_result(op, 0)), tl_attr_int_value(v)));
     return true;
   }
   if (!strcmp(n, "tl.alloc_global"))
@@ -362,10 +379,12 @@ static bool lower_block(Lower *L, TlBlock *blk) {
   return true;
 }
 
-/*===--- Kernels -----------------------------------------------------------===*/
+/*===--- Kernels
+ * -----------------------------------------------------------===*/
 
 /* Grid-expression names for `threads`: template values only. */
-static bool template_lookup(void *user, const char *name, size_t len, int64_t *v) {
+static bool template_lookup(void *user, const char *name, size_t len,
+                            int64_t *v) {
   TlAttr *templ = user;
   for (unsigned i = 0; i < tl_attr_dict_size(templ); i++) {
     TlNamedAttr e = tl_attr_dict_entry(templ, i);
@@ -390,19 +409,22 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
   size_t tlen;
   const char *ttext = tl_attr_string_value(tl_op_attr(k, "threads"), &tlen);
   TlErr err;
-  if (!tl_expr_eval(ttext, tlen, template_lookup, tl_op_attr(k, "template"), &threads, &err,
-                    NULL) ||
+  if (!tl_expr_eval(ttext, tlen, template_lookup, tl_op_attr(k, "template"),
+                    &threads, &err, NULL) ||
       threads < 1 || threads > 1024) {
-    tl_op_emit_error(k, "cannot lower: threads per block must be a constant from 1 to "
-                        "1024 (template values allowed): %s",
-                     threads < 1 || threads > 1024 ? "out of range" : err.msg);
+    tl_op_emit_error(
+        k,
+        "cannot lower: threads per block must be a constant from 1 to "
+        "1024 (template values allowed): %s",
+        threads < 1 || threads > 1024 ? "out of range" : err.msg);
     return false;
   }
   L.threads = (unsigned)threads;
   TL_VEC(TlType *) ins = {0};
   for (unsigned i = 0; i < n; i++) {
     TlType *t = tl_type_function_input(ft, i);
-    tl_vec_push(&ins, tl_type_is_ptr(t) ? tl_simt_ptr_type(ctx, TL_SIMT_GLOBAL) : t);
+    tl_vec_push(&ins,
+                tl_type_is_ptr(t) ? tl_simt_ptr_type(ctx, TL_SIMT_GLOBAL) : t);
   }
   /* The global workspace, when the kernel allocates one, is one more
    * parameter after the kernel's own (the launcher allocates and zeroes
@@ -414,14 +436,17 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
   TlOpState st;
   tl_op_state_init(&st, ctx, tl_context_op_def(ctx, "builtin.func"), L.loc);
   tl_op_state_set_attr(&st, "sym_name", tl_op_attr(k, "sym_name"));
-  tl_op_state_set_attr(&st, "function_type",
-                       tl_attr_type(ctx, tl_type_function(ctx, (unsigned)ins.len, ins.data, 0,
-                                                          NULL)));
+  tl_op_state_set_attr(
+      &st, "function_type",
+      tl_attr_type(
+          ctx, tl_type_function(ctx, (unsigned)ins.len, ins.data, 0, NULL)));
   if (ws_bytes)
-    tl_op_state_set_attr(&st, "workspace_bytes",
-                         tl_attr_int(ctx, tl_type_int(ctx, 64, true), ws_bytes));
+    tl_op_state_set_attr(
+        &st, "workspace_bytes",
+        tl_attr_int(ctx, tl_type_int(ctx, 64, true), ws_bytes));
   tl_op_state_set_attr(&st, "kernel", tl_attr_unit(ctx));
-  tl_op_state_set_attr(&st, "threads", tl_attr_int(ctx, tl_type_int(ctx, 64, true), threads));
+  tl_op_state_set_attr(&st, "threads",
+                       tl_attr_int(ctx, tl_type_int(ctx, 64, true), threads));
   /* What the runtime needs to launch it: the grid over the parameters. */
   tl_op_state_set_attr(&st, "grid", tl_op_attr(k, "grid"));
   tl_op_state_set_attr(&st, "arg_names", tl_op_attr(k, "arg_names"));
@@ -435,9 +460,9 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
   }
   if (L.facts) {
     L.scratch_base = (tl_kernel_smem_bytes(k) + 15) / 16 * 16;
-    tl_op_state_set_attr(&st, "smem_bytes",
-                         tl_attr_int(ctx, tl_type_int(ctx, 64, true),
-                                     tl_kernel_smem_bytes(k)));
+    tl_op_state_set_attr(
+        &st, "smem_bytes",
+        tl_attr_int(ctx, tl_type_int(ctx, 64, true), tl_kernel_smem_bytes(k)));
   }
   if (!L.facts) {
     tl_op_state_free(&st);
@@ -452,31 +477,38 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
   tl_region_append_block(tl_op_region(fn, 0), body);
   TlBlock *old = tl_region_first_block(tl_op_region(k, 0));
   for (unsigned i = 0; i < n; i++) {
-    TlValue *a = tl_block_add_arg(body, tl_type_function_input(tl_attr_type_value(
-                                            tl_op_attr(fn, "function_type")), i),
-                                  L.loc);
+    TlValue *a = tl_block_add_arg(
+        body,
+        tl_type_function_input(
+            tl_attr_type_value(tl_op_attr(fn, "function_type")), i),
+        L.loc);
     tl_value_set_name_hint(a, tl_value_name_hint(tl_block_arg(old, i)));
     lw_put_scalar(&L, tl_block_arg(old, i), a);
   }
   if (ws_bytes) {
-    L.workspace = tl_block_add_arg(body, tl_simt_ptr_type(ctx, TL_SIMT_GLOBAL), L.loc);
+    L.workspace =
+        tl_block_add_arg(body, tl_simt_ptr_type(ctx, TL_SIMT_GLOBAL), L.loc);
     tl_value_set_name_hint(L.workspace, tl_context_intern(ctx, "workspace", 9));
   }
   tl_builder_set_end(&L.b, body);
   TlNamedAttr dx = {"dim", lw_str(&L, "x")};
   TlType *t32 = lw_i32(&L);
-  L.tid = tl_op_result(lw_make(&L, "simt.thread_id", 0, NULL, 1, &t32, 1, &dx), 0);
+  L.tid =
+      tl_op_result(lw_make(&L, "simt.thread_id", 0, NULL, 1, &t32, 1, &dx), 0);
   tl_value_set_name_hint(L.tid, tl_context_intern(ctx, "tid", 3));
   bool ok = lower_block(&L, old);
   if (ok && L.scratch_bytes) {
     int64_t total = L.scratch_base + L.scratch_bytes;
     if (total > TL_SMEM_LIMIT) {
-      tl_op_emit_error(k, "cannot lower: the shared tiles (%lld bytes) and the reduction "
-                          "scratch (%lld bytes) exceed the %d bytes of shared memory",
-                       (long long)L.scratch_base, (long long)L.scratch_bytes, TL_SMEM_LIMIT);
+      tl_op_emit_error(
+          k,
+          "cannot lower: the shared tiles (%lld bytes) and the reduction "
+          "scratch (%lld bytes) exceed the %d bytes of shared memory",
+          (long long)L.scratch_base, (long long)L.scratch_bytes, TL_SMEM_LIMIT);
       ok = false;
     } else {
-      tl_op_set_attr(fn, "smem_bytes", tl_attr_int(ctx, tl_type_int(ctx, 64, true), total));
+      tl_op_set_attr(fn, "smem_bytes",
+                     tl_attr_int(ctx, tl_type_int(ctx, 64, true), total));
     }
   }
   if (ok) {

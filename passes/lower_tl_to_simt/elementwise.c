@@ -59,8 +59,9 @@ static bool lower_reg_slice(Lower *L, TlOp *op, Tile *src) {
   TlLayout out;
   int64_t n = tl_layout_local_size(tl_reg_layout(rt));
   int64_t *map = tl_xmalloc(sizeof *map * (size_t)(n + 1));
-  bool ok = tl_slice_offsets(op, offs) &&
-            tl_layout_slice(&out, tl_reg_layout(src->type), offs, sizes, map, NULL);
+  bool ok =
+      tl_slice_offsets(op, offs) &&
+      tl_layout_slice(&out, tl_reg_layout(src->type), offs, sizes, map, NULL);
   if (ok) {
     Tile *t = lw_zero_tile(L, rt);
     for (int64_t j = 0; j < n; j++)
@@ -68,7 +69,8 @@ static bool lower_reg_slice(Lower *L, TlOp *op, Tile *src) {
     lw_put_tile(L, tl_op_result(op, 0), t);
   }
   tl_free(map);
-  return ok || lw_fail(L, op, "a register slice the layout library does not derive");
+  return ok ||
+         lw_fail(L, op, "a register slice the layout library does not derive");
 }
 
 /* tl.view, tl.reshape, tl.permute and tl.slice. Of a shared tile: a view
@@ -90,12 +92,13 @@ bool lw_lower_reinterpret(Lower *L, TlOp *op) {
   return true;
 }
 
-/*===--- Casts -------------------------------------------------------------===*/
+/*===--- Casts
+ * -------------------------------------------------------------===*/
 
 /* A cast to a float of at most 8 bits (dd) from sd, whose values f32
  * holds exactly: decoded to f32 words, then encoded with one rounding. */
-static bool cast_to_small_float(Lower *L, TlOp *op, Tile *src, TlType *rt, TlDType sd,
-                                TlDType dd, int64_t n) {
+static bool cast_to_small_float(Lower *L, TlOp *op, Tile *src, TlType *rt,
+                                TlDType sd, TlDType dd, int64_t n) {
   TlErr err;
   if (!tl_small_float_cast_supported(sd, dd, &err))
     return lw_fail(L, op, err.msg);
@@ -104,8 +107,10 @@ static bool cast_to_small_float(Lower *L, TlOp *op, Tile *src, TlType *rt, TlDTy
   TlValue **codes = TL_ARENA_NEWN(&L->arena, TlValue *, (size_t)n);
   if (sd.bits <= 8) {
     const TlCastRecipe *r32 = tl_cast_recipe_find(sd, tl_dtype_f32());
-    if (!r32 || !tl_emit_cast_recipe(&L->b, L->loc, r32, src->words, (unsigned)n, xs, &err))
-      return lw_fail(L, op, r32 ? err.msg : "a source type without a recipe to f32");
+    if (!r32 || !tl_emit_cast_recipe(&L->b, L->loc, r32, src->words,
+                                     (unsigned)n, xs, &err))
+      return lw_fail(L, op,
+                     r32 ? err.msg : "a source type without a recipe to f32");
     for (int64_t i = 0; i < n; i++)
       xs[i] = lw_op1(L, "arith.bitcast", xs[i], f32);
   } else {
@@ -119,7 +124,8 @@ static bool cast_to_small_float(Lower *L, TlOp *op, Tile *src, TlType *rt, TlDTy
                                  : lw_op1(L, "arith.extf", x, f32);
     }
   }
-  if (!tl_emit_to_small_float_n(&L->b, L->loc, dd, (unsigned)n, xs, codes, &err))
+  if (!tl_emit_to_small_float_n(&L->b, L->loc, dd, (unsigned)n, xs, codes,
+                                &err))
     return lw_fail(L, op, err.msg);
   Tile *t = lw_zero_tile(L, rt);
   for (int64_t i = 0; i < n; i++)
@@ -137,13 +143,15 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
    * exhaustively checked register recipes (docs/dtypes.md), over the
    * tile's words as they are. */
   TlDType sd, dd;
-  const TlCastRecipe *r = n > 0 && tl_type_to_dtype(se, &sd) && tl_type_to_dtype(de, &dd)
-                              ? tl_cast_recipe_find(sd, dd)
-                              : NULL;
+  const TlCastRecipe *r =
+      n > 0 && tl_type_to_dtype(se, &sd) && tl_type_to_dtype(de, &dd)
+          ? tl_cast_recipe_find(sd, dd)
+          : NULL;
   if (r && tl_cast_recipe_emittable(r, NULL)) {
     Tile *t = lw_new_tile(L, rt);
     TlErr err;
-    if (!tl_emit_cast_recipe(&L->b, L->loc, r, src->words, (unsigned)n, t->words, &err))
+    if (!tl_emit_cast_recipe(&L->b, L->loc, r, src->words, (unsigned)n,
+                             t->words, &err))
       return lw_fail(L, op, err.msg);
     lw_put_tile(L, tl_op_result(op, 0), t);
     return true;
@@ -151,21 +159,26 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
   /* To floats of at most 8 bits: the value exactly in f32 (a recipe for
    * sources of at most 8 bits), then one rounding to the format
    * (passes/small_float.h). */
-  if (n > 0 && se != de && tl_type_to_dtype(se, &sd) && tl_type_to_dtype(de, &dd) &&
-      tl_small_float_dst_ok(dd, NULL))
+  if (n > 0 && se != de && tl_type_to_dtype(se, &sd) &&
+      tl_type_to_dtype(de, &dd) && tl_small_float_dst_ok(dd, NULL))
     return cast_to_small_float(L, op, src, rt, sd, dd, n);
   Tile *t = lw_zero_tile(L, rt);
   /* f32 pairs to f16x2/bf16x2: one cvt.rn per word. */
-  if (lw_is_f(se, 8, 23) && (lw_is_f(de, 5, 10) || lw_is_f(de, 8, 7)) && n % 2 == 0) {
+  if (lw_is_f(se, 8, 23) && (lw_is_f(de, 5, 10) || lw_is_f(de, 8, 7)) &&
+      n % 2 == 0) {
     TlType *v2 = tl_simt_vec_type(L->ctx, 2, de);
     for (int64_t w = 0; w < n / 2; w++) {
-      TlValue *a = lw_op1(L, "arith.bitcast", src->words[2 * w], tl_type_f32(L->ctx));
-      TlValue *bv = lw_op1(L, "arith.bitcast", src->words[2 * w + 1], tl_type_f32(L->ctx));
+      TlValue *a =
+          lw_op1(L, "arith.bitcast", src->words[2 * w], tl_type_f32(L->ctx));
+      TlValue *bv = lw_op1(L, "arith.bitcast", src->words[2 * w + 1],
+                           tl_type_f32(L->ctx));
       TlValue *ops[2] = {a, bv};
       TlNamedAttr rn = {"rounding", lw_str(L, "rn")};
-      TlValue *p = tl_op_result(lw_make(L, "simt.cvt_pack", 2, ops, 1, &v2, 1, &rn), 0);
+      TlValue *p =
+          tl_op_result(lw_make(L, "simt.cvt_pack", 2, ops, 1, &v2, 1, &rn), 0);
       TlType *ut = lw_u32(L);
-      t->words[w] = tl_op_result(lw_make(L, "simt.bitcast", 1, &p, 1, &ut, 0, NULL), 0);
+      t->words[w] =
+          tl_op_result(lw_make(L, "simt.bitcast", 1, &p, 1, &ut, 0, NULL), 0);
     }
     lw_put_tile(L, tl_op_result(op, 0), t);
     return true;
@@ -175,7 +188,8 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
     lw_put_tile(L, tl_op_result(op, 0), t);
     return true;
   }
-  bool dst_ok = tl_type_is_int(de) || lw_is_f(de, 8, 23) || lw_is_f(de, 5, 10) || lw_is_f(de, 8, 7);
+  bool dst_ok = tl_type_is_int(de) || lw_is_f(de, 8, 23) ||
+                lw_is_f(de, 5, 10) || lw_is_f(de, 8, 7);
   dst_ok |= lw_is_f(de, 11, 52);
   if (!dst_ok || tl_type_bitwidth(de) > 64 || tl_type_bitwidth(se) > 64)
     return lw_fail(L, op, "casts from or to this element type");
@@ -189,10 +203,11 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
     int64_t dims[TL_LAYOUT_MAX_RANK];
     for (unsigned d = 0; d < tl_tensor_rank(rt); d++)
       dims[d] = tl_tensor_dim(rt, d);
-    Tile *wide = lw_new_tile(L, tl_reg_type_get(L->ctx, tl_tensor_rank(rt), dims,
-                                             tl_type_f32(L->ctx), tl_reg_layout(rt)));
-    if (!r32 || !tl_emit_cast_recipe(&L->b, L->loc, r32, src->words, (unsigned)n,
-                                     wide->words, &err))
+    Tile *wide =
+        lw_new_tile(L, tl_reg_type_get(L->ctx, tl_tensor_rank(rt), dims,
+                                       tl_type_f32(L->ctx), tl_reg_layout(rt)));
+    if (!r32 || !tl_emit_cast_recipe(&L->b, L->loc, r32, src->words,
+                                     (unsigned)n, wide->words, &err))
       return lw_fail(L, op, "casts from this element type");
     src = wide;
   }
@@ -207,9 +222,13 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
       TlType *i1 = tl_type_bool(L->ctx);
       bool fl = tl_type_is_float(ct);
       TlNamedAttr ne = {"predicate", lw_str(L, fl ? "une" : "ne")};
-      TlValue *ops[2] = {x, fl ? tl_arith_constant(&L->b, tl_attr_float(L->ctx, ct, 0.0), L->loc)
-                               : lw_cst(L, ct, 0)};
-      TlValue *c = tl_op_result(lw_make(L, fl ? "arith.cmpf" : "arith.cmpi", 2, ops, 1, &i1, 1, &ne), 0);
+      TlValue *ops[2] = {
+          x,
+          fl ? tl_arith_constant(&L->b, tl_attr_float(L->ctx, ct, 0.0), L->loc)
+             : lw_cst(L, ct, 0)};
+      TlValue *c = tl_op_result(
+          lw_make(L, fl ? "arith.cmpf" : "arith.cmpi", 2, ops, 1, &i1, 1, &ne),
+          0);
       lw_encode(L, t, (unsigned)i, lw_op1(L, "arith.exti", c, lw_u32(L)));
       continue;
     }
@@ -221,7 +240,8 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
       else if (tl_type_bitwidth(ct) < tl_type_bitwidth(de))
         y = lw_op1(L, "arith.extf", x, de);
       else if (tl_type_bitwidth(ct) == tl_type_bitwidth(de)) /* f16 <-> bf16 */
-        y = lw_op1(L, "arith.truncf", lw_op1(L, "arith.extf", x, tl_type_f32(L->ctx)), de);
+        y = lw_op1(L, "arith.truncf",
+                   lw_op1(L, "arith.extf", x, tl_type_f32(L->ctx)), de);
       else
         y = lw_op1(L, "arith.truncf", x, de);
     } else {
@@ -229,31 +249,44 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
        * saturate to the destination's range. */
       unsigned db = tl_type_bitwidth(de);
       bool ds = tl_type_int_signed(de);
-      TlType *wide = db == 64 ? tl_type_int(L->ctx, 64, ds) : ds ? lw_i32(L) : lw_u32(L);
+      TlType *wide = db == 64 ? tl_type_int(L->ctx, 64, ds)
+                     : ds     ? lw_i32(L)
+                              : lw_u32(L);
       if (tl_type_is_float(ct)) {
         y = lw_op1(L, "arith.fptoi", x, tl_type_int(L->ctx, db, ds));
         y = db < 32 ? lw_op1(L, "arith.exti", y, wide) : y;
       } else if (tl_type_int_signed(ct)) {
         /* A signed value is exact in i64: clamp there, then narrow. */
-        TlValue *w64 = tl_type_int_width(ct) == 64 ? x : lw_op1(L, "arith.exti", x, lw_i64(L));
+        TlValue *w64 = tl_type_int_width(ct) == 64
+                           ? x
+                           : lw_op1(L, "arith.exti", x, lw_i64(L));
         if (db < 64 || !ds)
-          w64 = lw_op2(L, "arith.maxi", w64, lw_cst(L, lw_i64(L), ds ? -(INT64_C(1) << (db - 1)) : 0));
+          w64 =
+              lw_op2(L, "arith.maxi", w64,
+                     lw_cst(L, lw_i64(L), ds ? -(INT64_C(1) << (db - 1)) : 0));
         if (db < 64)
           w64 = lw_op2(L, "arith.mini", w64,
-                    lw_cst(L, lw_i64(L), ds ? (INT64_C(1) << (db - 1)) - 1
-                                      : (int64_t)((UINT64_C(1) << db) - 1)));
-        y = tl_value_type(w64) == wide ? w64
-            : lw_op1(L, db == 64 ? "arith.bitcast" : "arith.trunci", w64, wide);
+                       lw_cst(L, lw_i64(L),
+                              ds ? (INT64_C(1) << (db - 1)) - 1
+                                 : (int64_t)((UINT64_C(1) << db) - 1)));
+        y = tl_value_type(w64) == wide
+                ? w64
+                : lw_op1(L, db == 64 ? "arith.bitcast" : "arith.trunci", w64,
+                         wide);
       } else {
         /* An unsigned value is exact in u64: only the top can overflow. */
         TlType *u64 = tl_type_int(L->ctx, 64, false);
-        TlValue *w64 = tl_type_int_width(ct) == 64 ? x : lw_op1(L, "arith.exti", x, u64);
+        TlValue *w64 =
+            tl_type_int_width(ct) == 64 ? x : lw_op1(L, "arith.exti", x, u64);
         if (db < 64 || ds)
           w64 = lw_op2(L, "arith.mini", w64,
-                    lw_cst(L, u64, (int64_t)(ds ? (UINT64_C(1) << (db - 1)) - 1
-                                             : (UINT64_C(1) << db) - 1)));
-        y = tl_value_type(w64) == wide ? w64
-            : lw_op1(L, db == 64 ? "arith.bitcast" : "arith.trunci", w64, wide);
+                       lw_cst(L, u64,
+                              (int64_t)(ds ? (UINT64_C(1) << (db - 1)) - 1
+                                           : (UINT64_C(1) << db) - 1)));
+        y = tl_value_type(w64) == wide
+                ? w64
+                : lw_op1(L, db == 64 ? "arith.bitcast" : "arith.trunci", w64,
+                         wide);
       }
       lw_encode(L, t, (unsigned)i, y);
       continue;
@@ -264,7 +297,8 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
   return true;
 }
 
-/*===--- Arithmetic --------------------------------------------------------===*/
+/*===--- Arithmetic
+ * --------------------------------------------------------===*/
 
 /* fmod(a, b) on f32 values, exactly (C's fmod, which tl.mod on floats
  * is): |a| = ma 2^(ea - 150) and |b| = mb 2^(eb - 150) with integer
@@ -276,46 +310,66 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
 static TlValue *fmod32(Lower *L, TlValue *a, TlValue *b) {
   TlType *f32 = tl_type_f32(L->ctx), *u64 = tl_type_int(L->ctx, 64, false),
          *f64 = tl_type_f64(L->ctx), *u = lw_u32(L);
-  TlValue *ba = lw_op1(L, "arith.bitcast", a, u), *bb = lw_op1(L, "arith.bitcast", b, u);
+  TlValue *ba = lw_op1(L, "arith.bitcast", a, u),
+          *bb = lw_op1(L, "arith.bitcast", b, u);
   TlValue *mask = lw_cst(L, u, 0x7fffffff);
-  TlValue *ua = lw_op2(L, "arith.andi", ba, mask), *ub = lw_op2(L, "arith.andi", bb, mask);
+  TlValue *ua = lw_op2(L, "arith.andi", ba, mask),
+          *ub = lw_op2(L, "arith.andi", bb, mask);
   /* Exponent fields (subnormals as 1) and integer significands. */
-  TlValue *ea = lw_op2(L, "arith.shri", ua, lw_cst(L, u, 23)), *eb = lw_op2(L, "arith.shri", ub, lw_cst(L, u, 23));
-  TlValue *fa = lw_op2(L, "arith.andi", ua, lw_cst(L, u, 0x7fffff)), *fb = lw_op2(L, "arith.andi", ub, lw_cst(L, u, 0x7fffff));
-  TlValue *za = lw_cmpu(L, "eq", ea, lw_cst(L, u, 0)), *zb = lw_cmpu(L, "eq", eb, lw_cst(L, u, 0));
-  TlValue *ma = lw_sel(L, za, fa, lw_op2(L, "arith.ori", fa, lw_cst(L, u, 0x800000)));
-  TlValue *mb = lw_sel(L, zb, fb, lw_op2(L, "arith.ori", fb, lw_cst(L, u, 0x800000)));
+  TlValue *ea = lw_op2(L, "arith.shri", ua, lw_cst(L, u, 23)),
+          *eb = lw_op2(L, "arith.shri", ub, lw_cst(L, u, 23));
+  TlValue *fa = lw_op2(L, "arith.andi", ua, lw_cst(L, u, 0x7fffff)),
+          *fb = lw_op2(L, "arith.andi", ub, lw_cst(L, u, 0x7fffff));
+  TlValue *za = lw_cmpu(L, "eq", ea, lw_cst(L, u, 0)),
+          *zb = lw_cmpu(L, "eq", eb, lw_cst(L, u, 0));
+  TlValue *ma =
+      lw_sel(L, za, fa, lw_op2(L, "arith.ori", fa, lw_cst(L, u, 0x800000)));
+  TlValue *mb =
+      lw_sel(L, zb, fb, lw_op2(L, "arith.ori", fb, lw_cst(L, u, 0x800000)));
   ea = lw_sel(L, za, lw_cst(L, u, 1), ea);
   eb = lw_sel(L, zb, lw_cst(L, u, 1), eb);
   /* k = ea - eb, meaningful when |a| >= |b| (then ea >= eb); clamp the
    * other case to 0 (its result is a). */
   TlValue *big = lw_cmpu(L, "ge", ua, ub);
   TlValue *k = lw_sel(L, big, lw_op2(L, "arith.subi", ea, eb), lw_cst(L, u, 0));
-  TlValue *m = lw_op1(L, "arith.exti", lw_sel(L, lw_cmpu(L, "eq", mb, lw_cst(L, u, 0)), lw_cst(L, u, 1), mb), u64);
+  TlValue *m = lw_op1(
+      L, "arith.exti",
+      lw_sel(L, lw_cmpu(L, "eq", mb, lw_cst(L, u, 0)), lw_cst(L, u, 1), mb),
+      u64);
   TlValue *base = lw_op2(L, "arith.remi", lw_cst(L, u64, 2), m);
   TlValue *acc = lw_op2(L, "arith.remi", lw_cst(L, u64, 1), m);
   for (int j = 0; j < 9; j++) {
-    TlValue *bit = lw_op2(L, "arith.andi", lw_op2(L, "arith.shri", k, lw_cst(L, u, j)), lw_cst(L, u, 1));
-    TlValue *times = lw_op2(L, "arith.remi", lw_op2(L, "arith.muli", acc, base), m);
+    TlValue *bit =
+        lw_op2(L, "arith.andi", lw_op2(L, "arith.shri", k, lw_cst(L, u, j)),
+               lw_cst(L, u, 1));
+    TlValue *times =
+        lw_op2(L, "arith.remi", lw_op2(L, "arith.muli", acc, base), m);
     acc = lw_sel(L, lw_cmpu(L, "ne", bit, lw_cst(L, u, 0)), times, acc);
     if (j < 8)
       base = lw_op2(L, "arith.remi", lw_op2(L, "arith.muli", base, base), m);
   }
-  TlValue *rs = lw_op2(L, "arith.remi", lw_op2(L, "arith.muli", lw_op1(L, "arith.exti", ma, u64), acc), m);
+  TlValue *rs =
+      lw_op2(L, "arith.remi",
+             lw_op2(L, "arith.muli", lw_op1(L, "arith.exti", ma, u64), acc), m);
   /* rs 2^(eb - 150), exact in f64 and then in f32 (a multiple of b's
    * ulp below |b|). */
-  TlValue *scale_bits = lw_op2(L, "arith.shli",
-                            lw_op1(L, "arith.exti", lw_op2(L, "arith.addi", eb, lw_cst(L, u, 1023 - 150)), u64),
-                            lw_cst(L, u64, 52));
+  TlValue *scale_bits =
+      lw_op2(L, "arith.shli",
+             lw_op1(L, "arith.exti",
+                    lw_op2(L, "arith.addi", eb, lw_cst(L, u, 1023 - 150)), u64),
+             lw_cst(L, u64, 52));
   TlValue *mag = lw_op2(L, "arith.mulf", lw_op1(L, "arith.itofp", rs, f64),
-                     lw_op1(L, "arith.bitcast", scale_bits, f64));
-  TlValue *r = lw_op1(L, "arith.bitcast", lw_op1(L, "arith.truncf", mag, f32), u);
-  r = lw_op2(L, "arith.ori", r, lw_op2(L, "arith.andi", ba, lw_cst(L, u, 0x80000000u)));
+                        lw_op1(L, "arith.bitcast", scale_bits, f64));
+  TlValue *r =
+      lw_op1(L, "arith.bitcast", lw_op1(L, "arith.truncf", mag, f32), u);
+  r = lw_op2(L, "arith.ori", r,
+             lw_op2(L, "arith.andi", ba, lw_cst(L, u, 0x80000000u)));
   /* The special cases. */
   TlValue *inf = lw_cst(L, u, 0x7f800000);
   r = lw_sel(L, big, r, ba);
   r = lw_sel(L, lw_cmpu(L, "eq", ub, inf), ba, r);
-  TlValue *nan = lw_op2(L, "arith.ori", lw_cmpu(L, "ge", ua, inf), lw_cmpu(L, "gt", ub, inf));
+  TlValue *nan = lw_op2(L, "arith.ori", lw_cmpu(L, "ge", ua, inf),
+                        lw_cmpu(L, "gt", ub, inf));
   nan = lw_op2(L, "arith.ori", nan, lw_cmpu(L, "eq", ub, lw_cst(L, u, 0)));
   r = lw_sel(L, nan, lw_cst(L, u, 0x7fc00000), r);
   return lw_op1(L, "arith.bitcast", r, f32);
@@ -335,13 +389,17 @@ static Tile *widen_small(Lower *L, Tile *x) {
   TlDType sd;
   const TlCastRecipe *r =
       tl_type_to_dtype(e, &sd) ? tl_cast_recipe_find(sd, tl_dtype_f32()) : NULL;
-  int64_t dims[TL_LAYOUT_MAX_RANK], n = tl_layout_local_size(tl_reg_layout(x->type));
+  int64_t dims[TL_LAYOUT_MAX_RANK],
+      n = tl_layout_local_size(tl_reg_layout(x->type));
   for (unsigned d = 0; d < tl_tensor_rank(x->type); d++)
     dims[d] = tl_tensor_dim(x->type, d);
-  Tile *w = lw_new_tile(L, tl_reg_type_get(L->ctx, tl_tensor_rank(x->type), dims,
-                                        tl_type_f32(L->ctx), tl_reg_layout(x->type)));
+  Tile *w = lw_new_tile(L, tl_reg_type_get(L->ctx, tl_tensor_rank(x->type),
+                                           dims, tl_type_f32(L->ctx),
+                                           tl_reg_layout(x->type)));
   TlErr err;
-  if (!r || n == 0 || !tl_emit_cast_recipe(&L->b, L->loc, r, x->words, (unsigned)n, w->words, &err))
+  if (!r || n == 0 ||
+      !tl_emit_cast_recipe(&L->b, L->loc, r, x->words, (unsigned)n, w->words,
+                           &err))
     return NULL;
   return w;
 }
@@ -358,7 +416,8 @@ static bool narrow_small(Lower *L, Tile *f, Tile *t) {
     xs[i] = lw_op1(L, "arith.bitcast", f->words[i], tl_type_f32(L->ctx));
   TlErr err;
   if (!tl_type_to_dtype(tl_tensor_elem(t->type), &dd) ||
-      !tl_emit_to_small_float_n(&L->b, L->loc, dd, (unsigned)n, xs, codes, &err))
+      !tl_emit_to_small_float_n(&L->b, L->loc, dd, (unsigned)n, xs, codes,
+                                &err))
     return false;
   for (int64_t i = 0; i < n; i++)
     lw_set_elem(L, t, (unsigned)i, codes[i]);
@@ -372,12 +431,13 @@ bool lw_lower_elementwise(Lower *L, TlOp *op) {
   const char *n = tl_op_name(op) + 3;
   static const struct {
     const char *tl, *fop, *iop;
-  } tab[] = {{"add", "arith.addf", "arith.addi"}, {"sub", "arith.subf", "arith.subi"},
-             {"mul", "arith.mulf", "arith.muli"}, {"div", "arith.divf", "arith.divi"},
-             {"max", "arith.maxf", "arith.maxi"}, {"min", "arith.minf", "arith.mini"},
-             {"and", NULL, "arith.andi"},         {"or", NULL, "arith.ori"},
-             {"xor", NULL, "arith.xori"},         {"mod", NULL, "arith.remi"},
-             {"shl", NULL, "arith.shli"},         {"shr", NULL, "arith.shri"}};
+  } tab[] = {
+      {"add", "arith.addf", "arith.addi"}, {"sub", "arith.subf", "arith.subi"},
+      {"mul", "arith.mulf", "arith.muli"}, {"div", "arith.divf", "arith.divi"},
+      {"max", "arith.maxf", "arith.maxi"}, {"min", "arith.minf", "arith.mini"},
+      {"and", NULL, "arith.andi"},         {"or", NULL, "arith.ori"},
+      {"xor", NULL, "arith.xori"},         {"mod", NULL, "arith.remi"},
+      {"shl", NULL, "arith.shli"},         {"shr", NULL, "arith.shri"}};
   const char *fop = NULL, *iop = NULL;
   for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
     if (!strcmp(tab[i].tl, n)) {
@@ -386,7 +446,8 @@ bool lw_lower_elementwise(Lower *L, TlOp *op) {
     }
   if (!iop)
     return lw_fail(L, op, "this elementwise op");
-  Tile *x = lw_tile_of(L, tl_op_operand(op, 0)), *y = lw_tile_of(L, tl_op_operand(op, 1));
+  Tile *x = lw_tile_of(L, tl_op_operand(op, 0)),
+       *y = lw_tile_of(L, tl_op_operand(op, 1));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
   Tile *t = lw_zero_tile(L, rt), *out = t;
   int64_t count = tl_layout_local_size(tl_reg_layout(rt));
@@ -396,30 +457,37 @@ bool lw_lower_elementwise(Lower *L, TlOp *op) {
     x = widen_small(L, x);
     y = widen_small(L, y);
     if (!x || !y)
-      return lw_fail(L, op, "elementwise arithmetic on this element type (cast it first)");
+      return lw_fail(
+          L, op, "elementwise arithmetic on this element type (cast it first)");
     out = lw_zero_tile(L, x->type);
   }
   for (int64_t i = 0; i < count; i++) {
     TlType *ct;
-    TlValue *a = lw_decode(L, x, (unsigned)i, &ct), *b = lw_decode(L, y, (unsigned)i, &ct);
+    TlValue *a = lw_decode(L, x, (unsigned)i, &ct),
+            *b = lw_decode(L, y, (unsigned)i, &ct);
     if (!a)
-      return lw_fail(L, op, "elementwise arithmetic on this element type (cast it first)");
+      return lw_fail(
+          L, op, "elementwise arithmetic on this element type (cast it first)");
     bool fl = tl_type_is_float(ct);
     if (fl && !strcmp(n, "mod") && tl_type_bitwidth(ct) <= 32) {
       /* In f32 (f16 and bf16 values and their remainders are exact there). */
       TlType *f32 = tl_type_f32(L->ctx);
       TlValue *r = fmod32(L, ct == f32 ? a : lw_op1(L, "arith.extf", a, f32),
                           ct == f32 ? b : lw_op1(L, "arith.extf", b, f32));
-      lw_encode(L, out, (unsigned)i, ct == f32 ? r : lw_op1(L, "arith.truncf", r, ct));
+      lw_encode(L, out, (unsigned)i,
+                ct == f32 ? r : lw_op1(L, "arith.truncf", r, ct));
       continue;
     }
     if (fl && !fop)
-      return lw_fail(L, op, !strcmp(n, "mod") ? "f64 remainders" : "bitwise ops on floats");
+      return lw_fail(L, op,
+                     !strcmp(n, "mod") ? "f64 remainders"
+                                       : "bitwise ops on floats");
     TlValue *r = lw_op2(L, fl ? fop : iop, a, b);
     lw_encode(L, out, (unsigned)i, r);
   }
   if (small && !narrow_small(L, out, t))
-    return lw_fail(L, op, "elementwise arithmetic on this element type (cast it first)");
+    return lw_fail(
+        L, op, "elementwise arithmetic on this element type (cast it first)");
   lw_put_tile(L, tl_op_result(op, 0), t);
   return true;
 }
@@ -437,15 +505,19 @@ bool lw_lower_unary(Lower *L, TlOp *op) {
     if (is_small_float(tl_tensor_elem(rt)) && strcmp(n, "not")) {
       /* The sign bit flipped or cleared, as for every float. */
       unsigned b = lw_elem_bits(rt);
-      TlValue *c = lw_get_elem(L, x, (unsigned)i), *sign = lw_cst(L, lw_u32(L), 1u << (b - 1));
+      TlValue *c = lw_get_elem(L, x, (unsigned)i),
+              *sign = lw_cst(L, lw_u32(L), 1u << (b - 1));
       lw_set_elem(L, t, (unsigned)i,
-               !strcmp(n, "neg") ? lw_op2(L, "arith.xori", c, sign)
-                                 : lw_op2(L, "arith.andi", c, lw_cst(L, lw_u32(L), (1u << (b - 1)) - 1)));
+                  !strcmp(n, "neg")
+                      ? lw_op2(L, "arith.xori", c, sign)
+                      : lw_op2(L, "arith.andi", c,
+                               lw_cst(L, lw_u32(L), (1u << (b - 1)) - 1)));
       continue;
     }
     TlValue *a = lw_decode(L, x, (unsigned)i, &ct), *r;
     if (!a)
-      return lw_fail(L, op, "elementwise arithmetic on this element type (cast it first)");
+      return lw_fail(
+          L, op, "elementwise arithmetic on this element type (cast it first)");
     bool fl = tl_type_is_float(ct);
     if (!strcmp(n, "not")) {
       if (fl)
@@ -461,9 +533,11 @@ bool lw_lower_unary(Lower *L, TlOp *op) {
         TlType *i1 = tl_type_bool(L->ctx);
         TlNamedAttr lt = {"predicate", lw_str(L, "lt")};
         TlValue *ops[2] = {a, lw_cst(L, ct, 0)};
-        TlValue *below = tl_op_result(lw_make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &lt), 0);
+        TlValue *below =
+            tl_op_result(lw_make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &lt), 0);
         TlValue *sel[3] = {below, neg, a};
-        r = tl_op_result(lw_make(L, "arith.select", 3, sel, 1, &ct, 0, NULL), 0);
+        r = tl_op_result(lw_make(L, "arith.select", 3, sel, 1, &ct, 0, NULL),
+                         0);
       }
     }
     lw_encode(L, t, (unsigned)i, r);
@@ -472,10 +546,12 @@ bool lw_lower_unary(Lower *L, TlOp *op) {
   return true;
 }
 
-/*===--- Math functions ----------------------------------------------------===*/
+/*===--- Math functions
+ * ----------------------------------------------------===*/
 
 static TlValue *fcst(Lower *L, double v) {
-  return tl_arith_constant(&L->b, tl_attr_float(L->ctx, tl_type_f32(L->ctx), v), L->loc);
+  return tl_arith_constant(&L->b, tl_attr_float(L->ctx, tl_type_f32(L->ctx), v),
+                           L->loc);
 }
 
 static TlValue *math(Lower *L, const char *fn, TlValue *x) {
@@ -497,17 +573,20 @@ static TlValue *fma32(Lower *L, TlValue *a, TlValue *b, TlValue *c) {
  * ex2(x * log2(e)). */
 static TlValue *exp32(Lower *L, TlValue *x) {
   TlType *f32 = tl_type_f32(L->ctx), *i1 = tl_type_bool(L->ctx);
-  TlValue *hi = fcst(L, 1.44269502162933349609375);       /* log2(e) in f32 */
-  TlValue *lo = fcst(L, 1.925963033500011e-08);           /* log2(e) - hi */
+  TlValue *hi = fcst(L, 1.44269502162933349609375); /* log2(e) in f32 */
+  TlValue *lo = fcst(L, 1.925963033500011e-08);     /* log2(e) - hi */
   TlValue *t = lw_op2(L, "arith.mulf", x, hi);
-  TlValue *c = fma32(L, x, lo, fma32(L, x, hi, lw_op1(L, "arith.negf", t, f32)));
+  TlValue *c =
+      fma32(L, x, lo, fma32(L, x, hi, lw_op1(L, "arith.negf", t, f32)));
   TlNamedAttr olt = {"predicate", lw_str(L, "olt")};
   TlValue *cmp[2] = {lw_op1(L, "arith.absf", t, f32), fcst(L, 128.0)};
-  TlValue *small = tl_op_result(lw_make(L, "arith.cmpf", 2, cmp, 1, &i1, 1, &olt), 0);
+  TlValue *small =
+      tl_op_result(lw_make(L, "arith.cmpf", 2, cmp, 1, &i1, 1, &olt), 0);
   TlValue *sel[3] = {small, c, fcst(L, 0.0)};
   c = tl_op_result(lw_make(L, "arith.select", 3, sel, 1, &f32, 0, NULL), 0);
   TlValue *r = math(L, "ex2.approx", t);
-  return fma32(L, r, lw_op2(L, "arith.mulf", c, fcst(L, 0.693147182464599609375)), r);
+  return fma32(L, r,
+               lw_op2(L, "arith.mulf", c, fcst(L, 0.693147182464599609375)), r);
 }
 
 /* tl.exp, tl.exp2, tl.log2, tl.sqrt, tl.rsqrt on f16, bf16 and f32: in f32
@@ -520,7 +599,8 @@ bool lw_lower_math(Lower *L, TlOp *op) {
   TlType *rt = tl_value_type(tl_op_result(op, 0)), *f32 = tl_type_f32(L->ctx);
   TlType *e = tl_tensor_elem(rt);
   if (!lw_is_f(e, 8, 23) && !lw_is_f(e, 5, 10) && !lw_is_f(e, 8, 7))
-    return lw_fail(L, op, "math functions on types other than f16, bf16 and f32");
+    return lw_fail(L, op,
+                   "math functions on types other than f16, bf16 and f32");
   Tile *t = lw_zero_tile(L, rt);
   int64_t count = tl_layout_local_size(tl_reg_layout(rt));
   for (int64_t i = 0; i < count; i++) {
@@ -531,10 +611,11 @@ bool lw_lower_math(Lower *L, TlOp *op) {
     if (!strcmp(n, "exp"))
       r = exp32(L, a);
     else
-      r = math(L, !strcmp(n, "exp2")   ? "ex2.approx"
-                  : !strcmp(n, "log2") ? "lg2.approx"
-                  : !strcmp(n, "sqrt") ? "sqrt.rn"
-                                       : "rsqrt.approx",
+      r = math(L,
+               !strcmp(n, "exp2")   ? "ex2.approx"
+               : !strcmp(n, "log2") ? "lg2.approx"
+               : !strcmp(n, "sqrt") ? "sqrt.rn"
+                                    : "rsqrt.approx",
                a);
     if (ct != f32)
       r = lw_op1(L, "arith.truncf", r, ct);
@@ -544,14 +625,16 @@ bool lw_lower_math(Lower *L, TlOp *op) {
   return true;
 }
 
-/*===--- Comparisons and choices -------------------------------------------===*/
+/*===--- Comparisons and choices
+ * -------------------------------------------===*/
 
 /* tl.cmp: arith.cmpi by the compute type's signedness, or arith.cmpf with
  * the ordered predicate (false on NaN) except `ne`, which is unordered
  * (true on NaN); each i1 result becomes one bit of the tile. */
 bool lw_lower_cmp(Lower *L, TlOp *op) {
   const char *pred = tl_attr_string_value(tl_op_attr(op, "predicate"), NULL);
-  Tile *x = lw_tile_of(L, tl_op_operand(op, 0)), *y = lw_tile_of(L, tl_op_operand(op, 1));
+  Tile *x = lw_tile_of(L, tl_op_operand(op, 0)),
+       *y = lw_tile_of(L, tl_op_operand(op, 1));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
   Tile *t = lw_zero_tile(L, rt);
   TlType *i1 = tl_type_bool(L->ctx), *w = lw_u32(L);
@@ -563,7 +646,8 @@ bool lw_lower_cmp(Lower *L, TlOp *op) {
   int64_t count = tl_layout_local_size(tl_reg_layout(rt));
   for (int64_t i = 0; i < count; i++) {
     TlType *ct;
-    TlValue *a = lw_decode(L, x, (unsigned)i, &ct), *b = lw_decode(L, y, (unsigned)i, &ct);
+    TlValue *a = lw_decode(L, x, (unsigned)i, &ct),
+            *b = lw_decode(L, y, (unsigned)i, &ct);
     if (!a)
       return lw_fail(L, op, "comparisons of this element type (cast it first)");
     bool fl = tl_type_is_float(ct);
@@ -571,9 +655,13 @@ bool lw_lower_cmp(Lower *L, TlOp *op) {
     snprintf(fpred, sizeof fpred, "%s%s", strcmp(pred, "ne") ? "o" : "u", pred);
     TlNamedAttr pa = {"predicate", lw_str(L, fl ? fpred : pred)};
     TlValue *ops[2] = {a, b};
-    TlValue *c = tl_op_result(lw_make(L, fl ? "arith.cmpf" : "arith.cmpi", 2, ops, 1, &i1, 1, &pa), 0);
+    TlValue *c = tl_op_result(
+        lw_make(L, fl ? "arith.cmpf" : "arith.cmpi", 2, ops, 1, &i1, 1, &pa),
+        0);
     TlValue *sel[3] = {c, one, zero};
-    lw_set_elem(L, t, (unsigned)i, tl_op_result(lw_make(L, "arith.select", 3, sel, 1, &w, 0, NULL), 0));
+    lw_set_elem(
+        L, t, (unsigned)i,
+        tl_op_result(lw_make(L, "arith.select", 3, sel, 1, &w, 0, NULL), 0));
   }
   lw_put_tile(L, tl_op_result(op, 0), t);
   return true;
@@ -582,7 +670,8 @@ bool lw_lower_cmp(Lower *L, TlOp *op) {
 /* tl.where: each element's bits from %a or %b by its condition bit. */
 bool lw_lower_where(Lower *L, TlOp *op) {
   Tile *c = lw_tile_of(L, tl_op_operand(op, 0));
-  Tile *a = lw_tile_of(L, tl_op_operand(op, 1)), *b = lw_tile_of(L, tl_op_operand(op, 2));
+  Tile *a = lw_tile_of(L, tl_op_operand(op, 1)),
+       *b = lw_tile_of(L, tl_op_operand(op, 2));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
   Tile *t = lw_zero_tile(L, rt);
   TlType *i1 = tl_type_bool(L->ctx), *w = lw_u32(L);
@@ -592,16 +681,21 @@ bool lw_lower_where(Lower *L, TlOp *op) {
   bool wide = lw_elem_bits(rt) == 64;
   for (int64_t i = 0; i < count; i++) {
     TlValue *ops[2] = {lw_get_elem(L, c, (unsigned)i), zero};
-    TlValue *bit = tl_op_result(lw_make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &ne), 0);
+    TlValue *bit =
+        tl_op_result(lw_make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &ne), 0);
     if (wide) {
       for (int64_t k = 2 * i; k < 2 * i + 2; k++) {
         TlValue *sel[3] = {bit, a->words[k], b->words[k]};
-        t->words[k] = tl_op_result(lw_make(L, "arith.select", 3, sel, 1, &w, 0, NULL), 0);
+        t->words[k] =
+            tl_op_result(lw_make(L, "arith.select", 3, sel, 1, &w, 0, NULL), 0);
       }
       continue;
     }
-    TlValue *sel[3] = {bit, lw_get_elem(L, a, (unsigned)i), lw_get_elem(L, b, (unsigned)i)};
-    lw_set_elem(L, t, (unsigned)i, tl_op_result(lw_make(L, "arith.select", 3, sel, 1, &w, 0, NULL), 0));
+    TlValue *sel[3] = {bit, lw_get_elem(L, a, (unsigned)i),
+                       lw_get_elem(L, b, (unsigned)i)};
+    lw_set_elem(
+        L, t, (unsigned)i,
+        tl_op_result(lw_make(L, "arith.select", 3, sel, 1, &w, 0, NULL), 0));
   }
   lw_put_tile(L, tl_op_result(op, 0), t);
   return true;

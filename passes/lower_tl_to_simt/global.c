@@ -13,7 +13,8 @@ bool lw_lower_alloc_global(Lower *L, TlOp *op) {
     return lw_fail(L, op, "a workspace tensor the plan did not place");
   View *v = TL_ARENA_NEW(&L->arena, View);
   TlType *g = tl_value_type(tl_op_result(op, 0));
-  TlValue *ops[2] = {L->workspace, lw_cst(L, lw_i64(L), tl_attr_int_value(off))};
+  TlValue *ops[2] = {L->workspace,
+                     lw_cst(L, lw_i64(L), tl_attr_int_value(off))};
   TlType *pt = tl_value_type(L->workspace);
   v->ptr = tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
   v->rank = tl_tensor_rank(g);
@@ -34,22 +35,26 @@ bool lw_lower_view_global(Lower *L, TlOp *op) {
   v->ptr = lw_scalar(L, tl_op_operand(op, 0));
   v->rank = tl_tensor_rank(g);
   v->elem = tl_tensor_elem(g);
-  TlAttr *dims = tl_op_attr(op, "static_dims"), *strides = tl_op_attr(op, "static_strides");
+  TlAttr *dims = tl_op_attr(op, "static_dims"),
+         *strides = tl_op_attr(op, "static_strides");
   unsigned next = 1;
   for (unsigned d = 0; d < v->rank; d++) {
     int64_t s = tl_attr_int_value(tl_attr_array_elem(dims, d));
-    v->dims[d] = s >= 0 ? lw_cst(L, lw_i64(L), s) : lw_to_i64(L, lw_scalar(L, tl_op_operand(op, next++)));
+    v->dims[d] = s >= 0 ? lw_cst(L, lw_i64(L), s)
+                        : lw_to_i64(L, lw_scalar(L, tl_op_operand(op, next++)));
   }
   if (strides) {
     for (unsigned d = 0; d < v->rank; d++) {
       int64_t s = tl_attr_int_value(tl_attr_array_elem(strides, d));
       v->strides[d] =
-          s >= 0 ? lw_cst(L, lw_i64(L), s) : lw_to_i64(L, lw_scalar(L, tl_op_operand(op, next++)));
+          s >= 0 ? lw_cst(L, lw_i64(L), s)
+                 : lw_to_i64(L, lw_scalar(L, tl_op_operand(op, next++)));
     }
   } else {
     v->strides[v->rank - 1] = lw_cst(L, lw_i64(L), 1);
     for (int d = (int)v->rank - 2; d >= 0; d--)
-      v->strides[d] = lw_op2(L, "arith.muli", v->strides[d + 1], v->dims[d + 1]);
+      v->strides[d] =
+          lw_op2(L, "arith.muli", v->strides[d + 1], v->dims[d + 1]);
   }
   lw_put_view(L, tl_op_result(op, 0), v);
   return true;
@@ -57,7 +62,8 @@ bool lw_lower_view_global(Lower *L, TlOp *op) {
 
 /* Byte address of element (off + idx) and, for sub-byte types, the bit
  * offset within the byte. */
-static TlValue *elem_addr(Lower *L, View *v, TlValue **off, TlValue **idx, TlValue **bitoff) {
+static TlValue *elem_addr(Lower *L, View *v, TlValue **off, TlValue **idx,
+                          TlValue **bitoff) {
   TlValue *lin = NULL;
   for (unsigned d = 0; d < v->rank; d++) {
     TlValue *pos = lw_op2(L, "arith.addi", off[d], idx[d]);
@@ -68,11 +74,14 @@ static TlValue *elem_addr(Lower *L, View *v, TlValue **off, TlValue **idx, TlVal
   TlValue *bytes;
   *bitoff = NULL;
   if (b >= 8) {
-    bytes = b == 8 ? lin : lw_op2(L, "arith.muli", lin, lw_cst(L, lw_i64(L), b / 8));
+    bytes = b == 8 ? lin
+                   : lw_op2(L, "arith.muli", lin, lw_cst(L, lw_i64(L), b / 8));
   } else {
     TlValue *bits = lw_op2(L, "arith.muli", lin, lw_cst(L, lw_i64(L), b));
     bytes = lw_op2(L, "arith.divi", bits, lw_cst(L, lw_i64(L), 8));
-    *bitoff = lw_op1(L, "arith.trunci", lw_op2(L, "arith.remi", bits, lw_cst(L, lw_i64(L), 8)), lw_u32(L));
+    *bitoff = lw_op1(L, "arith.trunci",
+                     lw_op2(L, "arith.remi", bits, lw_cst(L, lw_i64(L), 8)),
+                     lw_u32(L));
   }
   TlValue *ops[2] = {v->ptr, bytes};
   TlType *pt = tl_value_type(v->ptr);
@@ -84,8 +93,8 @@ static TlValue *elem_addr(Lower *L, View *v, TlValue **off, TlValue **idx, TlVal
  * 1; *run gets the number of local elements from i on that follow it
  * there. 0 when the view is not known to be contiguous along the tile's
  * last dimension, or when the element may start inside a byte. */
-static int64_t run_alignment(Lower *L, TlOp *op, unsigned view_operand, const TlLayout *l,
-                             int64_t i, int64_t *run) {
+static int64_t run_alignment(Lower *L, TlOp *op, unsigned view_operand,
+                             const TlLayout *l, int64_t i, int64_t *run) {
   TlAccessAlignment acc;
   int64_t ci[TL_LAYOUT_MAX_RANK];
   *run = lw_local_run(l, i, ci);
@@ -103,7 +112,8 @@ static int64_t run_alignment(Lower *L, TlOp *op, unsigned view_operand, const Tl
   TlValue *offs[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < l->rank; d++)
     offs[d] = tl_op_operand(op, nops - (unsigned)l->rank + (unsigned)d);
-  return tl_analysis_view_alignment(L->facts, tl_op_operand(op, view_operand), offs, div);
+  return tl_analysis_view_alignment(L->facts, tl_op_operand(op, view_operand),
+                                    offs, div);
 }
 
 /* How many local elements from i on lie at consecutive addresses and can
@@ -129,10 +139,13 @@ static TlValue *in_view(Lower *L, View *v, TlValue **off, TlValue **idx) {
   TlValue *ok = NULL;
   for (unsigned d = 0; d < v->rank; d++) {
     TlValue *pos = lw_op2(L, "arith.addi", off[d], idx[d]);
-    TlNamedAttr ge = {"predicate", lw_str(L, "ge")}, lt = {"predicate", lw_str(L, "lt")};
+    TlNamedAttr ge = {"predicate", lw_str(L, "ge")},
+                lt = {"predicate", lw_str(L, "lt")};
     TlValue *lo[2] = {pos, lw_cst(L, lw_i64(L), 0)}, *hi[2] = {pos, v->dims[d]};
-    TlValue *a = tl_op_result(lw_make(L, "arith.cmpi", 2, lo, 1, &i1, 1, &ge), 0);
-    TlValue *b = tl_op_result(lw_make(L, "arith.cmpi", 2, hi, 1, &i1, 1, &lt), 0);
+    TlValue *a =
+        tl_op_result(lw_make(L, "arith.cmpi", 2, lo, 1, &i1, 1, &ge), 0);
+    TlValue *b =
+        tl_op_result(lw_make(L, "arith.cmpi", 2, hi, 1, &i1, 1, &lt), 0);
     TlValue *both = lw_op2(L, "arith.andi", a, b);
     ok = ok ? lw_op2(L, "arith.andi", ok, both) : both;
   }
@@ -140,8 +153,8 @@ static TlValue *in_view(Lower *L, View *v, TlValue **off, TlValue **idx) {
 }
 
 /* One element of a masked load: `scf.if ok -> u32 { load } else { 0 }`. */
-static TlValue *masked_elem_load(Lower *L, TlValue *ok, TlValue *p, TlType *mem, unsigned b,
-                                 TlValue *bitoff) {
+static TlValue *masked_elem_load(Lower *L, TlValue *ok, TlValue *p, TlType *mem,
+                                 unsigned b, TlValue *bitoff) {
   TlOpState st;
   tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"), L->loc);
   tl_op_state_add_operand(&st, ok);
@@ -149,11 +162,13 @@ static TlValue *masked_elem_load(Lower *L, TlValue *ok, TlValue *p, TlType *mem,
   st.nregions = 2;
   TlOp *nif = tl_builder_insert(&L->b, &st);
   TlBuilder saved = L->b;
-  TlBlock *then = tl_block_create(L->module), *other = tl_block_create(L->module);
+  TlBlock *then = tl_block_create(L->module),
+          *other = tl_block_create(L->module);
   tl_region_append_block(tl_op_region(nif, 0), then);
   tl_region_append_block(tl_op_region(nif, 1), other);
   tl_builder_set_end(&L->b, then);
-  TlValue *x = tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0);
+  TlValue *x =
+      tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0);
   if (b < 32)
     x = lw_op1(L, "arith.exti", x, lw_u32(L));
   if (bitoff)
@@ -173,8 +188,10 @@ bool lw_lower_load_global(Lower *L, TlOp *op) {
   bool masked = tl_op_attr(op, "masked") != NULL;
   bool straddles = b < 8 && 8 % b;
   if (straddles && masked)
-    return lw_fail(L, op, "masked global loads of 3, 5, 6 or 7-bit elements (load bytes and "
-                       "tl.view them)");
+    return lw_fail(
+        L, op,
+        "masked global loads of 3, 5, 6 or 7-bit elements (load bytes and "
+        "tl.view them)");
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (unsigned d = 0; d < v->rank; d++)
     off[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, 1 + d)));
@@ -189,17 +206,23 @@ bool lw_lower_load_global(Lower *L, TlOp *op) {
     if (straddles) {
       /* The element's byte, and the next one only when the element runs
        * into it (so no byte past the element is read). */
-      TlValue *lo = lw_op1(L, "arith.exti",
-                        tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0), lw_u32(L));
+      TlValue *lo = lw_op1(
+          L, "arith.exti",
+          tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0),
+          lw_u32(L));
       TlType *i1 = tl_type_bool(L->ctx);
       TlNamedAttr gt = {"predicate", lw_str(L, "gt")};
       TlValue *cmp[2] = {bitoff, lw_cst(L, lw_u32(L), 8 - (int64_t)b)};
-      TlValue *spill = tl_op_result(lw_make(L, "arith.cmpi", 2, cmp, 1, &i1, 1, &gt), 0);
+      TlValue *spill =
+          tl_op_result(lw_make(L, "arith.cmpi", 2, cmp, 1, &i1, 1, &gt), 0);
       TlValue *ops[2] = {p, lw_cst(L, lw_i64(L), 1)};
       TlType *pt = tl_value_type(p);
-      TlValue *next = tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+      TlValue *next =
+          tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
       TlValue *hi = masked_elem_load(L, spill, next, mem, 8, NULL);
-      TlValue *both = lw_op2(L, "arith.ori", lo, lw_op2(L, "arith.shli", hi, lw_cst(L, lw_u32(L), 8)));
+      TlValue *both =
+          lw_op2(L, "arith.ori", lo,
+                 lw_op2(L, "arith.shli", hi, lw_cst(L, lw_u32(L), 8)));
       lw_set_elem(L, t, (unsigned)i, lw_op2(L, "arith.shri", both, bitoff));
       i++;
       continue;
@@ -209,7 +232,8 @@ bool lw_lower_load_global(Lower *L, TlOp *op) {
       TlValue *ok = in_view(L, v, off, idx);
       TlValue *ops[2] = {p, lw_cst(L, lw_i64(L), 4)};
       TlType *pt = tl_value_type(p);
-      TlValue *hi = tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+      TlValue *hi =
+          tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
       t->words[2 * i] = masked_elem_load(L, ok, p, lw_u32(L), 32, NULL);
       t->words[2 * i + 1] = masked_elem_load(L, ok, hi, lw_u32(L), 32, NULL);
       i++;
@@ -217,8 +241,9 @@ bool lw_lower_load_global(Lower *L, TlOp *op) {
     }
     if (masked) {
       /* Outside the view the element reads 0 (element by element). */
-      lw_set_elem(L, t, (unsigned)i,
-               masked_elem_load(L, in_view(L, v, off, idx), p, mem, b, bitoff));
+      lw_set_elem(
+          L, t, (unsigned)i,
+          masked_elem_load(L, in_view(L, v, off, idx), p, mem, b, bitoff));
       i++;
       continue;
     }
@@ -228,12 +253,14 @@ bool lw_lower_load_global(Lower *L, TlOp *op) {
       unsigned bytes = (unsigned)w * b / 8;
       TlType *at = lw_access_type(L, bytes);
       TlNamedAttr al = lw_align_attr(L, bytes);
-      TlValue *x = tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &at, 1, &al), 0);
+      TlValue *x =
+          tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &at, 1, &al), 0);
       lw_scatter_access(L, t, i, w, x);
       i += w;
       continue;
     }
-    TlValue *x = tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0);
+    TlValue *x =
+        tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0);
     if (b < 32)
       x = lw_op1(L, "arith.exti", x, lw_u32(L));
     if (bitoff)
@@ -256,11 +283,15 @@ static bool store_subbyte(Lower *L, TlOp *op, Tile *t, View *v, TlValue **off) {
   for (int64_t i = 0; i < tl_layout_local_size(l);) {
     int64_t n, align = run_alignment(L, op, 1, l, i, &n);
     if ((n * b) % 8)
-      return lw_fail(L, op, "global stores of sub-byte elements whose runs along the last "
-                         "dimension do not cover whole bytes (threads would share bytes)");
+      return lw_fail(
+          L, op,
+          "global stores of sub-byte elements whose runs along the last "
+          "dimension do not cover whole bytes (threads would share bytes)");
     if (align == 0)
-      return lw_fail(L, op, "global stores of sub-byte elements not known to start on a byte "
-                         "boundary (an `assume` on the pointer or offsets may prove it)");
+      return lw_fail(
+          L, op,
+          "global stores of sub-byte elements not known to start on a byte "
+          "boundary (an `assume` on the pointer or offsets may prove it)");
     lw_index_of(L, l, i, idx);
     TlValue *bitoff;
     TlValue *p = elem_addr(L, v, off, idx, &bitoff);
@@ -275,19 +306,23 @@ static bool store_subbyte(Lower *L, TlOp *op, Tile *t, View *v, TlValue **off) {
         cb /= 2;
       TlValue *words[4];
       for (unsigned k = 0; k * 4 < cb; k++)
-        words[k] = lw_tile_bits(L, t, i * b + done * 8 + k * 32, cb >= 4 ? 32 : cb * 8);
+        words[k] = lw_tile_bits(L, t, i * b + done * 8 + k * 32,
+                                cb >= 4 ? 32 : cb * 8);
       TlType *ct = cb > 4 ? lw_access_type(L, cb) : NULL;
       TlValue *x;
       if (cb < 4)
-        x = lw_op1(L, "arith.trunci", words[0], tl_type_int(L->ctx, cb * 8, false));
+        x = lw_op1(L, "arith.trunci", words[0],
+                   tl_type_int(L->ctx, cb * 8, false));
       else if (cb == 4)
         x = words[0];
       else
-        x = tl_op_result(lw_make(L, "simt.build", cb / 4, words, 1, &ct, 0, NULL), 0);
+        x = tl_op_result(
+            lw_make(L, "simt.build", cb / 4, words, 1, &ct, 0, NULL), 0);
       TlValue *q = p;
       if (done) {
         TlValue *ops[2] = {p, lw_cst(L, lw_i64(L), done)};
-        q = tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+        q = tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL),
+                         0);
       }
       TlValue *ops[2] = {x, q};
       TlNamedAttr al = lw_align_attr(L, cb);
@@ -329,7 +364,8 @@ bool lw_lower_store_global(Lower *L, TlOp *op) {
       TlNamedAttr al = lw_align_attr(L, bytes);
       TlValue *ops[2] = {lw_gather_access(L, t, i, w), p};
       /* (w is 1 when masked: outside the view the element is skipped.) */
-      TlBuilder inside = masked ? lw_open_guard(L, in_view(L, v, off, idx)) : L->b;
+      TlBuilder inside =
+          masked ? lw_open_guard(L, in_view(L, v, off, idx)) : L->b;
       lw_make(L, "simt.store", 2, ops, 0, NULL, 1, &al);
       if (masked)
         lw_close_guard(L, inside);
@@ -341,7 +377,8 @@ bool lw_lower_store_global(Lower *L, TlOp *op) {
       x = lw_op1(L, "arith.trunci", x, mem);
     TlValue *ops[2] = {x, p};
     /* Outside the view the element is skipped. */
-    TlBuilder inside = masked ? lw_open_guard(L, in_view(L, v, off, idx)) : L->b;
+    TlBuilder inside =
+        masked ? lw_open_guard(L, in_view(L, v, off, idx)) : L->b;
     lw_make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
     if (masked)
       lw_close_guard(L, inside);
@@ -352,7 +389,8 @@ bool lw_lower_store_global(Lower *L, TlOp *op) {
   return true;
 }
 
-/*===--- Copies into shared tiles ------------------------------------------===*/
+/*===--- Copies into shared tiles
+ * ------------------------------------------===*/
 
 /* The widest chunk of w elements (w * bytes of 4, 8 or 16) that both
  * sides of a copy keep contiguous and aligned: along the tile's last
@@ -370,8 +408,8 @@ static int64_t copy_width(Lower *L, TlOp *op, const Smem *m, int64_t n) {
     return 0;
   for (int64_t cb = 16; cb >= 4; cb /= 2) {
     int64_t w = cb * 8 / b;
-    if (w > 0 && last % w == 0 && acc.row % cb == 0 && (n / w) % L->threads == 0 &&
-        lw_smem_runs(l, w))
+    if (w > 0 && last % w == 0 && acc.row % cb == 0 &&
+        (n / w) % L->threads == 0 && lw_smem_runs(l, w))
       return w;
   }
   return 0;
@@ -380,15 +418,19 @@ static int64_t copy_width(Lower *L, TlOp *op, const Smem *m, int64_t n) {
 /* A copy no cp.async width serves (unaligned or uneven): done at once,
  * element e by thread e % T with a load and a shared store, which is
  * complete before any wait, as the asynchronous one would be there. */
-static bool copy_by_elements(Lower *L, TlOp *op, Smem *m, View *v, bool masked, int64_t n) {
+static bool copy_by_elements(Lower *L, TlOp *op, Smem *m, View *v, bool masked,
+                             int64_t n) {
   unsigned b = tl_type_bitwidth(m->elem);
   if (b < 8)
-    return lw_fail(L, op, "copies of sub-byte elements without 4, 8 or 16-byte chunks that "
-                       "are contiguous and aligned on both sides and spread evenly over "
-                       "the block's threads");
+    return lw_fail(
+        L, op,
+        "copies of sub-byte elements without 4, 8 or 16-byte chunks that "
+        "are contiguous and aligned on both sides and spread evenly over "
+        "the block's threads");
   const TlSharedLayout *sl = &m->layout;
   int rank = sl->rank;
-  TlValue *off[TL_LAYOUT_MAX_RANK], *zero[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
+  TlValue *off[TL_LAYOUT_MAX_RANK], *zero[TL_LAYOUT_MAX_RANK],
+      *idx[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < rank; d++) {
     off[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, 2 + (unsigned)d)));
     zero[d] = lw_cst(L, lw_i64(L), 0);
@@ -397,15 +439,20 @@ static bool copy_by_elements(Lower *L, TlOp *op, Smem *m, View *v, bool masked, 
   TlValue *tid = lw_op1(L, "arith.exti", L->tid, lw_i64(L));
   int64_t T = L->threads;
   for (int64_t k = 0; k * T < n; k++) {
-    TlValue *e = k ? lw_op2(L, "arith.addi", tid, lw_cst(L, lw_i64(L), k * T)) : tid;
+    TlValue *e =
+        k ? lw_op2(L, "arith.addi", tid, lw_cst(L, lw_i64(L), k * T)) : tid;
     TlBuilder outside = L->b;
     bool ragged = (k + 1) * T > n;
     if (ragged)
       outside = lw_open_guard(L, lw_cmpu(L, "lt", e, lw_cst(L, lw_i64(L), n)));
     int64_t stride = 1;
     for (int d = rank - 1; d >= 0; d--) {
-      TlValue *q = stride > 1 ? lw_op2(L, "arith.divi", e, lw_cst(L, lw_i64(L), stride)) : e;
-      idx[d] = d > 0 ? lw_op2(L, "arith.remi", q, lw_cst(L, lw_i64(L), sl->shape[d])) : q;
+      TlValue *q =
+          stride > 1 ? lw_op2(L, "arith.divi", e, lw_cst(L, lw_i64(L), stride))
+                     : e;
+      idx[d] =
+          d > 0 ? lw_op2(L, "arith.remi", q, lw_cst(L, lw_i64(L), sl->shape[d]))
+                : q;
       stride *= sl->shape[d];
     }
     TlValue *bitoff, *src = elem_addr(L, v, off, idx, &bitoff), *x;
@@ -413,17 +460,20 @@ static bool copy_by_elements(Lower *L, TlOp *op, Smem *m, View *v, bool masked, 
       TlValue *ok = in_view(L, v, off, idx);
       TlType *ty = mem;
       TlOpState st;
-      tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"), L->loc);
+      tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"),
+                       L->loc);
       tl_op_state_add_operand(&st, ok);
       tl_op_state_add_result(&st, ty);
       st.nregions = 2;
       TlOp *nif = tl_builder_insert(&L->b, &st);
       TlBuilder saved = L->b;
-      TlBlock *then = tl_block_create(L->module), *other = tl_block_create(L->module);
+      TlBlock *then = tl_block_create(L->module),
+              *other = tl_block_create(L->module);
       tl_region_append_block(tl_op_region(nif, 0), then);
       tl_region_append_block(tl_op_region(nif, 1), other);
       tl_builder_set_end(&L->b, then);
-      TlValue *ld = tl_op_result(lw_make(L, "simt.load", 1, &src, 1, &ty, 0, NULL), 0);
+      TlValue *ld =
+          tl_op_result(lw_make(L, "simt.load", 1, &src, 1, &ty, 0, NULL), 0);
       tl_builder_create(&L->b, "scf.yield", L->loc, 1, &ld, 0, NULL);
       tl_builder_set_end(&L->b, other);
       TlValue *z = lw_cst(L, ty, 0);
@@ -448,12 +498,14 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
   Smem *m = lw_smem_of(L, tl_op_operand(op, 0));
   View *v = lw_view_of(L, tl_op_operand(op, 1));
   if (!m || !v)
-    return lw_fail(L, op, "copies between tensors not made by tl.alloc_shared and "
-                       "tl.view_global");
+    return lw_fail(L, op,
+                   "copies between tensors not made by tl.alloc_shared and "
+                   "tl.view_global");
   bool masked = tl_op_attr(op, "masked") != NULL;
   unsigned b = tl_type_bitwidth(m->elem);
   if (32 % b && b != 64)
-    return lw_fail(L, op, "copies of elements other than 1, 2, 4, 8, 16, 32 or 64 bits");
+    return lw_fail(
+        L, op, "copies of elements other than 1, 2, 4, 8, 16, 32 or 64 bits");
   const TlSharedLayout *sl = &m->layout;
   int rank = sl->rank;
   int64_t n = 1;
@@ -466,22 +518,29 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
   /* A masked chunk must lie wholly before the view or start in it. */
   if (masked && lw_offset_div(L, tl_op_operand(op, 1 + (unsigned)rank)) % w)
     return copy_by_elements(L, op, m, v, masked, n);
-  TlValue *off[TL_LAYOUT_MAX_RANK], *zero[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
+  TlValue *off[TL_LAYOUT_MAX_RANK], *zero[TL_LAYOUT_MAX_RANK],
+      *idx[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < rank; d++) {
     off[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, 2 + (unsigned)d)));
     zero[d] = lw_cst(L, lw_i64(L), 0);
   }
-  TlValue *first = lw_op2(L, "arith.muli", lw_op1(L, "arith.exti", L->tid, lw_i64(L)),
-                       lw_cst(L, lw_i64(L), w));
+  TlValue *first =
+      lw_op2(L, "arith.muli", lw_op1(L, "arith.exti", L->tid, lw_i64(L)),
+             lw_cst(L, lw_i64(L), w));
   TlNamedAttr attrs[2] = {{"size", tl_attr_int(L->ctx, lw_i64(L), cb)},
                           {"cache", lw_str(L, cb == 16 ? "cg" : "ca")}};
   for (int64_t k = 0; k < n / w / L->threads; k++) {
     /* Element e = (tid + k * T) * w, unravelled row-major. */
-    TlValue *e = lw_op2(L, "arith.addi", first, lw_cst(L, lw_i64(L), k * L->threads * w));
+    TlValue *e = lw_op2(L, "arith.addi", first,
+                        lw_cst(L, lw_i64(L), k * L->threads * w));
     int64_t stride = 1;
     for (int d = rank - 1; d >= 0; d--) {
-      TlValue *q = stride > 1 ? lw_op2(L, "arith.divi", e, lw_cst(L, lw_i64(L), stride)) : e;
-      idx[d] = d > 0 ? lw_op2(L, "arith.remi", q, lw_cst(L, lw_i64(L), sl->shape[d])) : q;
+      TlValue *q =
+          stride > 1 ? lw_op2(L, "arith.divi", e, lw_cst(L, lw_i64(L), stride))
+                     : e;
+      idx[d] =
+          d > 0 ? lw_op2(L, "arith.remi", q, lw_cst(L, lw_i64(L), sl->shape[d]))
+                : q;
       stride *= sl->shape[d];
     }
     TlValue *bitoff, *dst = lw_smem_addr(L, m, zero, idx);
@@ -504,12 +563,15 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
     TlValue *so[TL_LAYOUT_MAX_RANK], *si[TL_LAYOUT_MAX_RANK];
     for (int d = 0; d < rank; d++) {
       TlValue *a[3] = {ok, off[d], zero[d]}, *c[3] = {ok, idx[d], zero[d]};
-      so[d] = tl_op_result(lw_make(L, "arith.select", 3, a, 1, &it, 0, NULL), 0);
-      si[d] = tl_op_result(lw_make(L, "arith.select", 3, c, 1, &it, 0, NULL), 0);
+      so[d] =
+          tl_op_result(lw_make(L, "arith.select", 3, a, 1, &it, 0, NULL), 0);
+      si[d] =
+          tl_op_result(lw_make(L, "arith.select", 3, c, 1, &it, 0, NULL), 0);
     }
     TlValue *bits = lw_op2(L, "arith.muli", cnt, lw_cst(L, lw_i64(L), b));
-    TlValue *bytes = lw_op1(L, "arith.trunci", lw_op2(L, "arith.divi", bits, lw_cst(L, lw_i64(L), 8)),
-                         lw_i32(L));
+    TlValue *bytes = lw_op1(
+        L, "arith.trunci",
+        lw_op2(L, "arith.divi", bits, lw_cst(L, lw_i64(L), 8)), lw_i32(L));
     TlValue *ops[3] = {dst, elem_addr(L, v, so, si, &bitoff), bytes};
     lw_make(L, "simt.cp_async", 3, ops, 0, NULL, 2, attrs);
   }

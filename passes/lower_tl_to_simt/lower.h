@@ -31,7 +31,7 @@ typedef struct Tile {
 } Tile;
 
 typedef struct View {
-  TlValue *ptr;              /* !simt.ptr<global> */
+  TlValue *ptr; /* !simt.ptr<global> */
   unsigned rank;
   TlValue *dims[TL_LAYOUT_MAX_RANK];    /* i64 */
   TlValue *strides[TL_LAYOUT_MAX_RANK]; /* i64, in elements */
@@ -57,12 +57,12 @@ typedef struct Lower {
   TlContext *ctx;
   TlModule *module;
   TlBuilder b;
-  TlLoc loc;        /* of the op being lowered, given to what it becomes */
+  TlLoc loc; /* of the op being lowered, given to what it becomes */
   TL_VEC(Entry) map;
-  TlValue *tid;     /* thread index (i32) */
-  TlValue *workspace; /* the launch's global workspace (!simt.ptr<global>) */
-  TlAnalysis *facts; /* divisibility of the kernel's values */
-  unsigned threads; /* threads per block */
+  TlValue *tid;          /* thread index (i32) */
+  TlValue *workspace;    /* the launch's global workspace (!simt.ptr<global>) */
+  TlAnalysis *facts;     /* divisibility of the kernel's values */
+  unsigned threads;      /* threads per block */
   int64_t scratch_base;  /* shared scratch for reductions and broadcasts:
                             byte offset */
   int64_t scratch_bytes; /* its size, the most any op needs */
@@ -72,7 +72,9 @@ typedef struct Lower {
 
 /*===--- Emission helpers ------------------------------------------------===*/
 
-static inline TlType *lw_u32(Lower *L) { return tl_type_int(L->ctx, 32, false); }
+static inline TlType *lw_u32(Lower *L) {
+  return tl_type_int(L->ctx, 32, false);
+}
 static inline TlType *lw_i32(Lower *L) { return tl_type_int(L->ctx, 32, true); }
 static inline TlType *lw_i64(Lower *L) { return tl_type_int(L->ctx, 64, true); }
 
@@ -80,20 +82,23 @@ static inline TlValue *lw_cst(Lower *L, TlType *t, int64_t v) {
   return tl_arith_constant(&L->b, tl_attr_int(L->ctx, t, v), L->loc);
 }
 
-static inline TlValue *lw_op1(Lower *L, const char *name, TlValue *a, TlType *rt) {
+static inline TlValue *lw_op1(Lower *L, const char *name, TlValue *a,
+                              TlType *rt) {
   return tl_op_result(tl_builder_create(&L->b, name, L->loc, 1, &a, 1, &rt), 0);
 }
 
-static inline TlValue *lw_op2(Lower *L, const char *name, TlValue *a, TlValue *b) {
+static inline TlValue *lw_op2(Lower *L, const char *name, TlValue *a,
+                              TlValue *b) {
   TlValue *ops[2] = {a, b};
   TlType *t = tl_value_type(a);
   return tl_op_result(tl_builder_create(&L->b, name, L->loc, 2, ops, 1, &t), 0);
 }
 
 /* Creates an op with attributes given as name/attr pairs. */
-static inline TlOp *lw_make(Lower *L, const char *name, unsigned nops, TlValue *const *ops,
-                  unsigned nres, TlType *const *res, unsigned nattrs,
-                  const TlNamedAttr *attrs) {
+static inline TlOp *lw_make(Lower *L, const char *name, unsigned nops,
+                            TlValue *const *ops, unsigned nres,
+                            TlType *const *res, unsigned nattrs,
+                            const TlNamedAttr *attrs) {
   TlOpState st;
   tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, name), L->loc);
   tl_op_state_add_operands(&st, nops, ops);
@@ -104,10 +109,13 @@ static inline TlOp *lw_make(Lower *L, const char *name, unsigned nops, TlValue *
   return tl_builder_insert(&L->b, &st);
 }
 
-static inline TlAttr *lw_str(Lower *L, const char *s) { return tl_attr_string(L->ctx, s, strlen(s)); }
+static inline TlAttr *lw_str(Lower *L, const char *s) {
+  return tl_attr_string(L->ctx, s, strlen(s));
+}
 
 /* arith.cmpi by the operands' signedness, and arith.select. */
-static inline TlValue *lw_cmpu(Lower *L, const char *pred, TlValue *x, TlValue *y) {
+static inline TlValue *lw_cmpu(Lower *L, const char *pred, TlValue *x,
+                               TlValue *y) {
   TlType *i1 = tl_type_bool(L->ctx);
   TlNamedAttr p = {"predicate", lw_str(L, pred)};
   TlValue *o[2] = {x, y};
@@ -120,10 +128,13 @@ static inline TlValue *lw_sel(Lower *L, TlValue *c, TlValue *x, TlValue *y) {
   return tl_op_result(lw_make(L, "arith.select", 3, o, 1, &t, 0, NULL), 0);
 }
 
-static inline unsigned lw_elem_bits(const TlType *reg) { return tl_type_bitwidth(tl_tensor_elem(reg)); }
+static inline unsigned lw_elem_bits(const TlType *reg) {
+  return tl_type_bitwidth(tl_tensor_elem(reg));
+}
 
 static inline bool lw_is_f(const TlType *t, unsigned e, unsigned m) {
-  return tl_type_is_float(t) && tl_type_float_exp(t) == e && tl_type_float_man(t) == m;
+  return tl_type_is_float(t) && tl_type_float_exp(t) == e &&
+         tl_type_float_man(t) == m;
 }
 
 /*===--- core.c: the value map, tiles, indices, accesses -----------------===*/
@@ -157,7 +168,7 @@ void lw_encode(Lower *L, Tile *t, unsigned i, TlValue *v);
  * the divisibility facts tell of them. */
 bool lw_index_of(Lower *L, const TlLayout *l, int64_t local, TlValue **idx);
 void lw_index_at(Lower *L, const TlLayout *l, TlValue *thread, TlValue *local,
-                     TlValue **idx);
+                 TlValue **idx);
 void lw_const_index(const TlLayout *l, int64_t local, int64_t *c);
 int64_t lw_pow2_factor(int64_t x);
 int64_t lw_spatial_div(const TlLayout *l, int d);

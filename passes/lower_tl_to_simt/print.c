@@ -40,7 +40,8 @@ static void print_where(TlOp *op, TlType *t, TlStr *out) {
   tl_str_free(&ts);
 }
 
-static void emit_printf(Lower *L, const char *fmt, unsigned n, TlValue *const *args) {
+static void emit_printf(Lower *L, const char *fmt, unsigned n,
+                        TlValue *const *args) {
   TlNamedAttr f = {"format", lw_str(L, fmt)};
   lw_make(L, "simt.printf", n, args, 0, NULL, 1, &f);
 }
@@ -57,7 +58,8 @@ bool lw_lower_print(Lower *L, TlOp *op) {
   TlType *it = lw_i32(L);
   for (int d = 0; d < 3; d++) {
     TlNamedAttr dim = {"dim", lw_str(L, d == 0 ? "x" : d == 1 ? "y" : "z")};
-    blk[d] = tl_op_result(lw_make(L, "simt.block_id", 0, NULL, 1, &it, 1, &dim), 0);
+    blk[d] =
+        tl_op_result(lw_make(L, "simt.block_id", 0, NULL, 1, &it, 1, &dim), 0);
   }
   TlStr fmt = {0};
   const char *spec;
@@ -73,8 +75,8 @@ bool lw_lower_print(Lower *L, TlOp *op) {
     TlType *i1 = tl_type_bool(L->ctx);
     TlNamedAttr eq = {"predicate", lw_str(L, "eq")};
     TlValue *ops[2] = {L->tid, lw_cst(L, lw_i32(L), 0)};
-    TlBuilder outside =
-        lw_open_guard(L, tl_op_result(lw_make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &eq), 0));
+    TlBuilder outside = lw_open_guard(
+        L, tl_op_result(lw_make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &eq), 0));
     TlValue *args[4] = {blk[0], blk[1], blk[2], a};
     emit_printf(L, tl_str_cstr(&fmt), 4, args);
     lw_close_guard(L, outside);
@@ -92,14 +94,16 @@ bool lw_lower_print(Lower *L, TlOp *op) {
     TlValue *val = lw_decode(L, x, (unsigned)i, &ct), *idx[TL_LAYOUT_MAX_RANK];
     TlValue *a = val ? print_arg(L, val, e, &spec) : NULL;
     if (!a) {
-      ok = lw_fail(L, op, "prints of tiles of this element type (cast them first)");
+      ok = lw_fail(L, op,
+                   "prints of tiles of this element type (cast them first)");
       break;
     }
     lw_index_of(L, l, i, idx);
     tl_str_clear(&fmt);
     tl_str_printf(&fmt, "block (%%d, %%d, %%d) thread %%d: ");
     print_where(op, t, &fmt);
-    TlValue *args[4 + TL_LAYOUT_MAX_RANK + 1] = {blk[0], blk[1], blk[2], L->tid};
+    TlValue *args[4 + TL_LAYOUT_MAX_RANK + 1] = {blk[0], blk[1], blk[2],
+                                                 L->tid};
     for (int d = 0; d < l->rank; d++) {
       tl_str_printf(&fmt, d ? ", %%lld" : "[%%lld");
       args[4 + d] = idx[d];

@@ -3,7 +3,8 @@
  * scratch, placed after the planned tiles, across warps. */
 #include "lower.h"
 
-/*===--- Broadcasts --------------------------------------------------------===*/
+/*===--- Broadcasts
+ * --------------------------------------------------------===*/
 
 /* The shared scratch (after the planned tiles) for an op that needs
  * `bytes` of it, after a barrier that keeps earlier users of the scratch
@@ -12,7 +13,8 @@ static TlValue *scratch_base(Lower *L, int64_t bytes) {
   if (L->scratch_bytes < bytes)
     L->scratch_bytes = bytes;
   TlType *pt = tl_simt_ptr_type(L->ctx, TL_SIMT_SHARED);
-  TlValue *p = tl_op_result(lw_make(L, "simt.smem_base", 0, NULL, 1, &pt, 0, NULL), 0);
+  TlValue *p =
+      tl_op_result(lw_make(L, "simt.smem_base", 0, NULL, 1, &pt, 0, NULL), 0);
   TlValue *ops[2] = {p, lw_cst(L, lw_i64(L), L->scratch_base)};
   p = tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
   lw_make(L, "simt.barrier", 0, NULL, 0, NULL, 0, NULL);
@@ -21,7 +23,8 @@ static TlValue *scratch_base(Lower *L, int64_t bytes) {
 
 /* Word `slot` (an i64) of the scratch. */
 static TlValue *scratch_word(Lower *L, TlValue *scratch, TlValue *slot) {
-  TlValue *ops[2] = {scratch, lw_op2(L, "arith.muli", slot, lw_cst(L, lw_i64(L), 4))};
+  TlValue *ops[2] = {scratch,
+                     lw_op2(L, "arith.muli", slot, lw_cst(L, lw_i64(L), 4))};
   TlType *pt = tl_value_type(scratch);
   return tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
 }
@@ -29,9 +32,10 @@ static TlValue *scratch_word(Lower *L, TlValue *scratch, TlValue *slot) {
 /* The operand's local element that every thread reads for the result's
  * local element i of a tile broadcast, or -1 when some thread of the block
  * does not hold it (the broadcast would move elements between threads). */
-static int64_t broadcast_source(Lower *L, const TlLayout *src, const TlLayout *dst,
-                                int64_t i) {
-  int64_t j = -1, ts = tl_layout_num_threads(src), td = tl_layout_num_threads(dst);
+static int64_t broadcast_source(Lower *L, const TlLayout *src,
+                                const TlLayout *dst, int64_t i) {
+  int64_t j = -1, ts = tl_layout_num_threads(src),
+          td = tl_layout_num_threads(dst);
   int64_t holders[1024];
   for (int64_t t = 0; t < (int64_t)L->threads; t++) {
     int64_t idx[TL_LAYOUT_MAX_RANK], local, count;
@@ -71,8 +75,11 @@ static void broadcast_through_scratch(Lower *L, Tile *x, Tile *t) {
     lw_index_of(L, S, i, idx);
     TlValue *lin = lw_cst(L, lw_i64(L), 0);
     for (int d = 0; d < S->rank; d++)
-      lin = lw_op2(L, "arith.addi", lin, lw_op2(L, "arith.muli", idx[d], lw_cst(L, lw_i64(L), stride[d])));
-    TlValue *ops[2] = {lw_get_elem(L, x, (unsigned)i), scratch_word(L, scratch, lin)};
+      lin = lw_op2(
+          L, "arith.addi", lin,
+          lw_op2(L, "arith.muli", idx[d], lw_cst(L, lw_i64(L), stride[d])));
+    TlValue *ops[2] = {lw_get_elem(L, x, (unsigned)i),
+                       scratch_word(L, scratch, lin)};
     lw_make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
   }
   if (guard)
@@ -84,10 +91,13 @@ static void broadcast_through_scratch(Lower *L, Tile *x, Tile *t) {
     TlValue *lin = lw_cst(L, lw_i64(L), 0);
     for (int d = 0; d < S->rank; d++)
       if (S->shape[d] > 1)
-        lin = lw_op2(L, "arith.addi", lin,
-                  lw_op2(L, "arith.muli", idx[d], lw_cst(L, lw_i64(L), stride[d])));
+        lin = lw_op2(
+            L, "arith.addi", lin,
+            lw_op2(L, "arith.muli", idx[d], lw_cst(L, lw_i64(L), stride[d])));
     TlValue *p = scratch_word(L, scratch, lin);
-    lw_set_elem(L, t, (unsigned)i, tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &w, 0, NULL), 0));
+    lw_set_elem(
+        L, t, (unsigned)i,
+        tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &w, 0, NULL), 0));
   }
 }
 
@@ -132,12 +142,14 @@ bool lw_lower_broadcast(Lower *L, TlOp *op) {
   int64_t *src = tl_xmalloc(sizeof *src * (size_t)(count + 1));
   bool local = true;
   for (int64_t i = 0; i < count && local; i++)
-    local = (src[i] = broadcast_source(L, tl_reg_layout(x->type), tl_reg_layout(rt), i)) >= 0;
+    local = (src[i] = broadcast_source(L, tl_reg_layout(x->type),
+                                       tl_reg_layout(rt), i)) >= 0;
   if (local)
     for (int64_t i = 0; i < count; i++)
       lw_copy_elem(L, t, (unsigned)i, x, (unsigned)src[i]);
   else if (b == 64)
-    lw_fail(L, op, "broadcasts of 64-bit elements that move them between threads");
+    lw_fail(L, op,
+            "broadcasts of 64-bit elements that move them between threads");
   else
     broadcast_through_scratch(L, x, t);
   tl_free(src);
@@ -147,26 +159,32 @@ bool lw_lower_broadcast(Lower *L, TlOp *op) {
   return true;
 }
 
-/*===--- Reductions --------------------------------------------------------===*/
+/*===--- Reductions
+ * --------------------------------------------------------===*/
 
 /* A value of a compute type as 32 bits for a shuffle, and back. */
 static TlValue *to_word(Lower *L, TlValue *v, TlType *ct) {
   if (tl_type_is_float(ct) && tl_type_bitwidth(ct) == 16)
-    return lw_op1(L, "arith.exti", lw_op1(L, "arith.bitcast", v, tl_type_int(L->ctx, 16, false)),
-               lw_u32(L));
+    return lw_op1(L, "arith.exti",
+                  lw_op1(L, "arith.bitcast", v, tl_type_int(L->ctx, 16, false)),
+                  lw_u32(L));
   return ct == lw_u32(L) ? v : lw_op1(L, "arith.bitcast", v, lw_u32(L));
 }
 
 static TlValue *from_word(Lower *L, TlValue *w, TlType *ct) {
   if (tl_type_is_float(ct) && tl_type_bitwidth(ct) == 16)
-    return lw_op1(L, "arith.bitcast", lw_op1(L, "arith.trunci", w, tl_type_int(L->ctx, 16, false)),
-               ct);
+    return lw_op1(L, "arith.bitcast",
+                  lw_op1(L, "arith.trunci", w, tl_type_int(L->ctx, 16, false)),
+                  ct);
   return ct == lw_u32(L) ? w : lw_op1(L, "arith.bitcast", w, ct);
 }
 
 /* Word r * T + thread (an i64) of the reduction scratch. */
-static TlValue *scratch_slot(Lower *L, TlValue *scratch, int64_t r, TlValue *thread) {
-  return scratch_word(L, scratch, lw_op2(L, "arith.addi", thread, lw_cst(L, lw_i64(L), r * L->threads)));
+static TlValue *scratch_slot(Lower *L, TlValue *scratch, int64_t r,
+                             TlValue *thread) {
+  return scratch_word(
+      L, scratch,
+      lw_op2(L, "arith.addi", thread, lw_cst(L, lw_i64(L), r * L->threads)));
 }
 
 /* tl.reduce: each thread combines its local elements of a result element
@@ -195,7 +213,8 @@ bool lw_lower_reduce(Lower *L, TlOp *op) {
     int64_t size = m >= 0 ? A->mode_shape[m] : -m;
     if (m >= 0 && A->mode_dim[m] == d && size > 1) {
       if ((size & (size - 1)) || (below & (below - 1)))
-        return lw_fail(L, op, "reductions over thread groups that are not powers of two");
+        return lw_fail(
+            L, op, "reductions over thread groups that are not powers of two");
       for (int64_t q = below; q < below * size; q *= 2) {
         if (q < 32) {
           masks[nm++] = q;
@@ -208,7 +227,8 @@ bool lw_lower_reduce(Lower *L, TlOp *op) {
     below *= size;
   }
   if ((nm || nc) && L->threads % 32)
-    return lw_fail(L, op, "reductions across threads in blocks that are not whole warps");
+    return lw_fail(
+        L, op, "reductions across threads in blocks that are not whole warps");
   if ((nm || nc) && lw_elem_bits(rt) == 64)
     return lw_fail(L, op, "reductions of 64-bit elements across threads");
   int64_t nres = tl_layout_local_size(R);
@@ -221,7 +241,8 @@ bool lw_lower_reduce(Lower *L, TlOp *op) {
     mine = lw_op1(L, "arith.exti", L->tid, lw_i64(L));
     tbase = lw_op2(L, "arith.andi", mine, lw_cst(L, lw_i64(L), ~crossmask));
   }
-  TlType **ctypes = nc ? TL_ARENA_NEWN(&L->arena, TlType *, (size_t)nres) : NULL;
+  TlType **ctypes =
+      nc ? TL_ARENA_NEWN(&L->arena, TlType *, (size_t)nres) : NULL;
   Tile *t = lw_zero_tile(L, rt);
   int64_t na = tl_layout_local_size(A), nr = tl_layout_local_size(R);
   int64_t *order = tl_xmalloc(sizeof *order * (size_t)(na + 1));
@@ -259,18 +280,22 @@ bool lw_lower_reduce(Lower *L, TlOp *op) {
       acc = acc ? lw_op2(L, tl_type_is_float(ct) ? fop : iop, acc, v) : v;
     }
     if (ok && !acc)
-      ok = lw_fail(L, op, "a reduced layout whose elements the lowering cannot match");
+      ok = lw_fail(L, op,
+                   "a reduced layout whose elements the lowering cannot match");
     if (!ok)
       break;
     for (int k = 0; k < nm; k++) {
       TlNamedAttr mode = {"mode", lw_str(L, "bfly")};
       TlType *w = lw_u32(L);
       TlValue *ops[2] = {to_word(L, acc, ct), lw_cst(L, lw_i32(L), masks[k])};
-      TlValue *o = tl_op_result(lw_make(L, "simt.shfl", 2, ops, 1, &w, 1, &mode), 0);
-      acc = lw_op2(L, tl_type_is_float(ct) ? fop : iop, acc, from_word(L, o, ct));
+      TlValue *o =
+          tl_op_result(lw_make(L, "simt.shfl", 2, ops, 1, &w, 1, &mode), 0);
+      acc =
+          lw_op2(L, tl_type_is_float(ct) ? fop : iop, acc, from_word(L, o, ct));
     }
     if (nc) {
-      TlValue *ops[2] = {to_word(L, acc, ct), scratch_slot(L, scratch, r, mine)};
+      TlValue *ops[2] = {to_word(L, acc, ct),
+                         scratch_slot(L, scratch, r, mine)};
       lw_make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
       ctypes[r] = ct;
       continue;
@@ -291,11 +316,15 @@ bool lw_lower_reduce(Lower *L, TlOp *op) {
         for (int j = 0; j < nc; j++)
           if (c >> j & 1)
             other |= cross[j];
-        TlValue *who = other ? lw_op2(L, "arith.addi", tbase, lw_cst(L, lw_i64(L), other)) : tbase;
+        TlValue *who =
+            other ? lw_op2(L, "arith.addi", tbase, lw_cst(L, lw_i64(L), other))
+                  : tbase;
         TlValue *p = scratch_slot(L, scratch, r, who);
-        TlValue *v = from_word(L, tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &w, 0, NULL), 0),
-                               ctypes[r]);
-        acc = acc ? lw_op2(L, tl_type_is_float(ctypes[r]) ? fop : iop, acc, v) : v;
+        TlValue *v = from_word(
+            L, tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &w, 0, NULL), 0),
+            ctypes[r]);
+        acc = acc ? lw_op2(L, tl_type_is_float(ctypes[r]) ? fop : iop, acc, v)
+                  : v;
       }
       lw_encode(L, t, (unsigned)r, acc);
     }

@@ -20,7 +20,8 @@ bool lw_lower_alloc_shared(Lower *L, TlOp *op) {
   if (tl_shared_reuses(op))
     lw_make(L, "simt.barrier", 0, NULL, 0, NULL, 0, NULL);
   TlType *pt = tl_simt_ptr_type(L->ctx, TL_SIMT_SHARED);
-  TlValue *b = tl_op_result(lw_make(L, "simt.smem_base", 0, NULL, 1, &pt, 0, NULL), 0);
+  TlValue *b =
+      tl_op_result(lw_make(L, "simt.smem_base", 0, NULL, 1, &pt, 0, NULL), 0);
   if (off) {
     TlValue *ops[2] = {b, lw_cst(L, lw_i64(L), off)};
     b = tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
@@ -33,7 +34,8 @@ bool lw_lower_alloc_shared(Lower *L, TlOp *op) {
 /* The unswizzled element offset of the shared element at (off + idx),
  * idx may be NULL: the layout's mixed radix per dimension, its strides and
  * its base. */
-static TlValue *smem_linear(Lower *L, const TlSharedLayout *l, TlValue **off, TlValue **idx) {
+static TlValue *smem_linear(Lower *L, const TlSharedLayout *l, TlValue **off,
+                            TlValue **idx) {
   TlValue *lin = lw_cst(L, lw_i64(L), l->base);
   for (int d = 0; d < l->rank; d++) {
     TlValue *pos = idx ? lw_op2(L, "arith.addi", off[d], idx[d]) : off[d];
@@ -49,9 +51,11 @@ static TlValue *smem_linear(Lower *L, const TlSharedLayout *l, TlValue **off, Tl
       if (below > 1)
         dg = lw_op2(L, "arith.divi", dg, lw_cst(L, lw_i64(L), below));
       if (!top)
-        dg = lw_op2(L, "arith.remi", dg, lw_cst(L, lw_i64(L), l->mode_shape[j]));
+        dg =
+            lw_op2(L, "arith.remi", dg, lw_cst(L, lw_i64(L), l->mode_shape[j]));
       if (l->mode_stride[j] != 1)
-        dg = lw_op2(L, "arith.muli", dg, lw_cst(L, lw_i64(L), l->mode_stride[j]));
+        dg = lw_op2(L, "arith.muli", dg,
+                    lw_cst(L, lw_i64(L), l->mode_stride[j]));
       lin = lw_op2(L, "arith.addi", lin, dg);
       below *= l->mode_shape[j];
     }
@@ -66,14 +70,17 @@ TlValue *lw_smem_addr(Lower *L, Smem *m, TlValue **off, TlValue **idx) {
   TlValue *lin = smem_linear(L, l, off, idx);
   if (l->swizzle_bits) {
     int64_t mask = ((INT64_C(1) << l->swizzle_bits) - 1) << l->swizzle_base;
-    TlValue *hi = lw_op2(L, "arith.shri", lin, lw_cst(L, lw_i64(L), l->swizzle_shift));
-    lin = lw_op2(L, "arith.xori", lin, lw_op2(L, "arith.andi", hi, lw_cst(L, lw_i64(L), mask)));
+    TlValue *hi =
+        lw_op2(L, "arith.shri", lin, lw_cst(L, lw_i64(L), l->swizzle_shift));
+    lin = lw_op2(L, "arith.xori", lin,
+                 lw_op2(L, "arith.andi", hi, lw_cst(L, lw_i64(L), mask)));
   }
   /* Sub-byte elements are accessed in whole aligned bytes only. */
   unsigned b = tl_type_bitwidth(m->elem);
-  TlValue *bytes = b == 8  ? lin
-                   : b > 8 ? lw_op2(L, "arith.muli", lin, lw_cst(L, lw_i64(L), b / 8))
-                           : lw_op2(L, "arith.divi", lin, lw_cst(L, lw_i64(L), 8 / b));
+  TlValue *bytes =
+      b == 8  ? lin
+      : b > 8 ? lw_op2(L, "arith.muli", lin, lw_cst(L, lw_i64(L), b / 8))
+              : lw_op2(L, "arith.divi", lin, lw_cst(L, lw_i64(L), 8 / b));
   TlValue *ops[2] = {m->base, bytes};
   TlType *pt = tl_value_type(m->base);
   return tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
@@ -103,8 +110,8 @@ bool lw_smem_runs(const TlSharedLayout *l, int64_t w) {
  * consecutive along the last dimension in registers and in shared memory,
  * the first one's index there a multiple of the width. For sub-byte
  * elements a width whose bits are not whole bytes cannot be accessed. */
-static int64_t smem_vector_run(Lower *L, const Smem *m, const TlLayout *l, int64_t i,
-                               TlValue *last_off) {
+static int64_t smem_vector_run(Lower *L, const Smem *m, const TlLayout *l,
+                               int64_t i, TlValue *last_off) {
   unsigned b = tl_type_bitwidth(m->elem);
   int64_t ci[TL_LAYOUT_MAX_RANK];
   int64_t n = lw_local_run(l, i, ci);
@@ -115,7 +122,8 @@ static int64_t smem_vector_run(Lower *L, const Smem *m, const TlLayout *l, int64
   if (od < div)
     div = od;
   int64_t w = 1;
-  while (w * 2 <= n && w * 2 * b <= 128 && div % (w * 2) == 0 && lw_smem_runs(&m->layout, w * 2))
+  while (w * 2 <= n && w * 2 * b <= 128 && div % (w * 2) == 0 &&
+         lw_smem_runs(&m->layout, w * 2))
     w *= 2;
   return w;
 }
@@ -127,14 +135,14 @@ static int64_t smem_vector_run(Lower *L, const Smem *m, const TlLayout *l, int64
  * 2, or 1) matrices a thread holds, which are its next tile words: lanes
  * 8j..8j+7 give the rows of matrix j. False, emitting nothing, when the
  * load does not qualify. */
-static bool load_ldmatrix(Lower *L, Smem *m, const TlLayout *l, unsigned b, TlValue **off,
-                          TlValue *last_off, Tile *t) {
+static bool load_ldmatrix(Lower *L, Smem *m, const TlLayout *l, unsigned b,
+                          TlValue **off, TlValue *last_off, Tile *t) {
   int rank = l->rank;
   int64_t w = 128 / b;
   TlLayout q;
   bool trans = false;
-  if (rank < 2 || L->threads % 32 || 32 % b ||
-      !lw_smem_runs(&m->layout, w) || lw_offset_div(L, last_off) % w)
+  if (rank < 2 || L->threads % 32 || 32 % b || !lw_smem_runs(&m->layout, w) ||
+      lw_offset_div(L, last_off) % w)
     return false;
   if (!tl_layout_ldmatrix_compatible(l, (int)b, false, 1, &q, NULL)) {
     if (b != 16 || !tl_layout_ldmatrix_compatible(l, 16, true, 1, &q, NULL))
@@ -145,25 +153,33 @@ static bool load_ldmatrix(Lower *L, Smem *m, const TlLayout *l, unsigned b, TlVa
   int num = nmat % 4 == 0 ? 4 : nmat % 2 == 0 ? 2 : 1;
   TlValue *lane = lw_op2(L, "arith.remi", L->tid, lw_cst(L, lw_i32(L), 32));
   TlValue *warp = lw_op2(L, "arith.divi", L->tid, lw_cst(L, lw_i32(L), 32));
-  TlValue *row = lw_op1(L, "arith.exti", lw_op2(L, "arith.remi", lane, lw_cst(L, lw_i32(L), 8)), lw_i64(L));
+  TlValue *row =
+      lw_op1(L, "arith.exti",
+             lw_op2(L, "arith.remi", lane, lw_cst(L, lw_i32(L), 8)), lw_i64(L));
   TlValue *mat = lw_op2(L, "arith.divi", lane, lw_cst(L, lw_i32(L), 8));
   if (num < 4)
     mat = lw_op2(L, "arith.remi", mat, lw_cst(L, lw_i32(L), num));
-  TlType *vt = tl_simt_vec_type(L->ctx, (unsigned)num, lw_i32(L)), *it = lw_i32(L), *ut = lw_u32(L);
+  TlType *vt = tl_simt_vec_type(L->ctx, (unsigned)num, lw_i32(L)),
+         *it = lw_i32(L), *ut = lw_u32(L);
   TlNamedAttr attrs[2] = {{"num", tl_attr_int(L->ctx, lw_i64(L), num)},
                           {"trans", tl_attr_unit(L->ctx)}};
   for (int64_t g = 0; g < nmat / num; g++) {
-    TlValue *ql = g ? lw_op2(L, "arith.addi", mat, lw_cst(L, lw_i32(L), g * num)) : mat;
+    TlValue *ql =
+        g ? lw_op2(L, "arith.addi", mat, lw_cst(L, lw_i32(L), g * num)) : mat;
     TlValue *idx[TL_LAYOUT_MAX_RANK];
     lw_index_at(L, &q, warp, ql, idx);
-    idx[rank - 2] = lw_op2(L, "arith.addi", lw_op2(L, "arith.muli", idx[rank - 2], lw_cst(L, lw_i64(L), 8)),
-                        row);
-    idx[rank - 1] = lw_op2(L, "arith.muli", idx[rank - 1], lw_cst(L, lw_i64(L), w));
+    idx[rank - 2] = lw_op2(
+        L, "arith.addi",
+        lw_op2(L, "arith.muli", idx[rank - 2], lw_cst(L, lw_i64(L), 8)), row);
+    idx[rank - 1] =
+        lw_op2(L, "arith.muli", idx[rank - 1], lw_cst(L, lw_i64(L), w));
     TlValue *p = lw_smem_addr(L, m, off, idx);
-    TlValue *x = tl_op_result(lw_make(L, "simt.ldmatrix", 1, &p, 1, &vt, trans ? 2 : 1, attrs), 0);
+    TlValue *x = tl_op_result(
+        lw_make(L, "simt.ldmatrix", 1, &p, 1, &vt, trans ? 2 : 1, attrs), 0);
     for (int j = 0; j < num; j++) {
       TlNamedAttr ix = {"index", tl_attr_int(L->ctx, lw_i64(L), j)};
-      TlValue *e = tl_op_result(lw_make(L, "simt.extract", 1, &x, 1, &it, 1, &ix), 0);
+      TlValue *e =
+          tl_op_result(lw_make(L, "simt.extract", 1, &x, 1, &it, 1, &ix), 0);
       t->words[g * num + j] = lw_op1(L, "arith.bitcast", e, ut);
     }
   }
@@ -180,7 +196,9 @@ bool lw_lower_load_shared(Lower *L, TlOp *op) {
   if (!m)
     return lw_fail(L, op, "shared tiles not made by tl.alloc_shared");
   if (32 % b && b != 64)
-    return lw_fail(L, op, "shared loads of elements other than 1, 2, 4, 8, 16, 32 or 64 bits");
+    return lw_fail(
+        L, op,
+        "shared loads of elements other than 1, 2, 4, 8, 16, 32 or 64 bits");
   int rank = m->layout.rank;
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < rank; d++)
@@ -198,17 +216,22 @@ bool lw_lower_load_shared(Lower *L, TlOp *op) {
     TlValue *p = lw_smem_addr(L, m, off, idx);
     int64_t w = smem_vector_run(L, m, l, i, last_off);
     if (w * b < 8)
-      return lw_fail(L, op, "shared loads of sub-byte elements whose runs along the last "
-                         "dimension are not whole aligned bytes");
+      return lw_fail(
+          L, op,
+          "shared loads of sub-byte elements whose runs along the last "
+          "dimension are not whole aligned bytes");
     if (w > 1 || b == 64) {
       unsigned bytes = (unsigned)w * b / 8;
       TlType *at = lw_access_type(L, bytes);
       TlNamedAttr al = lw_align_attr(L, bytes);
-      lw_scatter_access(L, t, i, w, tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &at, 1, &al), 0));
+      lw_scatter_access(
+          L, t, i, w,
+          tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &at, 1, &al), 0));
       i += w;
       continue;
     }
-    TlValue *x = tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0);
+    TlValue *x =
+        tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0);
     if (b < 32)
       x = lw_op1(L, "arith.exti", x, lw_u32(L));
     lw_set_elem(L, t, (unsigned)i, x);
@@ -226,7 +249,9 @@ bool lw_lower_store_shared(Lower *L, TlOp *op) {
   if (!m)
     return lw_fail(L, op, "shared tiles not made by tl.alloc_shared");
   if (32 % b && b != 64)
-    return lw_fail(L, op, "shared stores of elements other than 1, 2, 4, 8, 16, 32 or 64 bits");
+    return lw_fail(
+        L, op,
+        "shared stores of elements other than 1, 2, 4, 8, 16, 32 or 64 bits");
   int rank = m->layout.rank;
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < rank; d++)
@@ -243,8 +268,10 @@ bool lw_lower_store_shared(Lower *L, TlOp *op) {
     if (w * b < 8) {
       if (guard)
         lw_close_guard(L, outside);
-      return lw_fail(L, op, "shared stores of sub-byte elements whose runs along the last "
-                         "dimension are not whole aligned bytes (threads would share bytes)");
+      return lw_fail(
+          L, op,
+          "shared stores of sub-byte elements whose runs along the last "
+          "dimension are not whole aligned bytes (threads would share bytes)");
     }
     if (w > 1 || b == 64) {
       TlNamedAttr al = lw_align_attr(L, (unsigned)w * b / 8);
@@ -274,7 +301,8 @@ bool lw_lower_store_shared(Lower *L, TlOp *op) {
 bool lw_lower_shared_view(Lower *L, TlOp *op, Smem *src) {
   TlErr err;
   Smem *m = TL_ARENA_NEW(&L->arena, Smem);
-  if (!tl_shared_type_layout(tl_value_type(tl_op_result(op, 0)), &m->layout, &err))
+  if (!tl_shared_type_layout(tl_value_type(tl_op_result(op, 0)), &m->layout,
+                             &err))
     return lw_fail(L, op, "a shared view without a layout");
   m->elem = src->elem;
   m->base = src->base;
@@ -286,19 +314,25 @@ bool lw_lower_shared_view(Lower *L, TlOp *op, Smem *src) {
       return lw_fail(L, op, "a slice without offsets");
     for (int j = 0; j < l->num_modes; j++)
       if (b < 8 && (l->mode_stride[j] * b) % 8)
-        return lw_fail(L, op, "slices of sub-byte shared tiles that may start inside a byte");
+        return lw_fail(
+            L, op,
+            "slices of sub-byte shared tiles that may start inside a byte");
     TlValue *pos[TL_LAYOUT_MAX_RANK];
     unsigned next = 1;
     for (int d = 0; d < l->rank; d++)
-      pos[d] = offs[d] >= 0 ? lw_cst(L, lw_i64(L), offs[d])
-                            : lw_to_i64(L, lw_scalar(L, tl_op_operand(op, next++)));
-    TlValue *shift = lw_op2(L, "arith.subi", smem_linear(L, l, pos, NULL), lw_cst(L, lw_i64(L), l->base));
-    TlValue *bytes = b == 8  ? shift
-                     : b > 8 ? lw_op2(L, "arith.muli", shift, lw_cst(L, lw_i64(L), b / 8))
-                             : lw_op2(L, "arith.divi", shift, lw_cst(L, lw_i64(L), 8 / b));
+      pos[d] = offs[d] >= 0
+                   ? lw_cst(L, lw_i64(L), offs[d])
+                   : lw_to_i64(L, lw_scalar(L, tl_op_operand(op, next++)));
+    TlValue *shift = lw_op2(L, "arith.subi", smem_linear(L, l, pos, NULL),
+                            lw_cst(L, lw_i64(L), l->base));
+    TlValue *bytes =
+        b == 8  ? shift
+        : b > 8 ? lw_op2(L, "arith.muli", shift, lw_cst(L, lw_i64(L), b / 8))
+                : lw_op2(L, "arith.divi", shift, lw_cst(L, lw_i64(L), 8 / b));
     TlValue *ops[2] = {src->base, bytes};
     TlType *pt = tl_value_type(src->base);
-    m->base = tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+    m->base =
+        tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
   }
   lw_put_smem(L, tl_op_result(op, 0), m);
   return true;
