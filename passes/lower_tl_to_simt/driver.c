@@ -273,100 +273,126 @@ static bool lower_scalar_op(Lower *L, TlOp *op) {
   return true;
 }
 
+/* tl.block_indices: the block's index, one simt.block_id per result. */
+static bool lower_block_indices(Lower *L, TlOp *op) {
+  static const char *const dims[] = {"x", "y", "z"};
+  for (unsigned i = 0; i < tl_op_num_results(op); i++) {
+    TlNamedAttr d = {"dim", lw_str(L, dims[i])};
+    TlType *t = lw_i32(L);
+    TlValue *v =
+        tl_op_result(lw_make(L, "simt.block_id", 0, NULL, 1, &t, 1, &d), 0);
+    tl_value_set_name_hint(v, tl_value_name_hint(tl_op_result(op, i)));
+    lw_put_scalar(L, tl_op_result(op, i), v);
+  }
+  return true;
+}
+
+/* tl.template: the kernel's value of the parameter, a constant. */
+static bool lower_template(Lower *L, TlOp *op) {
+  TlOp *k = tl_enclosing_kernel(op);
+  TlAttr *v =
+      tl_attr_dict_get(tl_op_attr(k, "template"),
+                       tl_attr_string_value(tl_op_attr(op, "name"), NULL));
+  lw_put_scalar(
+      L, tl_op_result(op, 0),
+      lw_cst(L, tl_value_type(tl_op_result(op, 0)), tl_attr_int_value(v)));
+  return true;
+}
+
+/* Lowers one op of the kernel at L's builder; false after a diagnostic. */
 static bool lower_op(Lower *L, TlOp *op) {
-  const char *n = tl_op_name(op);
   L->loc = tl_op_loc(op);
-  if (!strncmp(n, "arith.", 6))
-    return lower_scalar_op(L, op);
-  if (!strcmp(n, "scf.for"))
+  switch (tl_op_id(op)) {
+#define TL_OP(ID, fn, name, nops, nres, cls, traits, summary) case TL_OP_##ID:
+#include "tl/ops/arith.def"
+#undef TL_OP
+    return lower_scalar_op(L, op); /* every arith op, from its table */
+  case TL_OP_SCF_FOR:
     return lower_for(L, op);
-  if (!strcmp(n, "scf.if"))
+  case TL_OP_SCF_IF:
     return lower_if(L, op);
-  if (!strcmp(n, "scf.while"))
+  case TL_OP_SCF_WHILE:
     return lower_while(L, op);
-  if (!strcmp(n, "tl.block_indices")) {
-    static const char *const dims[] = {"x", "y", "z"};
-    for (unsigned i = 0; i < tl_op_num_results(op); i++) {
-      TlNamedAttr d = {"dim", lw_str(L, dims[i])};
-      TlType *t = lw_i32(L);
-      TlValue *v =
-          tl_op_result(lw_make(L, "simt.block_id", 0, NULL, 1, &t, 1, &d), 0);
-      tl_value_set_name_hint(v, tl_value_name_hint(tl_op_result(op, i)));
-      lw_put_scalar(L, tl_op_result(op, i), v);
-    }
-    return true;
-  }
-  if (!strcmp(n, "tl.template")) {
-    TlOp *k = tl_enclosing_kernel(op);
-    TlAttr *v =
-        tl_attr_dict_get(tl_op_attr(k, "template"),
-                         tl_attr_string_value(tl_op_attr(op, "name"), NULL));
-    lw_put_scalar(
-        L, tl_op_result(op, 0),
-        lw_cst(L, tl_value_type(tl_op_result(op, 0)), tl_attr_int_value(v)));
-    return true;
-  }
-  if (!strcmp(n, "tl.alloc_global"))
+  case TL_OP_TL_BLOCK_INDICES:
+    return lower_block_indices(L, op);
+  case TL_OP_TL_TEMPLATE:
+    return lower_template(L, op);
+  case TL_OP_TL_ALLOC_GLOBAL:
     return lw_lower_alloc_global(L, op);
-  if (!strcmp(n, "tl.view_global"))
+  case TL_OP_TL_VIEW_GLOBAL:
     return lw_lower_view_global(L, op);
-  if (!strcmp(n, "tl.alloc_register"))
+  case TL_OP_TL_ALLOC_REGISTER:
     return lw_lower_alloc_register(L, op);
-  if (!strcmp(n, "tl.load_global"))
+  case TL_OP_TL_LOAD_GLOBAL:
     return lw_lower_load_global(L, op);
-  if (!strcmp(n, "tl.store_global"))
+  case TL_OP_TL_STORE_GLOBAL:
     return lw_lower_store_global(L, op);
-  if (!strcmp(n, "tl.view") || !strcmp(n, "tl.reshape") ||
-      !strcmp(n, "tl.permute") || !strcmp(n, "tl.slice"))
+  case TL_OP_TL_VIEW:
+  case TL_OP_TL_RESHAPE:
+  case TL_OP_TL_PERMUTE:
+  case TL_OP_TL_SLICE:
     return lw_lower_reinterpret(L, op);
-  if (!strcmp(n, "tl.cast"))
+  case TL_OP_TL_CAST:
     return lw_lower_cast(L, op);
-  if (!strcmp(n, "tl.dot"))
+  case TL_OP_TL_DOT:
     return lw_lower_dot(L, op);
-  if (!strcmp(n, "tl.add") || !strcmp(n, "tl.sub") || !strcmp(n, "tl.mul") ||
-      !strcmp(n, "tl.div") || !strcmp(n, "tl.max") || !strcmp(n, "tl.min") ||
-      !strcmp(n, "tl.and") || !strcmp(n, "tl.or") || !strcmp(n, "tl.xor") ||
-      !strcmp(n, "tl.mod") || !strcmp(n, "tl.shl") || !strcmp(n, "tl.shr"))
+  case TL_OP_TL_ADD:
+  case TL_OP_TL_SUB:
+  case TL_OP_TL_MUL:
+  case TL_OP_TL_DIV:
+  case TL_OP_TL_MAX:
+  case TL_OP_TL_MIN:
+  case TL_OP_TL_AND:
+  case TL_OP_TL_OR:
+  case TL_OP_TL_XOR:
+  case TL_OP_TL_MOD:
+  case TL_OP_TL_SHL:
+  case TL_OP_TL_SHR:
     return lw_lower_elementwise(L, op);
-  if (!strcmp(n, "tl.neg") || !strcmp(n, "tl.abs") || !strcmp(n, "tl.not"))
+  case TL_OP_TL_NEG:
+  case TL_OP_TL_ABS:
+  case TL_OP_TL_NOT:
     return lw_lower_unary(L, op);
-  if (!strcmp(n, "tl.print"))
+  case TL_OP_TL_PRINT:
     return lw_lower_print(L, op);
-  if (!strcmp(n, "tl.exp") || !strcmp(n, "tl.exp2") || !strcmp(n, "tl.log2") ||
-      !strcmp(n, "tl.sqrt") || !strcmp(n, "tl.rsqrt"))
+  case TL_OP_TL_EXP:
+  case TL_OP_TL_EXP2:
+  case TL_OP_TL_LOG2:
+  case TL_OP_TL_SQRT:
+  case TL_OP_TL_RSQRT:
     return lw_lower_math(L, op);
-  if (!strcmp(n, "tl.cmp"))
+  case TL_OP_TL_CMP:
     return lw_lower_cmp(L, op);
-  if (!strcmp(n, "tl.broadcast"))
+  case TL_OP_TL_BROADCAST:
     return lw_lower_broadcast(L, op);
-  if (!strcmp(n, "tl.reduce"))
+  case TL_OP_TL_REDUCE:
     return lw_lower_reduce(L, op);
-  if (!strcmp(n, "tl.where"))
+  case TL_OP_TL_WHERE:
     return lw_lower_where(L, op);
-  if (!strcmp(n, "tl.alloc_shared"))
+  case TL_OP_TL_ALLOC_SHARED:
     return lw_lower_alloc_shared(L, op);
-  if (!strcmp(n, "tl.free_shared"))
+  case TL_OP_TL_FREE_SHARED:
     return true; /* the plan already reuses its bytes */
-  if (!strcmp(n, "tl.load_shared"))
+  case TL_OP_TL_LOAD_SHARED:
     return lw_lower_load_shared(L, op);
-  if (!strcmp(n, "tl.store_shared"))
+  case TL_OP_TL_STORE_SHARED:
     return lw_lower_store_shared(L, op);
-  if (!strcmp(n, "tl.copy_async"))
+  case TL_OP_TL_COPY_ASYNC:
     return lw_lower_copy_async(L, op);
-  if (!strcmp(n, "tl.copy_async_commit")) {
+  case TL_OP_TL_COPY_ASYNC_COMMIT:
     lw_make(L, "simt.cp_async_commit", 0, NULL, 0, NULL, 0, NULL);
     return true;
-  }
-  if (!strcmp(n, "tl.copy_async_wait")) {
+  case TL_OP_TL_COPY_ASYNC_WAIT: {
     TlNamedAttr p = {"pending", tl_op_attr(op, "pending")};
     lw_make(L, "simt.cp_async_wait", 0, NULL, 0, NULL, 1, &p);
     return true;
   }
-  if (!strcmp(n, "tl.synchronize")) {
+  case TL_OP_TL_SYNCHRONIZE:
     lw_make(L, "simt.barrier", 0, NULL, 0, NULL, 0, NULL);
     return true;
+  default:
+    return lw_fail(L, op, "this op");
   }
-  return lw_fail(L, op, "this op");
 }
 
 static bool lower_block(Lower *L, TlBlock *blk) {
@@ -527,7 +553,7 @@ typedef TL_VEC(TlOp *) TlOpVec;
 
 static void collect_kernels(TlOp *op, void *user) {
   TlOpVec *ks = user;
-  if (!strcmp(tl_op_name(op), "tl.kernel"))
+  if (tl_op_id(op) == TL_OP_TL_KERNEL)
     tl_vec_push(ks, op);
 }
 

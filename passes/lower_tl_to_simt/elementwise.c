@@ -82,7 +82,7 @@ bool lw_lower_reinterpret(Lower *L, TlOp *op) {
   if (sm)
     return lw_lower_shared_view(L, op, sm);
   Tile *src = lw_tile_of(L, tl_op_operand(op, 0));
-  if (!strcmp(tl_op_name(op), "tl.slice"))
+  if (tl_op_id(op) == TL_OP_TL_SLICE)
     return lower_reg_slice(L, op, src);
   Tile *t = lw_new_tile(L, tl_value_type(tl_op_result(op, 0)));
   if (t->nwords != src->nwords)

@@ -306,7 +306,7 @@ bool lw_lower_shared_view(Lower *L, TlOp *op, Smem *src) {
     return lw_fail(L, op, "a shared view without a layout");
   m->elem = src->elem;
   m->base = src->base;
-  if (!strcmp(tl_op_name(op), "tl.slice")) {
+  if (tl_op_id(op) == TL_OP_TL_SLICE) {
     const TlSharedLayout *l = &src->layout;
     int64_t offs[TL_LAYOUT_MAX_RANK];
     unsigned b = tl_type_bitwidth(m->elem);
