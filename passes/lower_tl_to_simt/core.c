@@ -430,7 +430,7 @@ TlValue *lw_writer_guard(Lower *L, const TlLayout *l) {
  * it. */
 TlBuilder lw_open_guard(Lower *L, TlValue *cond) {
   TlOpState st;
-  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"), L->loc);
+  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"), L->b.loc);
   tl_op_state_add_operand(&st, cond);
   st.nregions = 2;
   TlOp *nif = tl_builder_insert(&L->b, &st);
@@ -442,7 +442,7 @@ TlBuilder lw_open_guard(Lower *L, TlValue *cond) {
 }
 
 void lw_close_guard(Lower *L, TlBuilder saved) {
-  tl_builder_create(&L->b, "scf.yield", L->loc, 0, NULL, 0, NULL);
+  tl_builder_create(&L->b, "scf.yield", L->b.loc, 0, NULL, 0, NULL);
   L->b = saved;
 }
 

@@ -100,9 +100,9 @@ static void expand_type(Lower *L, TlType *t, TypeVec *out) {
 }
 
 /* Lowers region r of the old op into a new block of region r of nop:
- * block arguments expanded, the body lowered, the terminator (same name)
- * rebuilt over expanded operands, its first `keep` operands as they are
- * (scf.condition's flag). */
+ * block arguments expanded, the body lowered, the terminator (same op)
+ * rebuilt at its location over expanded operands, its first `keep`
+ * operands as they are (scf.condition's flag). */
 static bool lower_region_into(Lower *L, TlOp *op, TlOp *nop, unsigned r,
                               unsigned keep) {
   TlBlock *ob = tl_region_first_block(tl_op_region(op, r)),
@@ -114,7 +114,7 @@ static bool lower_region_into(Lower *L, TlOp *op, TlOp *nop, unsigned r,
     expand_type(L, tl_value_type(tl_block_arg(ob, i)), &types);
   ValueVec args = {0};
   for (size_t i = 0; i < types.len; i++)
-    tl_vec_push(&args, tl_block_add_arg(nb, types.data[i], L->loc));
+    tl_vec_push(&args, tl_block_add_arg(nb, types.data[i], L->b.loc));
   TlValue **olds = tl_xmalloc(sizeof *olds * (na + 1));
   for (unsigned i = 0; i < na; i++)
     olds[i] = tl_block_arg(ob, i);
@@ -125,6 +125,7 @@ static bool lower_region_into(Lower *L, TlOp *op, TlOp *nop, unsigned r,
   bool ok = lower_block(L, ob);
   if (ok) {
     TlOp *y = tl_block_terminator(ob);
+    tl_builder_set_loc(&L->b, tl_op_loc(y));
     ValueVec outs = {0};
     for (unsigned i = 0; i < tl_op_num_operands(y); i++) {
       if (i < keep)
@@ -132,7 +133,7 @@ static bool lower_region_into(Lower *L, TlOp *op, TlOp *nop, unsigned r,
       else
         expand_value(L, tl_op_operand(y, i), &outs);
     }
-    tl_builder_create(&L->b, tl_op_name(y), L->loc, (unsigned)outs.len,
+    tl_builder_create(&L->b, tl_op_name(y), L->b.loc, (unsigned)outs.len,
                       outs.data, 0, NULL);
     tl_vec_free(&outs);
   }
@@ -150,7 +151,7 @@ static bool lower_if(Lower *L, TlOp *op) {
   for (unsigned i = 0; i < n; i++)
     expand_type(L, tl_value_type(tl_op_result(op, i)), &types);
   TlOpState st;
-  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"), L->loc);
+  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"), L->b.loc);
   tl_op_state_add_operand(&st, lw_scalar(L, tl_op_operand(op, 0)));
   for (size_t i = 0; i < types.len; i++)
     tl_op_state_add_result(&st, types.data[i]);
@@ -176,7 +177,8 @@ static bool lower_while(Lower *L, TlOp *op) {
   for (unsigned i = 0; i < n; i++)
     expand_type(L, tl_value_type(tl_op_result(op, i)), &types);
   TlOpState st;
-  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.while"), L->loc);
+  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.while"),
+                   L->b.loc);
   tl_op_state_add_operands(&st, (unsigned)inits.len, inits.data);
   for (size_t i = 0; i < types.len; i++)
     tl_op_state_add_result(&st, types.data[i]);
@@ -202,7 +204,7 @@ static bool lower_for(Lower *L, TlOp *op) {
   for (size_t i = 0; i < inits.len; i++)
     tl_vec_push(&types, tl_value_type(inits.data[i]));
   TlOpState st;
-  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.for"), L->loc);
+  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.for"), L->b.loc);
   for (unsigned i = 0; i < 3; i++)
     tl_op_state_add_operand(&st, lw_scalar(L, tl_op_operand(op, i)));
   tl_op_state_add_operands(&st, (unsigned)inits.len, inits.data);
@@ -214,11 +216,11 @@ static bool lower_for(Lower *L, TlOp *op) {
           *old = tl_region_first_block(tl_op_region(op, 0));
   tl_region_append_block(tl_op_region(nf, 0), body);
   TlValue *iv =
-      tl_block_add_arg(body, tl_value_type(tl_block_arg(old, 0)), L->loc);
+      tl_block_add_arg(body, tl_value_type(tl_block_arg(old, 0)), L->b.loc);
   lw_put_scalar(L, tl_block_arg(old, 0), iv);
   ValueVec args = {0};
   for (size_t i = 0; i < types.len; i++)
-    tl_vec_push(&args, tl_block_add_arg(body, types.data[i], L->loc));
+    tl_vec_push(&args, tl_block_add_arg(body, types.data[i], L->b.loc));
   TlValue **olds = tl_xmalloc(sizeof *olds * (n + 1));
   for (unsigned i = 0; i < n; i++)
     olds[i] = tl_block_arg(old, 1 + i);
@@ -228,11 +230,12 @@ static bool lower_for(Lower *L, TlOp *op) {
   bool ok = lower_block(L, old);
   if (ok) {
     TlOp *y = tl_block_terminator(old);
+    tl_builder_set_loc(&L->b, tl_op_loc(y));
     ValueVec outs = {0};
     for (unsigned i = 0; i < tl_op_num_operands(y); i++)
       expand_value(L, tl_op_operand(y, i), &outs);
-    tl_builder_create(&L->b, "scf.yield", L->loc, (unsigned)outs.len, outs.data,
-                      0, NULL);
+    tl_builder_create(&L->b, "scf.yield", L->b.loc, (unsigned)outs.len,
+                      outs.data, 0, NULL);
     tl_vec_free(&outs);
   }
   L->b = saved;
@@ -250,7 +253,7 @@ static bool lower_for(Lower *L, TlOp *op) {
 /* Ops of arith are per-thread scalars already: clone with mapped operands. */
 static bool lower_scalar_op(Lower *L, TlOp *op) {
   TlOpState st;
-  tl_op_state_init(&st, L->ctx, tl_op_def(op), L->loc);
+  tl_op_state_init(&st, L->ctx, tl_op_def(op), L->b.loc);
   for (unsigned i = 0; i < tl_op_num_operands(op); i++) {
     TlValue *v = lw_scalar(L, tl_op_operand(op, i));
     if (!v) {
@@ -301,7 +304,7 @@ static bool lower_template(Lower *L, TlOp *op) {
 
 /* Lowers one op of the kernel at L's builder; false after a diagnostic. */
 static bool lower_op(Lower *L, TlOp *op) {
-  L->loc = tl_op_loc(op);
+  tl_builder_set_loc(&L->b, tl_op_loc(op));
   switch (tl_op_id(op)) {
 #define TL_OP(ID, fn, name, nops, nres, cls, traits, summary) case TL_OP_##ID:
 #include "tl/ops/arith.def"
@@ -428,7 +431,8 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
   memset(&L, 0, sizeof L);
   L.ctx = ctx;
   L.module = tl_op_module(k);
-  L.loc = tl_op_loc(k);
+  tl_builder_init(&L.b, L.module);
+  tl_builder_set_loc(&L.b, tl_op_loc(k));
   TlType *ft = tl_attr_type_value(tl_op_attr(k, "function_type"));
   unsigned n = tl_type_function_num_inputs(ft);
   int64_t threads;
@@ -460,7 +464,7 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
   if (ws_bytes)
     tl_vec_push(&ins, tl_simt_ptr_type(ctx, TL_SIMT_GLOBAL));
   TlOpState st;
-  tl_op_state_init(&st, ctx, tl_context_op_def(ctx, "builtin.func"), L.loc);
+  tl_op_state_init(&st, ctx, tl_context_op_def(ctx, "builtin.func"), L.b.loc);
   tl_op_state_set_attr(&st, "sym_name", tl_op_attr(k, "sym_name"));
   tl_op_state_set_attr(
       &st, "function_type",
@@ -495,7 +499,6 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
     tl_vec_free(&ins);
     return false;
   }
-  tl_builder_init(&L.b, L.module);
   tl_builder_set_before(&L.b, k);
   TlOp *fn = tl_builder_insert(&L.b, &st);
   tl_vec_free(&ins);
@@ -507,13 +510,13 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
         body,
         tl_type_function_input(
             tl_attr_type_value(tl_op_attr(fn, "function_type")), i),
-        L.loc);
+        L.b.loc);
     tl_value_set_name_hint(a, tl_value_name_hint(tl_block_arg(old, i)));
     lw_put_scalar(&L, tl_block_arg(old, i), a);
   }
   if (ws_bytes) {
     L.workspace =
-        tl_block_add_arg(body, tl_simt_ptr_type(ctx, TL_SIMT_GLOBAL), L.loc);
+        tl_block_add_arg(body, tl_simt_ptr_type(ctx, TL_SIMT_GLOBAL), L.b.loc);
     tl_value_set_name_hint(L.workspace, tl_context_intern(ctx, "workspace", 9));
   }
   tl_builder_set_end(&L.b, body);
@@ -538,7 +541,8 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
     }
   }
   if (ok) {
-    tl_builder_create(&L.b, "builtin.return", L.loc, 0, NULL, 0, NULL);
+    tl_builder_set_loc(&L.b, tl_op_loc(k));
+    tl_builder_create(&L.b, "builtin.return", L.b.loc, 0, NULL, 0, NULL);
     tl_op_erase(k);
   } else {
     tl_op_erase(fn);

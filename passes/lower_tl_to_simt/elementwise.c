@@ -107,7 +107,7 @@ static bool cast_to_small_float(Lower *L, TlOp *op, Tile *src, TlType *rt,
   TlValue **codes = TL_ARENA_NEWN(&L->arena, TlValue *, (size_t)n);
   if (sd.bits <= 8) {
     const TlCastRecipe *r32 = tl_cast_recipe_find(sd, tl_dtype_f32());
-    if (!r32 || !tl_emit_cast_recipe(&L->b, L->loc, r32, src->words,
+    if (!r32 || !tl_emit_cast_recipe(&L->b, L->b.loc, r32, src->words,
                                      (unsigned)n, xs, &err))
       return lw_fail(L, op,
                      r32 ? err.msg : "a source type without a recipe to f32");
@@ -124,7 +124,7 @@ static bool cast_to_small_float(Lower *L, TlOp *op, Tile *src, TlType *rt,
                                  : lw_op1(L, "arith.extf", x, f32);
     }
   }
-  if (!tl_emit_to_small_float_n(&L->b, L->loc, dd, (unsigned)n, xs, codes,
+  if (!tl_emit_to_small_float_n(&L->b, L->b.loc, dd, (unsigned)n, xs, codes,
                                 &err))
     return lw_fail(L, op, err.msg);
   Tile *t = lw_zero_tile(L, rt);
@@ -150,7 +150,7 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
   if (r && tl_cast_recipe_emittable(r, NULL)) {
     Tile *t = lw_new_tile(L, rt);
     TlErr err;
-    if (!tl_emit_cast_recipe(&L->b, L->loc, r, src->words, (unsigned)n,
+    if (!tl_emit_cast_recipe(&L->b, L->b.loc, r, src->words, (unsigned)n,
                              t->words, &err))
       return lw_fail(L, op, err.msg);
     lw_put_tile(L, tl_op_result(op, 0), t);
@@ -206,7 +206,7 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
     Tile *wide =
         lw_new_tile(L, tl_reg_type_get(L->ctx, tl_tensor_rank(rt), dims,
                                        tl_type_f32(L->ctx), tl_reg_layout(rt)));
-    if (!r32 || !tl_emit_cast_recipe(&L->b, L->loc, r32, src->words,
+    if (!r32 || !tl_emit_cast_recipe(&L->b, L->b.loc, r32, src->words,
                                      (unsigned)n, wide->words, &err))
       return lw_fail(L, op, "casts from this element type");
     src = wide;
@@ -223,9 +223,9 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
       bool fl = tl_type_is_float(ct);
       TlNamedAttr ne = {"predicate", lw_str(L, fl ? "une" : "ne")};
       TlValue *ops[2] = {
-          x,
-          fl ? tl_arith_constant(&L->b, tl_attr_float(L->ctx, ct, 0.0), L->loc)
-             : lw_cst(L, ct, 0)};
+          x, fl ? tl_arith_constant(&L->b, tl_attr_float(L->ctx, ct, 0.0),
+                                    L->b.loc)
+                : lw_cst(L, ct, 0)};
       TlValue *c = tl_op_result(
           lw_make(L, fl ? "arith.cmpf" : "arith.cmpi", 2, ops, 1, &i1, 1, &ne),
           0);
@@ -398,7 +398,7 @@ static Tile *widen_small(Lower *L, Tile *x) {
                                            tl_reg_layout(x->type)));
   TlErr err;
   if (!r || n == 0 ||
-      !tl_emit_cast_recipe(&L->b, L->loc, r, x->words, (unsigned)n, w->words,
+      !tl_emit_cast_recipe(&L->b, L->b.loc, r, x->words, (unsigned)n, w->words,
                            &err))
     return NULL;
   return w;
@@ -416,7 +416,7 @@ static bool narrow_small(Lower *L, Tile *f, Tile *t) {
     xs[i] = lw_op1(L, "arith.bitcast", f->words[i], tl_type_f32(L->ctx));
   TlErr err;
   if (!tl_type_to_dtype(tl_tensor_elem(t->type), &dd) ||
-      !tl_emit_to_small_float_n(&L->b, L->loc, dd, (unsigned)n, xs, codes,
+      !tl_emit_to_small_float_n(&L->b, L->b.loc, dd, (unsigned)n, xs, codes,
                                 &err))
     return false;
   for (int64_t i = 0; i < n; i++)
@@ -551,7 +551,7 @@ bool lw_lower_unary(Lower *L, TlOp *op) {
 
 static TlValue *fcst(Lower *L, double v) {
   return tl_arith_constant(&L->b, tl_attr_float(L->ctx, tl_type_f32(L->ctx), v),
-                           L->loc);
+                           L->b.loc);
 }
 
 static TlValue *math(Lower *L, const char *fn, TlValue *x) {

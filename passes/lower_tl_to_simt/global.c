@@ -156,7 +156,7 @@ static TlValue *in_view(Lower *L, View *v, TlValue **off, TlValue **idx) {
 static TlValue *masked_elem_load(Lower *L, TlValue *ok, TlValue *p, TlType *mem,
                                  unsigned b, TlValue *bitoff) {
   TlOpState st;
-  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"), L->loc);
+  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"), L->b.loc);
   tl_op_state_add_operand(&st, ok);
   tl_op_state_add_result(&st, lw_u32(L));
   st.nregions = 2;
@@ -173,10 +173,10 @@ static TlValue *masked_elem_load(Lower *L, TlValue *ok, TlValue *p, TlType *mem,
     x = lw_op1(L, "arith.exti", x, lw_u32(L));
   if (bitoff)
     x = lw_op2(L, "arith.shri", x, bitoff);
-  tl_builder_create(&L->b, "scf.yield", L->loc, 1, &x, 0, NULL);
+  tl_builder_create(&L->b, "scf.yield", L->b.loc, 1, &x, 0, NULL);
   tl_builder_set_end(&L->b, other);
   TlValue *z = lw_cst(L, lw_u32(L), 0);
-  tl_builder_create(&L->b, "scf.yield", L->loc, 1, &z, 0, NULL);
+  tl_builder_create(&L->b, "scf.yield", L->b.loc, 1, &z, 0, NULL);
   L->b = saved;
   return tl_op_result(nif, 0);
 }
@@ -461,7 +461,7 @@ static bool copy_by_elements(Lower *L, TlOp *op, Smem *m, View *v, bool masked,
       TlType *ty = mem;
       TlOpState st;
       tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"),
-                       L->loc);
+                       L->b.loc);
       tl_op_state_add_operand(&st, ok);
       tl_op_state_add_result(&st, ty);
       st.nregions = 2;
@@ -474,10 +474,10 @@ static bool copy_by_elements(Lower *L, TlOp *op, Smem *m, View *v, bool masked,
       tl_builder_set_end(&L->b, then);
       TlValue *ld =
           tl_op_result(lw_make(L, "simt.load", 1, &src, 1, &ty, 0, NULL), 0);
-      tl_builder_create(&L->b, "scf.yield", L->loc, 1, &ld, 0, NULL);
+      tl_builder_create(&L->b, "scf.yield", L->b.loc, 1, &ld, 0, NULL);
       tl_builder_set_end(&L->b, other);
       TlValue *z = lw_cst(L, ty, 0);
-      tl_builder_create(&L->b, "scf.yield", L->loc, 1, &z, 0, NULL);
+      tl_builder_create(&L->b, "scf.yield", L->b.loc, 1, &z, 0, NULL);
       L->b = saved;
       x = tl_op_result(nif, 0);
     } else {

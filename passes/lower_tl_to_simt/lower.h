@@ -56,8 +56,7 @@ typedef struct Entry {
 typedef struct Lower {
   TlContext *ctx;
   TlModule *module;
-  TlBuilder b;
-  TlLoc loc; /* of the op being lowered, given to what it becomes */
+  TlBuilder b; /* its location: the op being lowered */
   TL_VEC(Entry) map;
   TlValue *tid;          /* thread index (i32) */
   TlValue *workspace;    /* the launch's global workspace (!simt.ptr<global>) */
@@ -79,19 +78,21 @@ static inline TlType *lw_i32(Lower *L) { return tl_type_int(L->ctx, 32, true); }
 static inline TlType *lw_i64(Lower *L) { return tl_type_int(L->ctx, 64, true); }
 
 static inline TlValue *lw_cst(Lower *L, TlType *t, int64_t v) {
-  return tl_arith_constant(&L->b, tl_attr_int(L->ctx, t, v), L->loc);
+  return tl_arith_constant(&L->b, tl_attr_int(L->ctx, t, v), L->b.loc);
 }
 
 static inline TlValue *lw_op1(Lower *L, const char *name, TlValue *a,
                               TlType *rt) {
-  return tl_op_result(tl_builder_create(&L->b, name, L->loc, 1, &a, 1, &rt), 0);
+  return tl_op_result(tl_builder_create(&L->b, name, L->b.loc, 1, &a, 1, &rt),
+                      0);
 }
 
 static inline TlValue *lw_op2(Lower *L, const char *name, TlValue *a,
                               TlValue *b) {
   TlValue *ops[2] = {a, b};
   TlType *t = tl_value_type(a);
-  return tl_op_result(tl_builder_create(&L->b, name, L->loc, 2, ops, 1, &t), 0);
+  return tl_op_result(tl_builder_create(&L->b, name, L->b.loc, 2, ops, 1, &t),
+                      0);
 }
 
 /* Creates an op with attributes given as name/attr pairs. */
@@ -100,7 +101,7 @@ static inline TlOp *lw_make(Lower *L, const char *name, unsigned nops,
                             TlType *const *res, unsigned nattrs,
                             const TlNamedAttr *attrs) {
   TlOpState st;
-  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, name), L->loc);
+  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, name), L->b.loc);
   tl_op_state_add_operands(&st, nops, ops);
   for (unsigned i = 0; i < nres; i++)
     tl_op_state_add_result(&st, res[i]);
