@@ -5,8 +5,7 @@
  * leave one writer per element. */
 #include "lower.h"
 
-/*===--- Lowered values
- * ----------------------------------------------------===*/
+/*===--- Lowered values --------------------------------------------------===*/
 
 static Entry *find(Lower *L, TlValue *v) {
   for (size_t i = L->map.len; i-- > 0;)
@@ -72,8 +71,7 @@ TlValue *lw_to_i64(Lower *L, TlValue *v) {
   return lw_op1(L, "arith.exti", v, lw_i64(L));
 }
 
-/*===--- Tiles
- * -------------------------------------------------------------===*/
+/*===--- Tiles -----------------------------------------------------------===*/
 
 Tile *lw_new_tile(Lower *L, TlType *reg) {
   Tile *t = TL_ARENA_NEW(&L->arena, Tile);
@@ -171,8 +169,7 @@ void lw_copy_elem(Lower *L, Tile *dst, unsigned i, Tile *src, unsigned j) {
   lw_set_elem(L, dst, i, lw_get_elem(L, src, j));
 }
 
-/*===--- Indices
- * -----------------------------------------------------------===*/
+/*===--- Indices ---------------------------------------------------------===*/
 
 /* The digits (i64) of thread's spatial modes of layout l: the ravel of
  * its spatial entries over the thread index (i32). Threads beyond the
@@ -326,8 +323,7 @@ int64_t lw_offset_div(Lower *L, TlValue *v) {
   return L->facts ? tl_analysis_divisibility(L->facts, v) : 1;
 }
 
-/*===--- Accesses
- * ----------------------------------------------------------===*/
+/*===--- Accesses --------------------------------------------------------===*/
 
 /* The register type of an access of `bytes` bytes (2, 4, 8 or 16). */
 TlType *lw_access_type(Lower *L, unsigned bytes) {
@@ -390,8 +386,7 @@ void lw_scatter_access(Lower *L, Tile *t, int64_t i, int64_t w, TlValue *x) {
       lw_set_elem(L, t, (unsigned)(i + j), lw_get_elem(L, &tmp, (unsigned)j));
 }
 
-/*===--- Guards
- * ------------------------------------------------------------===*/
+/*===--- Guards ----------------------------------------------------------===*/
 
 /* Whether the calling thread writes a store of a tile in layout l: every
  * element once, by the thread whose replication digits are all 0 (threads
@@ -446,8 +441,7 @@ void lw_close_guard(Lower *L, TlBuilder saved) {
   L->b = saved;
 }
 
-/*===--- Compute types
- * -----------------------------------------------------===*/
+/*===--- Compute types ---------------------------------------------------===*/
 
 /* Element i as a value of a compute type, *ct: iN sign-extended to i32,
  * uN zero-extended to u32, f16/bf16/f32 as floats, 64-bit elements as

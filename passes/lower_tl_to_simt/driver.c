@@ -32,8 +32,7 @@
 const TlPassOptionDef tl_pass_lower_tl_to_simt_options[] = {
     {NULL, 0, NULL, NULL}};
 
-/*===--- Control flow
- * ------------------------------------------------------===*/
+/*===--- Control flow ----------------------------------------------------===*/
 
 static bool lower_block(Lower *L, TlBlock *blk);
 
@@ -247,8 +246,7 @@ static bool lower_for(Lower *L, TlOp *op) {
   return ok;
 }
 
-/*===--- Ops
- * ---------------------------------------------------------------===*/
+/*===--- Ops -------------------------------------------------------------===*/
 
 /* Ops of arith are per-thread scalars already: clone with mapped operands. */
 static bool lower_scalar_op(Lower *L, TlOp *op) {
@@ -408,8 +406,7 @@ static bool lower_block(Lower *L, TlBlock *blk) {
   return true;
 }
 
-/*===--- Kernels
- * -----------------------------------------------------------===*/
+/*===--- Kernels ---------------------------------------------------------===*/
 
 /* Grid-expression names for `threads`: template values only. */
 static bool template_lookup(void *user, const char *name, size_t len,

@@ -92,8 +92,7 @@ bool lw_lower_reinterpret(Lower *L, TlOp *op) {
   return true;
 }
 
-/*===--- Casts
- * -------------------------------------------------------------===*/
+/*===--- Casts -----------------------------------------------------------===*/
 
 /* A cast to a float of at most 8 bits (dd) from sd, whose values f32
  * holds exactly: decoded to f32 words, then encoded with one rounding. */
@@ -297,8 +296,7 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
   return true;
 }
 
-/*===--- Arithmetic
- * --------------------------------------------------------===*/
+/*===--- Arithmetic ------------------------------------------------------===*/
 
 /* fmod(a, b) on f32 values, exactly (C's fmod, which tl.mod on floats
  * is): |a| = ma 2^(ea - 150) and |b| = mb 2^(eb - 150) with integer
@@ -546,8 +544,7 @@ bool lw_lower_unary(Lower *L, TlOp *op) {
   return true;
 }
 
-/*===--- Math functions
- * ----------------------------------------------------===*/
+/*===--- Math functions --------------------------------------------------===*/
 
 static TlValue *fcst(Lower *L, double v) {
   return tl_arith_constant(&L->b, tl_attr_float(L->ctx, tl_type_f32(L->ctx), v),
@@ -625,8 +622,7 @@ bool lw_lower_math(Lower *L, TlOp *op) {
   return true;
 }
 
-/*===--- Comparisons and choices
- * -------------------------------------------===*/
+/*===--- Comparisons and choices -----------------------------------------===*/
 
 /* tl.cmp: arith.cmpi by the compute type's signedness, or arith.cmpf with
  * the ordered predicate (false on NaN) except `ne`, which is unordered

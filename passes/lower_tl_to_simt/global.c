@@ -389,8 +389,7 @@ bool lw_lower_store_global(Lower *L, TlOp *op) {
   return true;
 }
 
-/*===--- Copies into shared tiles
- * ------------------------------------------===*/
+/*===--- Copies into shared tiles ----------------------------------------===*/
 
 /* The widest chunk of w elements (w * bytes of 4, 8 or 16) that both
  * sides of a copy keep contiguous and aligned: along the tile's last

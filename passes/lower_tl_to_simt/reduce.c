@@ -3,8 +3,7 @@
  * scratch, placed after the planned tiles, across warps. */
 #include "lower.h"
 
-/*===--- Broadcasts
- * --------------------------------------------------------===*/
+/*===--- Broadcasts ------------------------------------------------------===*/
 
 /* The shared scratch (after the planned tiles) for an op that needs
  * `bytes` of it, after a barrier that keeps earlier users of the scratch
@@ -159,8 +158,7 @@ bool lw_lower_broadcast(Lower *L, TlOp *op) {
   return true;
 }
 
-/*===--- Reductions
- * --------------------------------------------------------===*/
+/*===--- Reductions ------------------------------------------------------===*/
 
 /* A value of a compute type as 32 bits for a shuffle, and back. */
 static TlValue *to_word(Lower *L, TlValue *v, TlType *ct) {
