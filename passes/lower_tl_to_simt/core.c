@@ -67,8 +67,8 @@ TlValue *lw_to_i64(Lower *L, TlValue *v) {
   if (t == lw_i64(L))
     return v;
   if (tl_type_int_width(t) == 64)
-    return lw_op1(L, "arith.bitcast", v, lw_i64(L));
-  return lw_op1(L, "arith.exti", v, lw_i64(L));
+    return tl_arith_bitcast(&L->b, v, lw_i64(L));
+  return tl_arith_exti(&L->b, v, lw_i64(L));
 }
 
 /*===--- Tiles -----------------------------------------------------------===*/
@@ -100,14 +100,14 @@ TlValue *lw_tile_bits(Lower *L, Tile *t, int64_t pos, unsigned n) {
   unsigned w = (unsigned)(pos / 32), o = (unsigned)(pos % 32);
   TlValue *v = t->words[w];
   if (o)
-    v = lw_op2(L, "arith.shri", v, lw_cst(L, lw_u32(L), o));
+    v = tl_arith_shri(&L->b, v, lw_cst(L, lw_u32(L), o));
   if (o + n > 32) {
     TlValue *hi =
-        lw_op2(L, "arith.shli", t->words[w + 1], lw_cst(L, lw_u32(L), 32 - o));
-    v = lw_op2(L, "arith.ori", v, hi);
+        tl_arith_shli(&L->b, t->words[w + 1], lw_cst(L, lw_u32(L), 32 - o));
+    v = tl_arith_ori(&L->b, v, hi);
   }
   if (n < 32)
-    v = lw_op2(L, "arith.andi", v, lw_cst(L, lw_u32(L), mask_of(n)));
+    v = tl_arith_andi(&L->b, v, lw_cst(L, lw_u32(L), mask_of(n)));
   return v;
 }
 
@@ -121,23 +121,23 @@ TlValue *lw_get_elem(Lower *L, Tile *t, unsigned i) {
 void lw_set_elem(Lower *L, Tile *t, unsigned i, TlValue *v) {
   unsigned b = lw_elem_bits(t->type), p = i * b, w = p / 32, o = p % 32;
   if (b < 32)
-    v = lw_op2(L, "arith.andi", v, lw_cst(L, lw_u32(L), mask_of(b)));
+    v = tl_arith_andi(&L->b, v, lw_cst(L, lw_u32(L), mask_of(b)));
   if (b == 32) {
     t->words[w] = v;
     return;
   }
-  TlValue *keep =
-      lw_op2(L, "arith.andi", t->words[w],
-             lw_cst(L, lw_u32(L), (int64_t)(uint32_t) ~(mask_of(b) << o)));
-  TlValue *sh = o ? lw_op2(L, "arith.shli", v, lw_cst(L, lw_u32(L), o)) : v;
-  t->words[w] = lw_op2(L, "arith.ori", keep, sh);
+  TlValue *keep = tl_arith_andi(
+      &L->b, t->words[w],
+      lw_cst(L, lw_u32(L), (int64_t)(uint32_t) ~(mask_of(b) << o)));
+  TlValue *sh = o ? tl_arith_shli(&L->b, v, lw_cst(L, lw_u32(L), o)) : v;
+  t->words[w] = tl_arith_ori(&L->b, keep, sh);
   if (o + b > 32) {
     unsigned rest = o + b - 32;
     TlValue *keep2 =
-        lw_op2(L, "arith.andi", t->words[w + 1],
-               lw_cst(L, lw_u32(L), (int64_t)(uint32_t)~mask_of(rest)));
-    TlValue *hi = lw_op2(L, "arith.shri", v, lw_cst(L, lw_u32(L), 32 - o));
-    t->words[w + 1] = lw_op2(L, "arith.ori", keep2, hi);
+        tl_arith_andi(&L->b, t->words[w + 1],
+                      lw_cst(L, lw_u32(L), (int64_t)(uint32_t)~mask_of(rest)));
+    TlValue *hi = tl_arith_shri(&L->b, v, lw_cst(L, lw_u32(L), 32 - o));
+    t->words[w + 1] = tl_arith_ori(&L->b, keep2, hi);
   }
 }
 
@@ -145,18 +145,16 @@ void lw_set_elem(Lower *L, Tile *t, unsigned i, TlValue *v) {
  * first), as a u64, and its inverse. */
 static TlValue *get_elem64(Lower *L, Tile *t, unsigned i) {
   TlType *u64 = tl_type_int(L->ctx, 64, false);
-  TlValue *lo = lw_op1(L, "arith.exti", t->words[2 * i], u64);
-  TlValue *hi = lw_op1(L, "arith.exti", t->words[2 * i + 1], u64);
-  return lw_op2(L, "arith.ori", lo,
-                lw_op2(L, "arith.shli", hi, lw_cst(L, u64, 32)));
+  TlValue *lo = tl_arith_exti(&L->b, t->words[2 * i], u64);
+  TlValue *hi = tl_arith_exti(&L->b, t->words[2 * i + 1], u64);
+  return tl_arith_ori(&L->b, lo, tl_arith_shli(&L->b, hi, lw_cst(L, u64, 32)));
 }
 
 void lw_set_elem64(Lower *L, Tile *t, unsigned i, TlValue *v) {
   TlType *u64 = tl_type_int(L->ctx, 64, false);
-  t->words[2 * i] = lw_op1(L, "arith.trunci", v, lw_u32(L));
-  t->words[2 * i + 1] =
-      lw_op1(L, "arith.trunci", lw_op2(L, "arith.shri", v, lw_cst(L, u64, 32)),
-             lw_u32(L));
+  t->words[2 * i] = tl_arith_trunci(&L->b, v, lw_u32(L));
+  t->words[2 * i + 1] = tl_arith_trunci(
+      &L->b, tl_arith_shri(&L->b, v, lw_cst(L, u64, 32)), lw_u32(L));
 }
 
 /* dst's element i = src's element j (tiles of one element type). */
@@ -181,12 +179,12 @@ static void thread_digits(Lower *L, const TlLayout *l, TlValue *thread,
     int m = l->spatial_modes[k];
     int64_t size = m >= 0 ? l->mode_shape[m] : -m;
     if (m >= 0) {
-      TlValue *d = below > 1 ? lw_op2(L, "arith.divi", thread,
-                                      lw_cst(L, lw_i32(L), below))
-                             : thread;
-      digit[m] = lw_op1(L, "arith.exti",
-                        lw_op2(L, "arith.remi", d, lw_cst(L, lw_i32(L), size)),
-                        lw_i64(L));
+      TlValue *d =
+          below > 1 ? tl_arith_divi(&L->b, thread, lw_cst(L, lw_i32(L), below))
+                    : thread;
+      digit[m] = tl_arith_exti(
+          &L->b, tl_arith_remi(&L->b, d, lw_cst(L, lw_i32(L), size)),
+          lw_i64(L));
     }
     below *= size;
   }
@@ -205,17 +203,17 @@ static void ravel_index(Lower *L, const TlLayout *l, TlValue *const *rdigit,
       m++;
     for (int k = m - 1; k >= first; k--) {
       if (rdigit[k]) {
-        TlValue *term = size > 1 ? lw_op2(L, "arith.muli", rdigit[k],
-                                          lw_cst(L, lw_i64(L), size))
+        TlValue *term = size > 1 ? tl_arith_muli(&L->b, rdigit[k],
+                                                 lw_cst(L, lw_i64(L), size))
                                  : rdigit[k];
-        v = v ? lw_op2(L, "arith.addi", v, term) : term;
+        v = v ? tl_arith_addi(&L->b, v, term) : term;
       } else {
         cval += cdigit[k] * size;
       }
       size *= l->mode_shape[k];
     }
     TlValue *c = lw_cst(L, lw_i64(L), cval);
-    idx[d] = v ? (cval ? lw_op2(L, "arith.addi", v, c) : v) : c;
+    idx[d] = v ? (cval ? tl_arith_addi(&L->b, v, c) : v) : c;
   }
 }
 
@@ -243,12 +241,12 @@ void lw_index_at(Lower *L, const TlLayout *l, TlValue *thread, TlValue *local,
   int64_t zero[TL_LAYOUT_MAX_MODES] = {0}, below = 1;
   for (int k = l->num_local - 1; k >= 0; k--) {
     int m = l->local_modes[k];
-    TlValue *d =
-        below > 1 ? lw_op2(L, "arith.divi", local, lw_cst(L, lw_i32(L), below))
-                  : local;
+    TlValue *d = below > 1
+                     ? tl_arith_divi(&L->b, local, lw_cst(L, lw_i32(L), below))
+                     : local;
     if (k > 0)
-      d = lw_op2(L, "arith.remi", d, lw_cst(L, lw_i32(L), l->mode_shape[m]));
-    digit[m] = lw_op1(L, "arith.exti", d, lw_i64(L));
+      d = tl_arith_remi(&L->b, d, lw_cst(L, lw_i32(L), l->mode_shape[m]));
+    digit[m] = tl_arith_exti(&L->b, d, lw_i64(L));
     below *= l->mode_shape[m];
   }
   thread_digits(L, l, thread, digit);
@@ -332,11 +330,6 @@ TlType *lw_access_type(Lower *L, unsigned bytes) {
   return tl_simt_vec_type(L->ctx, bytes / 4, lw_u32(L));
 }
 
-TlNamedAttr lw_align_attr(Lower *L, unsigned bytes) {
-  TlNamedAttr a = {"align", tl_attr_int(L->ctx, lw_i64(L), bytes)};
-  return a;
-}
-
 /* The w elements of t from local element i on (w * bits a whole number of
  * bytes, 2 to 16) as the value of one access: their bits in order, which is
  * the tile's own packing. */
@@ -354,11 +347,10 @@ TlValue *lw_gather_access(Lower *L, Tile *t, int64_t i, int64_t w) {
     for (int64_t j = 0; j < w; j++)
       lw_set_elem(L, &tmp, (unsigned)j, lw_get_elem(L, t, (unsigned)(i + j)));
   if (bytes < 4)
-    return lw_op1(L, "arith.trunci", words[0], at);
+    return tl_arith_trunci(&L->b, words[0], at);
   if (bytes == 4)
     return words[0];
-  return tl_op_result(
-      lw_make(L, "simt.build", bytes / 4, words, 1, &at, 0, NULL), 0);
+  return tl_build1(&L->b, TL_OP_SIMT_BUILD, bytes / 4, words, at);
 }
 
 /* The inverse: the value x of one access into w elements of t from i on. */
@@ -368,16 +360,12 @@ void lw_scatter_access(Lower *L, Tile *t, int64_t i, int64_t w, TlValue *x) {
   TlValue *words[4];
   tmp.words = words;
   if (bytes < 4) {
-    words[0] = lw_op1(L, "arith.exti", x, lw_u32(L));
+    words[0] = tl_arith_exti(&L->b, x, lw_u32(L));
   } else if (bytes == 4) {
     words[0] = x;
   } else {
-    TlType *ut = lw_u32(L);
-    for (unsigned k = 0; k < bytes / 4; k++) {
-      TlNamedAttr ix = {"index", tl_attr_int(L->ctx, lw_i64(L), k)};
-      words[k] =
-          tl_op_result(lw_make(L, "simt.extract", 1, &x, 1, &ut, 1, &ix), 0);
-    }
+    for (unsigned k = 0; k < bytes / 4; k++)
+      words[k] = lw_extract(L, x, lw_u32(L), k);
   }
   if ((i * b) % 32 == 0 && bytes >= 4)
     memcpy(&t->words[(i * b) / 32], words, sizeof *words * (bytes / 4));
@@ -393,42 +381,42 @@ void lw_scatter_access(Lower *L, Tile *t, int64_t i, int64_t w, TlValue *x) {
  * beyond the layout's count hold replicas too). NULL when every thread
  * writes. */
 TlValue *lw_writer_guard(Lower *L, const TlLayout *l) {
-  TlType *i1 = tl_type_bool(L->ctx);
   TlValue *cond = NULL;
   int64_t below = 1, count = tl_layout_num_threads(l);
-  if (count < (int64_t)L->threads) {
-    TlNamedAttr lt = {"predicate", lw_str(L, "lt")};
-    TlValue *ops[2] = {L->tid, lw_cst(L, lw_i32(L), count)};
-    cond = tl_op_result(lw_make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &lt), 0);
-  }
+  if (count < (int64_t)L->threads)
+    cond = tl_arith_cmpi(&L->b, "lt", L->tid, lw_cst(L, lw_i32(L), count));
   for (int k = l->num_spatial - 1; k >= 0; k--) {
     int m = l->spatial_modes[k];
     int64_t size = m >= 0 ? l->mode_shape[m] : -m;
     if (m < 0 && size > 1) {
-      TlValue *d = below > 1 ? lw_op2(L, "arith.divi", L->tid,
-                                      lw_cst(L, lw_i32(L), below))
-                             : L->tid;
+      TlValue *d =
+          below > 1 ? tl_arith_divi(&L->b, L->tid, lw_cst(L, lw_i32(L), below))
+                    : L->tid;
       if (below * size < count)
-        d = lw_op2(L, "arith.remi", d, lw_cst(L, lw_i32(L), size));
-      TlNamedAttr eq = {"predicate", lw_str(L, "eq")};
-      TlValue *ops[2] = {d, lw_cst(L, lw_i32(L), 0)};
-      TlValue *c =
-          tl_op_result(lw_make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &eq), 0);
-      cond = cond ? lw_op2(L, "arith.andi", cond, c) : c;
+        d = tl_arith_remi(&L->b, d, lw_cst(L, lw_i32(L), size));
+      TlValue *c = tl_arith_cmpi(&L->b, "eq", d, lw_cst(L, lw_i32(L), 0));
+      cond = cond ? tl_arith_andi(&L->b, cond, c) : c;
     }
     below *= size;
   }
   return cond;
 }
 
+TlOp *lw_scf_if(Lower *L, TlValue *cond, unsigned n, TlType *const *res) {
+  TlOpState st;
+  tl_op_state_init(&st, L->ctx, tl_context_op_def_by_id(L->ctx, TL_OP_SCF_IF),
+                   L->b.loc);
+  tl_op_state_add_operand(&st, cond);
+  for (unsigned i = 0; i < n; i++)
+    tl_op_state_add_result(&st, res[i]);
+  st.nregions = 2;
+  return tl_builder_insert(&L->b, &st);
+}
+
 /* `scf.if cond {` with the builder in its then block; lw_close_guard ends
  * it. */
 TlBuilder lw_open_guard(Lower *L, TlValue *cond) {
-  TlOpState st;
-  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"), L->b.loc);
-  tl_op_state_add_operand(&st, cond);
-  st.nregions = 2;
-  TlOp *nif = tl_builder_insert(&L->b, &st);
+  TlOp *nif = lw_scf_if(L, cond, 0, NULL);
   TlBlock *then = tl_block_create(L->module);
   tl_region_append_block(tl_op_region(nif, 0), then);
   TlBuilder saved = L->b;
@@ -437,7 +425,7 @@ TlBuilder lw_open_guard(Lower *L, TlValue *cond) {
 }
 
 void lw_close_guard(Lower *L, TlBuilder saved) {
-  tl_builder_create(&L->b, "scf.yield", L->b.loc, 0, NULL, 0, NULL);
+  tl_build(&L->b, TL_OP_SCF_YIELD, 0, NULL, 0, NULL);
   L->b = saved;
 }
 
@@ -454,15 +442,15 @@ TlValue *lw_decode(Lower *L, Tile *t, unsigned i, TlType **ct) {
     TlValue *x = get_elem64(L, t, i);
     *ct =
         tl_type_is_int(e) ? tl_type_int(L->ctx, 64, tl_type_int_signed(e)) : e;
-    return *ct == tl_value_type(x) ? x : lw_op1(L, "arith.bitcast", x, *ct);
+    return *ct == tl_value_type(x) ? x : tl_arith_bitcast(&L->b, x, *ct);
   }
   TlValue *x = lw_get_elem(L, t, i);
   if (tl_type_is_int(e)) {
     if (tl_type_int_signed(e)) {
-      TlValue *s = lw_op1(L, "arith.bitcast", x, lw_i32(L));
+      TlValue *s = tl_arith_bitcast(&L->b, x, lw_i32(L));
       if (b < 32) {
-        s = lw_op2(L, "arith.shli", s, lw_cst(L, lw_i32(L), 32 - b));
-        s = lw_op2(L, "arith.shri", s, lw_cst(L, lw_i32(L), 32 - b));
+        s = tl_arith_shli(&L->b, s, lw_cst(L, lw_i32(L), 32 - b));
+        s = tl_arith_shri(&L->b, s, lw_cst(L, lw_i32(L), 32 - b));
       }
       *ct = lw_i32(L);
       return s;
@@ -472,12 +460,12 @@ TlValue *lw_decode(Lower *L, Tile *t, unsigned i, TlType **ct) {
   }
   if (lw_is_f(e, 8, 23)) {
     *ct = tl_type_f32(L->ctx);
-    return lw_op1(L, "arith.bitcast", x, *ct);
+    return tl_arith_bitcast(&L->b, x, *ct);
   }
   if (lw_is_f(e, 5, 10) || lw_is_f(e, 8, 7)) {
     *ct = e;
-    TlValue *h = lw_op1(L, "arith.trunci", x, tl_type_int(L->ctx, 16, false));
-    return lw_op1(L, "arith.bitcast", h, e);
+    TlValue *h = tl_arith_trunci(&L->b, x, tl_type_int(L->ctx, 16, false));
+    return tl_arith_bitcast(&L->b, h, e);
   }
   *ct = NULL;
   return NULL;
@@ -491,23 +479,22 @@ void lw_encode(Lower *L, Tile *t, unsigned i, TlValue *v) {
   if (lw_elem_bits(t->type) == 64) {
     TlType *u64 = tl_type_int(L->ctx, 64, false);
     if (tl_type_bitwidth(vt) < 64)
-      v = lw_op1(L, "arith.exti", v,
-                 tl_type_int(L->ctx, 64, tl_type_int_signed(vt)));
-    lw_set_elem64(L, t, i,
-                  tl_value_type(v) == u64 ? v
-                                          : lw_op1(L, "arith.bitcast", v, u64));
+      v = tl_arith_exti(&L->b, v,
+                        tl_type_int(L->ctx, 64, tl_type_int_signed(vt)));
+    lw_set_elem64(
+        L, t, i, tl_value_type(v) == u64 ? v : tl_arith_bitcast(&L->b, v, u64));
     return;
   }
   if (tl_type_is_int(vt)) {
-    lw_set_elem(
-        L, t, i,
-        tl_type_int_signed(vt) ? lw_op1(L, "arith.bitcast", v, lw_u32(L)) : v);
+    lw_set_elem(L, t, i,
+                tl_type_int_signed(vt) ? tl_arith_bitcast(&L->b, v, lw_u32(L))
+                                       : v);
     return;
   }
   TlType *e = tl_tensor_elem(t->type);
   unsigned b = tl_type_bitwidth(e);
-  TlValue *bits = lw_op1(L, "arith.bitcast", v, tl_type_int(L->ctx, b, false));
+  TlValue *bits = tl_arith_bitcast(&L->b, v, tl_type_int(L->ctx, b, false));
   if (b < 32)
-    bits = lw_op1(L, "arith.exti", bits, lw_u32(L));
+    bits = tl_arith_exti(&L->b, bits, lw_u32(L));
   lw_set_elem(L, t, i, bits);
 }

@@ -208,18 +208,18 @@ static bool simt_dot(Lower *L, Tile *a, Tile *b, Tile *c, Tile **out) {
         TlValue *y = lw_decode(L, b, (unsigned)pb[i * K + k], &tb);
         if (fl) {
           if (ta != f32)
-            x = lw_op1(L, "arith.extf", x, f32);
+            x = tl_arith_extf(&L->b, x, f32);
           if (tb != f32)
-            y = lw_op1(L, "arith.extf", y, f32);
+            y = tl_arith_extf(&L->b, y, f32);
           TlValue *ops[3] = {x, y, acc};
           acc =
               tl_op_result(lw_make(L, "simt.fma", 3, ops, 1, &f32, 0, NULL), 0);
         } else {
           if (ta != ct)
-            x = lw_op1(L, "arith.bitcast", x, ct);
+            x = tl_arith_bitcast(&L->b, x, ct);
           if (tb != ct)
-            y = lw_op1(L, "arith.bitcast", y, ct);
-          acc = lw_op2(L, "arith.addi", acc, lw_op2(L, "arith.muli", x, y));
+            y = tl_arith_bitcast(&L->b, y, ct);
+          acc = tl_arith_addi(&L->b, acc, tl_arith_muli(&L->b, x, y));
         }
       }
       lw_encode(L, d, (unsigned)i, acc);
@@ -293,13 +293,13 @@ bool lw_lower_dot(Lower *L, TlOp *op) {
     for (int64_t k = 0; k < K; k++) {
       TlValue *av[4], *bv[4], *cv[4];
       for (unsigned j = 0; j < f->ra; j++)
-        av[j] = lw_op1(L, "arith.bitcast",
+        av[j] = tl_arith_bitcast(&L->b,
                        a->words[pair_a[qlc * K + k] * f->ra + j], lw_i32(L));
       for (unsigned j = 0; j < f->rb; j++)
-        bv[j] = lw_op1(L, "arith.bitcast",
+        bv[j] = tl_arith_bitcast(&L->b,
                        b->words[pair_b[qlc * K + k] * f->rb + j], lw_i32(L));
       for (unsigned j = 0; j < f->rc; j++)
-        cv[j] = lw_op1(L, "arith.bitcast", d->words[qlc * f->rc + j], rt);
+        cv[j] = tl_arith_bitcast(&L->b, d->words[qlc * f->rc + j], rt);
       TlValue *ops[3] = {
           tl_op_result(lw_make(L, "simt.build", f->ra, av, 1, &va, 0, NULL), 0),
           tl_op_result(lw_make(L, "simt.build", f->rb, bv, 1, &vb, 0, NULL), 0),
@@ -311,7 +311,7 @@ bool lw_lower_dot(Lower *L, TlOp *op) {
         TlNamedAttr ix = {"index", tl_attr_int(L->ctx, lw_i64(L), j)};
         TlValue *x =
             tl_op_result(lw_make(L, "simt.extract", 1, &D, 1, &rt, 1, &ix), 0);
-        d->words[qlc * f->rc + j] = lw_op1(L, "arith.bitcast", x, lw_u32(L));
+        d->words[qlc * f->rc + j] = tl_arith_bitcast(&L->b, x, lw_u32(L));
       }
     }
   }

@@ -111,16 +111,16 @@ static bool cast_to_small_float(Lower *L, TlOp *op, Tile *src, TlType *rt,
       return lw_fail(L, op,
                      r32 ? err.msg : "a source type without a recipe to f32");
     for (int64_t i = 0; i < n; i++)
-      xs[i] = lw_op1(L, "arith.bitcast", xs[i], f32);
+      xs[i] = tl_arith_bitcast(&L->b, xs[i], f32);
   } else {
     for (int64_t i = 0; i < n; i++) {
       TlType *ct;
       TlValue *x = lw_decode(L, src, (unsigned)i, &ct);
       if (!x)
         return lw_fail(L, op, "casts from this element type");
-      xs[i] = tl_type_is_int(ct) ? lw_op1(L, "arith.itofp", x, f32)
+      xs[i] = tl_type_is_int(ct) ? tl_arith_itofp(&L->b, x, f32)
               : ct == f32        ? x
-                                 : lw_op1(L, "arith.extf", x, f32);
+                                 : tl_arith_extf(&L->b, x, f32);
     }
   }
   if (!tl_emit_to_small_float_n(&L->b, L->b.loc, dd, (unsigned)n, xs, codes,
@@ -168,8 +168,8 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
     TlType *v2 = tl_simt_vec_type(L->ctx, 2, de);
     for (int64_t w = 0; w < n / 2; w++) {
       TlValue *a =
-          lw_op1(L, "arith.bitcast", src->words[2 * w], tl_type_f32(L->ctx));
-      TlValue *bv = lw_op1(L, "arith.bitcast", src->words[2 * w + 1],
+          tl_arith_bitcast(&L->b, src->words[2 * w], tl_type_f32(L->ctx));
+      TlValue *bv = tl_arith_bitcast(&L->b, src->words[2 * w + 1],
                            tl_type_f32(L->ctx));
       TlValue *ops[2] = {a, bv};
       TlNamedAttr rn = {"rounding", lw_str(L, "rn")};
@@ -228,21 +228,21 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
       TlValue *c = tl_op_result(
           lw_make(L, fl ? "arith.cmpf" : "arith.cmpi", 2, ops, 1, &i1, 1, &ne),
           0);
-      lw_encode(L, t, (unsigned)i, lw_op1(L, "arith.exti", c, lw_u32(L)));
+      lw_encode(L, t, (unsigned)i, tl_arith_exti(&L->b, c, lw_u32(L)));
       continue;
     }
     if (tl_type_is_float(de)) {
       if (tl_type_is_int(ct))
-        y = lw_op1(L, "arith.itofp", x, de);
+        y = tl_arith_itofp(&L->b, x, de);
       else if (ct == de)
         y = x;
       else if (tl_type_bitwidth(ct) < tl_type_bitwidth(de))
-        y = lw_op1(L, "arith.extf", x, de);
+        y = tl_arith_extf(&L->b, x, de);
       else if (tl_type_bitwidth(ct) == tl_type_bitwidth(de)) /* f16 <-> bf16 */
-        y = lw_op1(L, "arith.truncf",
-                   lw_op1(L, "arith.extf", x, tl_type_f32(L->ctx)), de);
+        y = tl_arith_truncf(&L->b,
+                   tl_arith_extf(&L->b, x, tl_type_f32(L->ctx)), de);
       else
-        y = lw_op1(L, "arith.truncf", x, de);
+        y = tl_arith_truncf(&L->b, x, de);
     } else {
       /* To an integer: floats truncate and saturate (NaN -> 0); integers
        * saturate to the destination's range. */
@@ -252,19 +252,19 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
                      : ds     ? lw_i32(L)
                               : lw_u32(L);
       if (tl_type_is_float(ct)) {
-        y = lw_op1(L, "arith.fptoi", x, tl_type_int(L->ctx, db, ds));
-        y = db < 32 ? lw_op1(L, "arith.exti", y, wide) : y;
+        y = tl_arith_fptoi(&L->b, x, tl_type_int(L->ctx, db, ds));
+        y = db < 32 ? tl_arith_exti(&L->b, y, wide) : y;
       } else if (tl_type_int_signed(ct)) {
         /* A signed value is exact in i64: clamp there, then narrow. */
         TlValue *w64 = tl_type_int_width(ct) == 64
                            ? x
-                           : lw_op1(L, "arith.exti", x, lw_i64(L));
+                           : tl_arith_exti(&L->b, x, lw_i64(L));
         if (db < 64 || !ds)
           w64 =
-              lw_op2(L, "arith.maxi", w64,
+              tl_arith_maxi(&L->b, w64,
                      lw_cst(L, lw_i64(L), ds ? -(INT64_C(1) << (db - 1)) : 0));
         if (db < 64)
-          w64 = lw_op2(L, "arith.mini", w64,
+          w64 = tl_arith_mini(&L->b, w64,
                        lw_cst(L, lw_i64(L),
                               ds ? (INT64_C(1) << (db - 1)) - 1
                                  : (int64_t)((UINT64_C(1) << db) - 1)));
@@ -276,9 +276,9 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
         /* An unsigned value is exact in u64: only the top can overflow. */
         TlType *u64 = tl_type_int(L->ctx, 64, false);
         TlValue *w64 =
-            tl_type_int_width(ct) == 64 ? x : lw_op1(L, "arith.exti", x, u64);
+            tl_type_int_width(ct) == 64 ? x : tl_arith_exti(&L->b, x, u64);
         if (db < 64 || ds)
-          w64 = lw_op2(L, "arith.mini", w64,
+          w64 = tl_arith_mini(&L->b, w64,
                        lw_cst(L, u64,
                               (int64_t)(ds ? (UINT64_C(1) << (db - 1)) - 1
                                            : (UINT64_C(1) << db) - 1)));
@@ -308,69 +308,68 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
 static TlValue *fmod32(Lower *L, TlValue *a, TlValue *b) {
   TlType *f32 = tl_type_f32(L->ctx), *u64 = tl_type_int(L->ctx, 64, false),
          *f64 = tl_type_f64(L->ctx), *u = lw_u32(L);
-  TlValue *ba = lw_op1(L, "arith.bitcast", a, u),
-          *bb = lw_op1(L, "arith.bitcast", b, u);
+  TlValue *ba = tl_arith_bitcast(&L->b, a, u),
+          *bb = tl_arith_bitcast(&L->b, b, u);
   TlValue *mask = lw_cst(L, u, 0x7fffffff);
-  TlValue *ua = lw_op2(L, "arith.andi", ba, mask),
-          *ub = lw_op2(L, "arith.andi", bb, mask);
+  TlValue *ua = tl_arith_andi(&L->b, ba, mask),
+          *ub = tl_arith_andi(&L->b, bb, mask);
   /* Exponent fields (subnormals as 1) and integer significands. */
-  TlValue *ea = lw_op2(L, "arith.shri", ua, lw_cst(L, u, 23)),
-          *eb = lw_op2(L, "arith.shri", ub, lw_cst(L, u, 23));
-  TlValue *fa = lw_op2(L, "arith.andi", ua, lw_cst(L, u, 0x7fffff)),
-          *fb = lw_op2(L, "arith.andi", ub, lw_cst(L, u, 0x7fffff));
+  TlValue *ea = tl_arith_shri(&L->b, ua, lw_cst(L, u, 23)),
+          *eb = tl_arith_shri(&L->b, ub, lw_cst(L, u, 23));
+  TlValue *fa = tl_arith_andi(&L->b, ua, lw_cst(L, u, 0x7fffff)),
+          *fb = tl_arith_andi(&L->b, ub, lw_cst(L, u, 0x7fffff));
   TlValue *za = lw_cmpu(L, "eq", ea, lw_cst(L, u, 0)),
           *zb = lw_cmpu(L, "eq", eb, lw_cst(L, u, 0));
   TlValue *ma =
-      lw_sel(L, za, fa, lw_op2(L, "arith.ori", fa, lw_cst(L, u, 0x800000)));
+      lw_sel(L, za, fa, tl_arith_ori(&L->b, fa, lw_cst(L, u, 0x800000)));
   TlValue *mb =
-      lw_sel(L, zb, fb, lw_op2(L, "arith.ori", fb, lw_cst(L, u, 0x800000)));
+      lw_sel(L, zb, fb, tl_arith_ori(&L->b, fb, lw_cst(L, u, 0x800000)));
   ea = lw_sel(L, za, lw_cst(L, u, 1), ea);
   eb = lw_sel(L, zb, lw_cst(L, u, 1), eb);
   /* k = ea - eb, meaningful when |a| >= |b| (then ea >= eb); clamp the
    * other case to 0 (its result is a). */
   TlValue *big = lw_cmpu(L, "ge", ua, ub);
-  TlValue *k = lw_sel(L, big, lw_op2(L, "arith.subi", ea, eb), lw_cst(L, u, 0));
-  TlValue *m = lw_op1(
-      L, "arith.exti",
+  TlValue *k = lw_sel(L, big, tl_arith_subi(&L->b, ea, eb), lw_cst(L, u, 0));
+  TlValue *m = tl_arith_exti(&L->b,
       lw_sel(L, lw_cmpu(L, "eq", mb, lw_cst(L, u, 0)), lw_cst(L, u, 1), mb),
       u64);
-  TlValue *base = lw_op2(L, "arith.remi", lw_cst(L, u64, 2), m);
-  TlValue *acc = lw_op2(L, "arith.remi", lw_cst(L, u64, 1), m);
+  TlValue *base = tl_arith_remi(&L->b, lw_cst(L, u64, 2), m);
+  TlValue *acc = tl_arith_remi(&L->b, lw_cst(L, u64, 1), m);
   for (int j = 0; j < 9; j++) {
     TlValue *bit =
-        lw_op2(L, "arith.andi", lw_op2(L, "arith.shri", k, lw_cst(L, u, j)),
+        tl_arith_andi(&L->b, tl_arith_shri(&L->b, k, lw_cst(L, u, j)),
                lw_cst(L, u, 1));
     TlValue *times =
-        lw_op2(L, "arith.remi", lw_op2(L, "arith.muli", acc, base), m);
+        tl_arith_remi(&L->b, tl_arith_muli(&L->b, acc, base), m);
     acc = lw_sel(L, lw_cmpu(L, "ne", bit, lw_cst(L, u, 0)), times, acc);
     if (j < 8)
-      base = lw_op2(L, "arith.remi", lw_op2(L, "arith.muli", base, base), m);
+      base = tl_arith_remi(&L->b, tl_arith_muli(&L->b, base, base), m);
   }
   TlValue *rs =
-      lw_op2(L, "arith.remi",
-             lw_op2(L, "arith.muli", lw_op1(L, "arith.exti", ma, u64), acc), m);
+      tl_arith_remi(&L->b,
+             tl_arith_muli(&L->b, tl_arith_exti(&L->b, ma, u64), acc), m);
   /* rs 2^(eb - 150), exact in f64 and then in f32 (a multiple of b's
    * ulp below |b|). */
   TlValue *scale_bits =
-      lw_op2(L, "arith.shli",
-             lw_op1(L, "arith.exti",
-                    lw_op2(L, "arith.addi", eb, lw_cst(L, u, 1023 - 150)), u64),
+      tl_arith_shli(&L->b,
+             tl_arith_exti(&L->b,
+                    tl_arith_addi(&L->b, eb, lw_cst(L, u, 1023 - 150)), u64),
              lw_cst(L, u64, 52));
-  TlValue *mag = lw_op2(L, "arith.mulf", lw_op1(L, "arith.itofp", rs, f64),
-                        lw_op1(L, "arith.bitcast", scale_bits, f64));
+  TlValue *mag = tl_arith_mulf(&L->b, tl_arith_itofp(&L->b, rs, f64),
+                        tl_arith_bitcast(&L->b, scale_bits, f64));
   TlValue *r =
-      lw_op1(L, "arith.bitcast", lw_op1(L, "arith.truncf", mag, f32), u);
-  r = lw_op2(L, "arith.ori", r,
-             lw_op2(L, "arith.andi", ba, lw_cst(L, u, 0x80000000u)));
+      tl_arith_bitcast(&L->b, tl_arith_truncf(&L->b, mag, f32), u);
+  r = tl_arith_ori(&L->b, r,
+             tl_arith_andi(&L->b, ba, lw_cst(L, u, 0x80000000u)));
   /* The special cases. */
   TlValue *inf = lw_cst(L, u, 0x7f800000);
   r = lw_sel(L, big, r, ba);
   r = lw_sel(L, lw_cmpu(L, "eq", ub, inf), ba, r);
-  TlValue *nan = lw_op2(L, "arith.ori", lw_cmpu(L, "ge", ua, inf),
+  TlValue *nan = tl_arith_ori(&L->b, lw_cmpu(L, "ge", ua, inf),
                         lw_cmpu(L, "gt", ub, inf));
-  nan = lw_op2(L, "arith.ori", nan, lw_cmpu(L, "eq", ub, lw_cst(L, u, 0)));
+  nan = tl_arith_ori(&L->b, nan, lw_cmpu(L, "eq", ub, lw_cst(L, u, 0)));
   r = lw_sel(L, nan, lw_cst(L, u, 0x7fc00000), r);
-  return lw_op1(L, "arith.bitcast", r, f32);
+  return tl_arith_bitcast(&L->b, r, f32);
 }
 
 static bool is_small_float(const TlType *t) {
@@ -411,7 +410,7 @@ static bool narrow_small(Lower *L, Tile *f, Tile *t) {
   TlValue **xs = TL_ARENA_NEWN(&L->arena, TlValue *, (size_t)n + 1);
   TlValue **codes = TL_ARENA_NEWN(&L->arena, TlValue *, (size_t)n + 1);
   for (int64_t i = 0; i < n; i++)
-    xs[i] = lw_op1(L, "arith.bitcast", f->words[i], tl_type_f32(L->ctx));
+    xs[i] = tl_arith_bitcast(&L->b, f->words[i], tl_type_f32(L->ctx));
   TlErr err;
   if (!tl_type_to_dtype(tl_tensor_elem(t->type), &dd) ||
       !tl_emit_to_small_float_n(&L->b, L->b.loc, dd, (unsigned)n, xs, codes,
@@ -470,10 +469,10 @@ bool lw_lower_elementwise(Lower *L, TlOp *op) {
     if (fl && !strcmp(n, "mod") && tl_type_bitwidth(ct) <= 32) {
       /* In f32 (f16 and bf16 values and their remainders are exact there). */
       TlType *f32 = tl_type_f32(L->ctx);
-      TlValue *r = fmod32(L, ct == f32 ? a : lw_op1(L, "arith.extf", a, f32),
-                          ct == f32 ? b : lw_op1(L, "arith.extf", b, f32));
+      TlValue *r = fmod32(L, ct == f32 ? a : tl_arith_extf(&L->b, a, f32),
+                          ct == f32 ? b : tl_arith_extf(&L->b, b, f32));
       lw_encode(L, out, (unsigned)i,
-                ct == f32 ? r : lw_op1(L, "arith.truncf", r, ct));
+                ct == f32 ? r : tl_arith_truncf(&L->b, r, ct));
       continue;
     }
     if (fl && !fop)
@@ -507,8 +506,8 @@ bool lw_lower_unary(Lower *L, TlOp *op) {
               *sign = lw_cst(L, lw_u32(L), 1u << (b - 1));
       lw_set_elem(L, t, (unsigned)i,
                   !strcmp(n, "neg")
-                      ? lw_op2(L, "arith.xori", c, sign)
-                      : lw_op2(L, "arith.andi", c,
+                      ? tl_arith_xori(&L->b, c, sign)
+                      : tl_arith_andi(&L->b, c,
                                lw_cst(L, lw_u32(L), (1u << (b - 1)) - 1)));
       continue;
     }
@@ -520,11 +519,11 @@ bool lw_lower_unary(Lower *L, TlOp *op) {
     if (!strcmp(n, "not")) {
       if (fl)
         return lw_fail(L, op, "bitwise ops on floats");
-      r = lw_op2(L, "arith.xori", a, lw_cst(L, ct, -1));
+      r = tl_arith_xori(&L->b, a, lw_cst(L, ct, -1));
     } else if (fl) {
       r = lw_op1(L, !strcmp(n, "neg") ? "arith.negf" : "arith.absf", a, ct);
     } else {
-      TlValue *neg = lw_op2(L, "arith.subi", lw_cst(L, ct, 0), a);
+      TlValue *neg = tl_arith_subi(&L->b, lw_cst(L, ct, 0), a);
       if (!strcmp(n, "neg") || !tl_type_int_signed(ct)) {
         r = !strcmp(n, "neg") ? neg : a;
       } else {
@@ -572,7 +571,7 @@ static TlValue *exp32(Lower *L, TlValue *x) {
   TlType *f32 = tl_type_f32(L->ctx), *i1 = tl_type_bool(L->ctx);
   TlValue *hi = fcst(L, 1.44269502162933349609375); /* log2(e) in f32 */
   TlValue *lo = fcst(L, 1.925963033500011e-08);     /* log2(e) - hi */
-  TlValue *t = lw_op2(L, "arith.mulf", x, hi);
+  TlValue *t = tl_arith_mulf(&L->b, x, hi);
   TlValue *c =
       fma32(L, x, lo, fma32(L, x, hi, lw_op1(L, "arith.negf", t, f32)));
   TlNamedAttr olt = {"predicate", lw_str(L, "olt")};
@@ -583,7 +582,7 @@ static TlValue *exp32(Lower *L, TlValue *x) {
   c = tl_op_result(lw_make(L, "arith.select", 3, sel, 1, &f32, 0, NULL), 0);
   TlValue *r = math(L, "ex2.approx", t);
   return fma32(L, r,
-               lw_op2(L, "arith.mulf", c, fcst(L, 0.693147182464599609375)), r);
+               tl_arith_mulf(&L->b, c, fcst(L, 0.693147182464599609375)), r);
 }
 
 /* tl.exp, tl.exp2, tl.log2, tl.sqrt, tl.rsqrt on f16, bf16 and f32: in f32
@@ -604,7 +603,7 @@ bool lw_lower_math(Lower *L, TlOp *op) {
     TlType *ct;
     TlValue *a = lw_decode(L, x, (unsigned)i, &ct), *r;
     if (ct != f32)
-      a = lw_op1(L, "arith.extf", a, f32);
+      a = tl_arith_extf(&L->b, a, f32);
     if (!strcmp(n, "exp"))
       r = exp32(L, a);
     else
@@ -615,7 +614,7 @@ bool lw_lower_math(Lower *L, TlOp *op) {
                                     : "rsqrt.approx",
                a);
     if (ct != f32)
-      r = lw_op1(L, "arith.truncf", r, ct);
+      r = tl_arith_truncf(&L->b, r, ct);
     lw_encode(L, t, (unsigned)i, r);
   }
   lw_put_tile(L, tl_op_result(op, 0), t);

@@ -13,10 +13,8 @@ bool lw_lower_alloc_global(Lower *L, TlOp *op) {
     return lw_fail(L, op, "a workspace tensor the plan did not place");
   View *v = TL_ARENA_NEW(&L->arena, View);
   TlType *g = tl_value_type(tl_op_result(op, 0));
-  TlValue *ops[2] = {L->workspace,
-                     lw_cst(L, lw_i64(L), tl_attr_int_value(off))};
-  TlType *pt = tl_value_type(L->workspace);
-  v->ptr = tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+  v->ptr =
+      lw_ptr_add(L, L->workspace, lw_cst(L, lw_i64(L), tl_attr_int_value(off)));
   v->rank = tl_tensor_rank(g);
   v->elem = tl_tensor_elem(g);
   int64_t run = 1;
@@ -53,8 +51,7 @@ bool lw_lower_view_global(Lower *L, TlOp *op) {
   } else {
     v->strides[v->rank - 1] = lw_cst(L, lw_i64(L), 1);
     for (int d = (int)v->rank - 2; d >= 0; d--)
-      v->strides[d] =
-          lw_op2(L, "arith.muli", v->strides[d + 1], v->dims[d + 1]);
+      v->strides[d] = tl_arith_muli(&L->b, v->strides[d + 1], v->dims[d + 1]);
   }
   lw_put_view(L, tl_op_result(op, 0), v);
   return true;
@@ -66,26 +63,23 @@ static TlValue *elem_addr(Lower *L, View *v, TlValue **off, TlValue **idx,
                           TlValue **bitoff) {
   TlValue *lin = NULL;
   for (unsigned d = 0; d < v->rank; d++) {
-    TlValue *pos = lw_op2(L, "arith.addi", off[d], idx[d]);
-    TlValue *term = lw_op2(L, "arith.muli", pos, v->strides[d]);
-    lin = lin ? lw_op2(L, "arith.addi", lin, term) : term;
+    TlValue *pos = tl_arith_addi(&L->b, off[d], idx[d]);
+    TlValue *term = tl_arith_muli(&L->b, pos, v->strides[d]);
+    lin = lin ? tl_arith_addi(&L->b, lin, term) : term;
   }
   unsigned b = tl_type_bitwidth(v->elem);
   TlValue *bytes;
   *bitoff = NULL;
   if (b >= 8) {
-    bytes = b == 8 ? lin
-                   : lw_op2(L, "arith.muli", lin, lw_cst(L, lw_i64(L), b / 8));
+    bytes =
+        b == 8 ? lin : tl_arith_muli(&L->b, lin, lw_cst(L, lw_i64(L), b / 8));
   } else {
-    TlValue *bits = lw_op2(L, "arith.muli", lin, lw_cst(L, lw_i64(L), b));
-    bytes = lw_op2(L, "arith.divi", bits, lw_cst(L, lw_i64(L), 8));
-    *bitoff = lw_op1(L, "arith.trunci",
-                     lw_op2(L, "arith.remi", bits, lw_cst(L, lw_i64(L), 8)),
-                     lw_u32(L));
+    TlValue *bits = tl_arith_muli(&L->b, lin, lw_cst(L, lw_i64(L), b));
+    bytes = tl_arith_divi(&L->b, bits, lw_cst(L, lw_i64(L), 8));
+    *bitoff = tl_arith_trunci(
+        &L->b, tl_arith_remi(&L->b, bits, lw_cst(L, lw_i64(L), 8)), lw_u32(L));
   }
-  TlValue *ops[2] = {v->ptr, bytes};
-  TlType *pt = tl_value_type(v->ptr);
-  return tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+  return lw_ptr_add(L, v->ptr, bytes);
 }
 
 /* The byte alignment of local element i's address in the view of a
@@ -135,19 +129,13 @@ static int64_t vector_run(Lower *L, TlOp *op, unsigned view_operand,
 /* Whether element (off + idx) lies inside the view: 0 <= pos < size in
  * every dimension (i1). */
 static TlValue *in_view(Lower *L, View *v, TlValue **off, TlValue **idx) {
-  TlType *i1 = tl_type_bool(L->ctx);
   TlValue *ok = NULL;
   for (unsigned d = 0; d < v->rank; d++) {
-    TlValue *pos = lw_op2(L, "arith.addi", off[d], idx[d]);
-    TlNamedAttr ge = {"predicate", lw_str(L, "ge")},
-                lt = {"predicate", lw_str(L, "lt")};
-    TlValue *lo[2] = {pos, lw_cst(L, lw_i64(L), 0)}, *hi[2] = {pos, v->dims[d]};
-    TlValue *a =
-        tl_op_result(lw_make(L, "arith.cmpi", 2, lo, 1, &i1, 1, &ge), 0);
-    TlValue *b =
-        tl_op_result(lw_make(L, "arith.cmpi", 2, hi, 1, &i1, 1, &lt), 0);
-    TlValue *both = lw_op2(L, "arith.andi", a, b);
-    ok = ok ? lw_op2(L, "arith.andi", ok, both) : both;
+    TlValue *pos = tl_arith_addi(&L->b, off[d], idx[d]);
+    TlValue *a = tl_arith_cmpi(&L->b, "ge", pos, lw_cst(L, lw_i64(L), 0));
+    TlValue *b = tl_arith_cmpi(&L->b, "lt", pos, v->dims[d]);
+    TlValue *both = tl_arith_andi(&L->b, a, b);
+    ok = ok ? tl_arith_andi(&L->b, ok, both) : both;
   }
   return ok;
 }
@@ -155,28 +143,23 @@ static TlValue *in_view(Lower *L, View *v, TlValue **off, TlValue **idx) {
 /* One element of a masked load: `scf.if ok -> u32 { load } else { 0 }`. */
 static TlValue *masked_elem_load(Lower *L, TlValue *ok, TlValue *p, TlType *mem,
                                  unsigned b, TlValue *bitoff) {
-  TlOpState st;
-  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"), L->b.loc);
-  tl_op_state_add_operand(&st, ok);
-  tl_op_state_add_result(&st, lw_u32(L));
-  st.nregions = 2;
-  TlOp *nif = tl_builder_insert(&L->b, &st);
+  TlType *u32 = lw_u32(L);
+  TlOp *nif = lw_scf_if(L, ok, 1, &u32);
   TlBuilder saved = L->b;
   TlBlock *then = tl_block_create(L->module),
           *other = tl_block_create(L->module);
   tl_region_append_block(tl_op_region(nif, 0), then);
   tl_region_append_block(tl_op_region(nif, 1), other);
   tl_builder_set_end(&L->b, then);
-  TlValue *x =
-      tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0);
+  TlValue *x = lw_load(L, p, mem, 0);
   if (b < 32)
-    x = lw_op1(L, "arith.exti", x, lw_u32(L));
+    x = tl_arith_exti(&L->b, x, lw_u32(L));
   if (bitoff)
-    x = lw_op2(L, "arith.shri", x, bitoff);
-  tl_builder_create(&L->b, "scf.yield", L->b.loc, 1, &x, 0, NULL);
+    x = tl_arith_shri(&L->b, x, bitoff);
+  tl_build(&L->b, TL_OP_SCF_YIELD, 1, &x, 0, NULL);
   tl_builder_set_end(&L->b, other);
   TlValue *z = lw_cst(L, lw_u32(L), 0);
-  tl_builder_create(&L->b, "scf.yield", L->b.loc, 1, &z, 0, NULL);
+  tl_build(&L->b, TL_OP_SCF_YIELD, 1, &z, 0, NULL);
   L->b = saved;
   return tl_op_result(nif, 0);
 }
@@ -206,34 +189,21 @@ bool lw_lower_load_global(Lower *L, TlOp *op) {
     if (straddles) {
       /* The element's byte, and the next one only when the element runs
        * into it (so no byte past the element is read). */
-      TlValue *lo = lw_op1(
-          L, "arith.exti",
-          tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0),
-          lw_u32(L));
-      TlType *i1 = tl_type_bool(L->ctx);
-      TlNamedAttr gt = {"predicate", lw_str(L, "gt")};
-      TlValue *cmp[2] = {bitoff, lw_cst(L, lw_u32(L), 8 - (int64_t)b)};
-      TlValue *spill =
-          tl_op_result(lw_make(L, "arith.cmpi", 2, cmp, 1, &i1, 1, &gt), 0);
-      TlValue *ops[2] = {p, lw_cst(L, lw_i64(L), 1)};
-      TlType *pt = tl_value_type(p);
-      TlValue *next =
-          tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+      TlValue *lo = tl_arith_exti(&L->b, lw_load(L, p, mem, 0), lw_u32(L));
+      TlValue *spill = tl_arith_cmpi(&L->b, "gt", bitoff,
+                                     lw_cst(L, lw_u32(L), 8 - (int64_t)b));
+      TlValue *next = lw_ptr_add(L, p, lw_cst(L, lw_i64(L), 1));
       TlValue *hi = masked_elem_load(L, spill, next, mem, 8, NULL);
-      TlValue *both =
-          lw_op2(L, "arith.ori", lo,
-                 lw_op2(L, "arith.shli", hi, lw_cst(L, lw_u32(L), 8)));
-      lw_set_elem(L, t, (unsigned)i, lw_op2(L, "arith.shri", both, bitoff));
+      TlValue *both = tl_arith_ori(
+          &L->b, lo, tl_arith_shli(&L->b, hi, lw_cst(L, lw_u32(L), 8)));
+      lw_set_elem(L, t, (unsigned)i, tl_arith_shri(&L->b, both, bitoff));
       i++;
       continue;
     }
     if (masked && b == 64) {
       /* Both words, each 0 outside the view. */
       TlValue *ok = in_view(L, v, off, idx);
-      TlValue *ops[2] = {p, lw_cst(L, lw_i64(L), 4)};
-      TlType *pt = tl_value_type(p);
-      TlValue *hi =
-          tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+      TlValue *hi = lw_ptr_add(L, p, lw_cst(L, lw_i64(L), 4));
       t->words[2 * i] = masked_elem_load(L, ok, p, lw_u32(L), 32, NULL);
       t->words[2 * i + 1] = masked_elem_load(L, ok, hi, lw_u32(L), 32, NULL);
       i++;
@@ -251,20 +221,16 @@ bool lw_lower_load_global(Lower *L, TlOp *op) {
       /* One access for w elements: its bytes are the elements' bits in
        * order, which is the tile's own packing. */
       unsigned bytes = (unsigned)w * b / 8;
-      TlType *at = lw_access_type(L, bytes);
-      TlNamedAttr al = lw_align_attr(L, bytes);
-      TlValue *x =
-          tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &at, 1, &al), 0);
+      TlValue *x = lw_load(L, p, lw_access_type(L, bytes), bytes);
       lw_scatter_access(L, t, i, w, x);
       i += w;
       continue;
     }
-    TlValue *x =
-        tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0);
+    TlValue *x = lw_load(L, p, mem, 0);
     if (b < 32)
-      x = lw_op1(L, "arith.exti", x, lw_u32(L));
+      x = tl_arith_exti(&L->b, x, lw_u32(L));
     if (bitoff)
-      x = lw_op2(L, "arith.shri", x, bitoff);
+      x = tl_arith_shri(&L->b, x, bitoff);
     lw_set_elem(L, t, (unsigned)i, x);
     i++;
   }
@@ -295,7 +261,6 @@ static bool store_subbyte(Lower *L, TlOp *op, Tile *t, View *v, TlValue **off) {
     lw_index_of(L, l, i, idx);
     TlValue *bitoff;
     TlValue *p = elem_addr(L, v, off, idx, &bitoff);
-    TlType *pt = tl_value_type(p);
     int64_t nbytes = n * b / 8;
     for (int64_t done = 0; done < nbytes;) {
       int64_t at = done ? lw_pow2_factor(done) : TL_DIVISIBILITY_MAX;
@@ -311,22 +276,14 @@ static bool store_subbyte(Lower *L, TlOp *op, Tile *t, View *v, TlValue **off) {
       TlType *ct = cb > 4 ? lw_access_type(L, cb) : NULL;
       TlValue *x;
       if (cb < 4)
-        x = lw_op1(L, "arith.trunci", words[0],
-                   tl_type_int(L->ctx, cb * 8, false));
+        x = tl_arith_trunci(&L->b, words[0],
+                            tl_type_int(L->ctx, cb * 8, false));
       else if (cb == 4)
         x = words[0];
       else
-        x = tl_op_result(
-            lw_make(L, "simt.build", cb / 4, words, 1, &ct, 0, NULL), 0);
-      TlValue *q = p;
-      if (done) {
-        TlValue *ops[2] = {p, lw_cst(L, lw_i64(L), done)};
-        q = tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL),
-                         0);
-      }
-      TlValue *ops[2] = {x, q};
-      TlNamedAttr al = lw_align_attr(L, cb);
-      lw_make(L, "simt.store", 2, ops, 0, NULL, cb > 1 ? 1 : 0, &al);
+        x = tl_build1(&L->b, TL_OP_SIMT_BUILD, cb / 4, words, ct);
+      TlValue *q = done ? lw_ptr_add(L, p, lw_cst(L, lw_i64(L), done)) : p;
+      lw_store(L, x, q, cb > 1 ? cb : 0);
       done += cb;
     }
     i += n;
@@ -361,12 +318,11 @@ bool lw_lower_store_global(Lower *L, TlOp *op) {
     int64_t w = masked ? 1 : vector_run(L, op, 1, l, i, b / 8);
     if (w > 1 || b == 64) {
       unsigned bytes = (unsigned)w * b / 8;
-      TlNamedAttr al = lw_align_attr(L, bytes);
-      TlValue *ops[2] = {lw_gather_access(L, t, i, w), p};
+      TlValue *x = lw_gather_access(L, t, i, w);
       /* (w is 1 when masked: outside the view the element is skipped.) */
       TlBuilder inside =
           masked ? lw_open_guard(L, in_view(L, v, off, idx)) : L->b;
-      lw_make(L, "simt.store", 2, ops, 0, NULL, 1, &al);
+      lw_store(L, x, p, bytes);
       if (masked)
         lw_close_guard(L, inside);
       i += w;
@@ -374,12 +330,11 @@ bool lw_lower_store_global(Lower *L, TlOp *op) {
     }
     TlValue *x = lw_get_elem(L, t, (unsigned)i);
     if (b < 32)
-      x = lw_op1(L, "arith.trunci", x, mem);
-    TlValue *ops[2] = {x, p};
+      x = tl_arith_trunci(&L->b, x, mem);
     /* Outside the view the element is skipped. */
     TlBuilder inside =
         masked ? lw_open_guard(L, in_view(L, v, off, idx)) : L->b;
-    lw_make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
+    lw_store(L, x, p, 0);
     if (masked)
       lw_close_guard(L, inside);
     i++;
@@ -435,59 +390,59 @@ static bool copy_by_elements(Lower *L, TlOp *op, Smem *m, View *v, bool masked,
     zero[d] = lw_cst(L, lw_i64(L), 0);
   }
   TlType *mem = tl_type_int(L->ctx, b, false);
-  TlValue *tid = lw_op1(L, "arith.exti", L->tid, lw_i64(L));
+  TlValue *tid = tl_arith_exti(&L->b, L->tid, lw_i64(L));
   int64_t T = L->threads;
   for (int64_t k = 0; k * T < n; k++) {
     TlValue *e =
-        k ? lw_op2(L, "arith.addi", tid, lw_cst(L, lw_i64(L), k * T)) : tid;
+        k ? tl_arith_addi(&L->b, tid, lw_cst(L, lw_i64(L), k * T)) : tid;
     TlBuilder outside = L->b;
     bool ragged = (k + 1) * T > n;
     if (ragged)
-      outside = lw_open_guard(L, lw_cmpu(L, "lt", e, lw_cst(L, lw_i64(L), n)));
+      outside = lw_open_guard(
+          L, tl_arith_cmpi(&L->b, "lt", e, lw_cst(L, lw_i64(L), n)));
     int64_t stride = 1;
     for (int d = rank - 1; d >= 0; d--) {
-      TlValue *q =
-          stride > 1 ? lw_op2(L, "arith.divi", e, lw_cst(L, lw_i64(L), stride))
-                     : e;
-      idx[d] =
-          d > 0 ? lw_op2(L, "arith.remi", q, lw_cst(L, lw_i64(L), sl->shape[d]))
-                : q;
+      TlValue *q = stride > 1
+                       ? tl_arith_divi(&L->b, e, lw_cst(L, lw_i64(L), stride))
+                       : e;
+      idx[d] = d > 0
+                   ? tl_arith_remi(&L->b, q, lw_cst(L, lw_i64(L), sl->shape[d]))
+                   : q;
       stride *= sl->shape[d];
     }
     TlValue *bitoff, *src = elem_addr(L, v, off, idx, &bitoff), *x;
     if (masked) {
-      TlValue *ok = in_view(L, v, off, idx);
-      TlType *ty = mem;
-      TlOpState st;
-      tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"),
-                       L->b.loc);
-      tl_op_state_add_operand(&st, ok);
-      tl_op_state_add_result(&st, ty);
-      st.nregions = 2;
-      TlOp *nif = tl_builder_insert(&L->b, &st);
+      TlOp *nif = lw_scf_if(L, in_view(L, v, off, idx), 1, &mem);
       TlBuilder saved = L->b;
       TlBlock *then = tl_block_create(L->module),
               *other = tl_block_create(L->module);
       tl_region_append_block(tl_op_region(nif, 0), then);
       tl_region_append_block(tl_op_region(nif, 1), other);
       tl_builder_set_end(&L->b, then);
-      TlValue *ld =
-          tl_op_result(lw_make(L, "simt.load", 1, &src, 1, &ty, 0, NULL), 0);
-      tl_builder_create(&L->b, "scf.yield", L->b.loc, 1, &ld, 0, NULL);
+      TlValue *ld = lw_load(L, src, mem, 0);
+      tl_build(&L->b, TL_OP_SCF_YIELD, 1, &ld, 0, NULL);
       tl_builder_set_end(&L->b, other);
-      TlValue *z = lw_cst(L, ty, 0);
-      tl_builder_create(&L->b, "scf.yield", L->b.loc, 1, &z, 0, NULL);
+      TlValue *z = lw_cst(L, mem, 0);
+      tl_build(&L->b, TL_OP_SCF_YIELD, 1, &z, 0, NULL);
       L->b = saved;
       x = tl_op_result(nif, 0);
     } else {
-      x = tl_op_result(lw_make(L, "simt.load", 1, &src, 1, &mem, 0, NULL), 0);
+      x = lw_load(L, src, mem, 0);
     }
-    TlValue *ops[2] = {x, lw_smem_addr(L, m, zero, idx)};
-    lw_make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
+    lw_store(L, x, lw_smem_addr(L, m, zero, idx), 0);
     if (ragged)
       lw_close_guard(L, outside);
   }
   return true;
+}
+
+/* One cp.async of cb bytes: ops are the shared destination, the global
+ * source and, for a masked copy, the source's size in bytes (i32). */
+static void cp_async(Lower *L, unsigned nops, TlValue *const *ops,
+                     unsigned cb) {
+  TlOp *op = tl_build(&L->b, TL_OP_SIMT_CP_ASYNC, nops, ops, 0, NULL);
+  tl_op_set_attr(op, "size", lw_int(L, cb));
+  tl_op_set_attr(op, "cache", lw_str(L, cb == 16 ? "cg" : "ca"));
 }
 
 /* tl.copy_async: the tile in chunks of w elements in row-major order,
@@ -523,29 +478,26 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
     off[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, 2 + (unsigned)d)));
     zero[d] = lw_cst(L, lw_i64(L), 0);
   }
-  TlValue *first =
-      lw_op2(L, "arith.muli", lw_op1(L, "arith.exti", L->tid, lw_i64(L)),
-             lw_cst(L, lw_i64(L), w));
-  TlNamedAttr attrs[2] = {{"size", tl_attr_int(L->ctx, lw_i64(L), cb)},
-                          {"cache", lw_str(L, cb == 16 ? "cg" : "ca")}};
+  TlValue *first = tl_arith_muli(&L->b, tl_arith_exti(&L->b, L->tid, lw_i64(L)),
+                                 lw_cst(L, lw_i64(L), w));
   for (int64_t k = 0; k < n / w / L->threads; k++) {
     /* Element e = (tid + k * T) * w, unravelled row-major. */
-    TlValue *e = lw_op2(L, "arith.addi", first,
-                        lw_cst(L, lw_i64(L), k * L->threads * w));
+    TlValue *e =
+        tl_arith_addi(&L->b, first, lw_cst(L, lw_i64(L), k * L->threads * w));
     int64_t stride = 1;
     for (int d = rank - 1; d >= 0; d--) {
-      TlValue *q =
-          stride > 1 ? lw_op2(L, "arith.divi", e, lw_cst(L, lw_i64(L), stride))
-                     : e;
-      idx[d] =
-          d > 0 ? lw_op2(L, "arith.remi", q, lw_cst(L, lw_i64(L), sl->shape[d]))
-                : q;
+      TlValue *q = stride > 1
+                       ? tl_arith_divi(&L->b, e, lw_cst(L, lw_i64(L), stride))
+                       : e;
+      idx[d] = d > 0
+                   ? tl_arith_remi(&L->b, q, lw_cst(L, lw_i64(L), sl->shape[d]))
+                   : q;
       stride *= sl->shape[d];
     }
     TlValue *bitoff, *dst = lw_smem_addr(L, m, zero, idx);
     if (!masked) {
       TlValue *ops[2] = {dst, elem_addr(L, v, off, idx, &bitoff)};
-      lw_make(L, "simt.cp_async", 2, ops, 0, NULL, 2, attrs);
+      cp_async(L, 2, ops, cb);
       continue;
     }
     /* Masked: a chunk whose first element lies in the view reads the
@@ -553,26 +505,20 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
      * source size); any other chunk reads nothing and fills zeros, with
      * the view's first element as its (unread) source. */
     TlValue *ok = in_view(L, v, off, idx);
-    TlValue *pos = lw_op2(L, "arith.addi", off[rank - 1], idx[rank - 1]);
-    TlValue *left = lw_op2(L, "arith.subi", v->dims[rank - 1], pos);
-    TlValue *cnt = lw_op2(L, "arith.mini", left, lw_cst(L, lw_i64(L), w));
-    TlValue *sel[3] = {ok, cnt, lw_cst(L, lw_i64(L), 0)};
-    TlType *it = lw_i64(L);
-    cnt = tl_op_result(lw_make(L, "arith.select", 3, sel, 1, &it, 0, NULL), 0);
+    TlValue *pos = tl_arith_addi(&L->b, off[rank - 1], idx[rank - 1]);
+    TlValue *left = tl_arith_subi(&L->b, v->dims[rank - 1], pos);
+    TlValue *cnt = tl_arith_mini(&L->b, left, lw_cst(L, lw_i64(L), w));
+    cnt = tl_arith_select(&L->b, ok, cnt, lw_cst(L, lw_i64(L), 0));
     TlValue *so[TL_LAYOUT_MAX_RANK], *si[TL_LAYOUT_MAX_RANK];
     for (int d = 0; d < rank; d++) {
-      TlValue *a[3] = {ok, off[d], zero[d]}, *c[3] = {ok, idx[d], zero[d]};
-      so[d] =
-          tl_op_result(lw_make(L, "arith.select", 3, a, 1, &it, 0, NULL), 0);
-      si[d] =
-          tl_op_result(lw_make(L, "arith.select", 3, c, 1, &it, 0, NULL), 0);
+      so[d] = tl_arith_select(&L->b, ok, off[d], zero[d]);
+      si[d] = tl_arith_select(&L->b, ok, idx[d], zero[d]);
     }
-    TlValue *bits = lw_op2(L, "arith.muli", cnt, lw_cst(L, lw_i64(L), b));
-    TlValue *bytes = lw_op1(
-        L, "arith.trunci",
-        lw_op2(L, "arith.divi", bits, lw_cst(L, lw_i64(L), 8)), lw_i32(L));
+    TlValue *bits = tl_arith_muli(&L->b, cnt, lw_cst(L, lw_i64(L), b));
+    TlValue *bytes = tl_arith_trunci(
+        &L->b, tl_arith_divi(&L->b, bits, lw_cst(L, lw_i64(L), 8)), lw_i32(L));
     TlValue *ops[3] = {dst, elem_addr(L, v, so, si, &bitoff), bytes};
-    lw_make(L, "simt.cp_async", 3, ops, 0, NULL, 2, attrs);
+    cp_async(L, 3, ops, cb);
   }
   return true;
 }

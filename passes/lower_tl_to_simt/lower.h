@@ -16,6 +16,7 @@
 #define TL_LOWER_TL_TO_SIMT_LOWER_H
 
 #include "tl/analysis.h"
+#include "tl/build.h"
 #include "tl/dialects.h"
 #include "tl/simt.h"
 #include "tl/tl.h"
@@ -71,6 +72,10 @@ typedef struct Lower {
 
 /*===--- Emission helpers ------------------------------------------------===*/
 
+/* They build at L's builder, as the typed builders of tl/build.h
+ * (tl_arith_addi(&L->b, x, y), tl_simt_fma(&L->b, a, b, c), ...) and
+ * tl_build by op id do, at the location of the op being lowered. */
+
 static inline TlType *lw_u32(Lower *L) {
   return tl_type_int(L->ctx, 32, false);
 }
@@ -79,6 +84,62 @@ static inline TlType *lw_i64(Lower *L) { return tl_type_int(L->ctx, 64, true); }
 
 static inline TlValue *lw_cst(Lower *L, TlType *t, int64_t v) {
   return tl_arith_constant(&L->b, tl_attr_int(L->ctx, t, v), L->b.loc);
+}
+
+/* An i64 attribute (sizes, indices, alignments). */
+static inline TlAttr *lw_int(Lower *L, int64_t v) {
+  return tl_attr_int(L->ctx, lw_i64(L), v);
+}
+
+/* The binary op `id` (of the class BINARY) of a and b. */
+static inline TlValue *lw_binary(Lower *L, TlOpId id, TlValue *a, TlValue *b) {
+  TlValue *ops[2] = {a, b};
+  return tl_build1(&L->b, id, 2, ops, tl_value_type(a));
+}
+
+/* The !simt.ptr p advanced by off bytes (an i64). */
+static inline TlValue *lw_ptr_add(Lower *L, TlValue *p, TlValue *off) {
+  TlValue *ops[2] = {p, off};
+  return tl_build1(&L->b, TL_OP_SIMT_PTR_ADD, 2, ops, tl_value_type(p));
+}
+
+/* A value of type t loaded from p, and x stored to p; a nonzero `align`
+ * is the alignment in bytes the address is promised to have. */
+static inline TlValue *lw_load(Lower *L, TlValue *p, TlType *t,
+                               unsigned align) {
+  TlOp *op = tl_build(&L->b, TL_OP_SIMT_LOAD, 1, &p, 1, &t);
+  if (align)
+    tl_op_set_attr(op, "align", lw_int(L, align));
+  return tl_op_result(op, 0);
+}
+
+static inline void lw_store(Lower *L, TlValue *x, TlValue *p, unsigned align) {
+  TlValue *ops[2] = {x, p};
+  TlOp *op = tl_build(&L->b, TL_OP_SIMT_STORE, 2, ops, 0, NULL);
+  if (align)
+    tl_op_set_attr(op, "align", lw_int(L, align));
+}
+
+/* Element i, of type t, of the vector x. */
+static inline TlValue *lw_extract(Lower *L, TlValue *x, TlType *t,
+                                  int64_t i) {
+  TlOp *op = tl_build(&L->b, TL_OP_SIMT_EXTRACT, 1, &x, 1, &t);
+  tl_op_set_attr(op, "index", lw_int(L, i));
+  return tl_op_result(op, 0);
+}
+
+/* Waits for every thread of the block (bar.sync 0). */
+static inline void lw_barrier(Lower *L) {
+  tl_build(&L->b, TL_OP_SIMT_BARRIER, 0, NULL, 0, NULL);
+}
+
+/* The i32 index that op `id` (simt.thread_id, simt.block_id) reads along
+ * dimension dim, "x", "y" or "z". */
+static inline TlValue *lw_index_reg(Lower *L, TlOpId id, const char *dim) {
+  TlType *t = lw_i32(L);
+  TlOp *op = tl_build(&L->b, id, 0, NULL, 1, &t);
+  tl_op_set_attr(op, "dim", tl_attr_string(L->ctx, dim, strlen(dim)));
+  return tl_op_result(op, 0);
 }
 
 static inline TlValue *lw_op1(Lower *L, const char *name, TlValue *a,
@@ -178,12 +239,14 @@ int64_t lw_offset_div(Lower *L, TlValue *v);
 
 /* Memory accesses of 1 to 16 bytes from and to tile elements. */
 TlType *lw_access_type(Lower *L, unsigned bytes);
-TlNamedAttr lw_align_attr(Lower *L, unsigned bytes);
 TlValue *lw_gather_access(Lower *L, Tile *t, int64_t i, int64_t w);
 void lw_scatter_access(Lower *L, Tile *t, int64_t i, int64_t w, TlValue *x);
 
-/* One writer per element, and code under a condition. */
+/* One writer per element, and code under a condition: lw_scf_if builds
+ * an scf.if on cond with results of types res[0..n) and two regions
+ * without blocks. */
 TlValue *lw_writer_guard(Lower *L, const TlLayout *l);
+TlOp *lw_scf_if(Lower *L, TlValue *cond, unsigned n, TlType *const *res);
 TlBuilder lw_open_guard(Lower *L, TlValue *cond);
 void lw_close_guard(Lower *L, TlBuilder saved);
 

@@ -15,7 +15,7 @@ static TlValue *print_arg(Lower *L, TlValue *v, TlType *e, const char **spec) {
     }
     *spec = sg ? "%d" : "%u";
     TlType *t32 = sg ? lw_i32(L) : lw_u32(L);
-    return tl_value_type(v) == t32 ? v : lw_op1(L, "arith.exti", v, t32);
+    return tl_value_type(v) == t32 ? v : tl_arith_exti(&L->b, v, t32);
   }
   if (lw_is_f(e, 11, 52)) {
     *spec = "%.17g";
@@ -23,7 +23,7 @@ static TlValue *print_arg(Lower *L, TlValue *v, TlType *e, const char **spec) {
   }
   if (lw_is_f(e, 8, 23) || lw_is_f(e, 5, 10) || lw_is_f(e, 8, 7)) {
     *spec = lw_is_f(e, 8, 23) ? "%.9g" : "%.5g";
-    return tl_value_type(v) == f32 ? v : lw_op1(L, "arith.extf", v, f32);
+    return tl_value_type(v) == f32 ? v : tl_arith_extf(&L->b, v, f32);
   }
   return NULL;
 }

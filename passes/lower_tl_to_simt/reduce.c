@@ -23,7 +23,7 @@ static TlValue *scratch_base(Lower *L, int64_t bytes) {
 /* Word `slot` (an i64) of the scratch. */
 static TlValue *scratch_word(Lower *L, TlValue *scratch, TlValue *slot) {
   TlValue *ops[2] = {scratch,
-                     lw_op2(L, "arith.muli", slot, lw_cst(L, lw_i64(L), 4))};
+                     tl_arith_muli(&L->b, slot, lw_cst(L, lw_i64(L), 4))};
   TlType *pt = tl_value_type(scratch);
   return tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
 }
@@ -74,9 +74,8 @@ static void broadcast_through_scratch(Lower *L, Tile *x, Tile *t) {
     lw_index_of(L, S, i, idx);
     TlValue *lin = lw_cst(L, lw_i64(L), 0);
     for (int d = 0; d < S->rank; d++)
-      lin = lw_op2(
-          L, "arith.addi", lin,
-          lw_op2(L, "arith.muli", idx[d], lw_cst(L, lw_i64(L), stride[d])));
+      lin = tl_arith_addi(&L->b, lin,
+          tl_arith_muli(&L->b, idx[d], lw_cst(L, lw_i64(L), stride[d])));
     TlValue *ops[2] = {lw_get_elem(L, x, (unsigned)i),
                        scratch_word(L, scratch, lin)};
     lw_make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
@@ -90,9 +89,8 @@ static void broadcast_through_scratch(Lower *L, Tile *x, Tile *t) {
     TlValue *lin = lw_cst(L, lw_i64(L), 0);
     for (int d = 0; d < S->rank; d++)
       if (S->shape[d] > 1)
-        lin = lw_op2(
-            L, "arith.addi", lin,
-            lw_op2(L, "arith.muli", idx[d], lw_cst(L, lw_i64(L), stride[d])));
+        lin = tl_arith_addi(&L->b, lin,
+            tl_arith_muli(&L->b, idx[d], lw_cst(L, lw_i64(L), stride[d])));
     TlValue *p = scratch_word(L, scratch, lin);
     lw_set_elem(
         L, t, (unsigned)i,
@@ -114,7 +112,7 @@ bool lw_lower_broadcast(Lower *L, TlOp *op) {
       TlType *u64 = tl_type_int(L->ctx, 64, false);
       TlValue *bits = lw_scalar(L, a);
       if (tl_value_type(bits) != u64)
-        bits = lw_op1(L, "arith.bitcast", bits, u64);
+        bits = tl_arith_bitcast(&L->b, bits, u64);
       for (int64_t i = 0; i < count; i++)
         lw_set_elem64(L, t, (unsigned)i, bits);
       lw_put_tile(L, tl_op_result(op, 0), t);
@@ -125,13 +123,13 @@ bool lw_lower_broadcast(Lower *L, TlOp *op) {
     TlValue *bits = lw_scalar(L, a);
     TlType *st = tl_value_type(bits);
     if (tl_type_is_float(st))
-      bits = lw_op1(L, "arith.bitcast", bits, tl_type_int(L->ctx, b, false));
+      bits = tl_arith_bitcast(&L->b, bits, tl_type_int(L->ctx, b, false));
     else if (tl_type_int_signed(st) && !tl_type_is_bool(st))
-      bits = lw_op1(L, "arith.bitcast", bits, tl_type_int(L->ctx, b, false));
+      bits = tl_arith_bitcast(&L->b, bits, tl_type_int(L->ctx, b, false));
     if (b < 32)
-      bits = lw_op1(L, "arith.exti", bits, lw_u32(L));
+      bits = tl_arith_exti(&L->b, bits, lw_u32(L));
     else if (tl_value_type(bits) != lw_u32(L))
-      bits = lw_op1(L, "arith.bitcast", bits, lw_u32(L));
+      bits = tl_arith_bitcast(&L->b, bits, lw_u32(L));
     for (int64_t i = 0; i < count; i++)
       lw_set_elem(L, t, (unsigned)i, bits);
     lw_put_tile(L, tl_op_result(op, 0), t);
@@ -163,18 +161,18 @@ bool lw_lower_broadcast(Lower *L, TlOp *op) {
 /* A value of a compute type as 32 bits for a shuffle, and back. */
 static TlValue *to_word(Lower *L, TlValue *v, TlType *ct) {
   if (tl_type_is_float(ct) && tl_type_bitwidth(ct) == 16)
-    return lw_op1(L, "arith.exti",
-                  lw_op1(L, "arith.bitcast", v, tl_type_int(L->ctx, 16, false)),
+    return tl_arith_exti(&L->b,
+                  tl_arith_bitcast(&L->b, v, tl_type_int(L->ctx, 16, false)),
                   lw_u32(L));
-  return ct == lw_u32(L) ? v : lw_op1(L, "arith.bitcast", v, lw_u32(L));
+  return ct == lw_u32(L) ? v : tl_arith_bitcast(&L->b, v, lw_u32(L));
 }
 
 static TlValue *from_word(Lower *L, TlValue *w, TlType *ct) {
   if (tl_type_is_float(ct) && tl_type_bitwidth(ct) == 16)
-    return lw_op1(L, "arith.bitcast",
-                  lw_op1(L, "arith.trunci", w, tl_type_int(L->ctx, 16, false)),
+    return tl_arith_bitcast(&L->b,
+                  tl_arith_trunci(&L->b, w, tl_type_int(L->ctx, 16, false)),
                   ct);
-  return ct == lw_u32(L) ? w : lw_op1(L, "arith.bitcast", w, ct);
+  return ct == lw_u32(L) ? w : tl_arith_bitcast(&L->b, w, ct);
 }
 
 /* Word r * T + thread (an i64) of the reduction scratch. */
@@ -182,7 +180,7 @@ static TlValue *scratch_slot(Lower *L, TlValue *scratch, int64_t r,
                              TlValue *thread) {
   return scratch_word(
       L, scratch,
-      lw_op2(L, "arith.addi", thread, lw_cst(L, lw_i64(L), r * L->threads)));
+      tl_arith_addi(&L->b, thread, lw_cst(L, lw_i64(L), r * L->threads)));
 }
 
 /* tl.reduce: each thread combines its local elements of a result element
@@ -236,8 +234,8 @@ bool lw_lower_reduce(Lower *L, TlOp *op) {
      * after a barrier every thread combines the partials of the threads
      * that differ from it in the cross bits only. */
     scratch = scratch_base(L, nres * L->threads * 4);
-    mine = lw_op1(L, "arith.exti", L->tid, lw_i64(L));
-    tbase = lw_op2(L, "arith.andi", mine, lw_cst(L, lw_i64(L), ~crossmask));
+    mine = tl_arith_exti(&L->b, L->tid, lw_i64(L));
+    tbase = tl_arith_andi(&L->b, mine, lw_cst(L, lw_i64(L), ~crossmask));
   }
   TlType **ctypes =
       nc ? TL_ARENA_NEWN(&L->arena, TlType *, (size_t)nres) : NULL;
@@ -315,7 +313,7 @@ bool lw_lower_reduce(Lower *L, TlOp *op) {
           if (c >> j & 1)
             other |= cross[j];
         TlValue *who =
-            other ? lw_op2(L, "arith.addi", tbase, lw_cst(L, lw_i64(L), other))
+            other ? tl_arith_addi(&L->b, tbase, lw_cst(L, lw_i64(L), other))
                   : tbase;
         TlValue *p = scratch_slot(L, scratch, r, who);
         TlValue *v = from_word(

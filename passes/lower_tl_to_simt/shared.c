@@ -18,14 +18,11 @@ bool lw_lower_alloc_shared(Lower *L, TlOp *op) {
     return lw_fail(L, op, "a shared tile without a layout");
   m->elem = tl_tensor_elem(st);
   if (tl_shared_reuses(op))
-    lw_make(L, "simt.barrier", 0, NULL, 0, NULL, 0, NULL);
+    lw_barrier(L);
   TlType *pt = tl_simt_ptr_type(L->ctx, TL_SIMT_SHARED);
-  TlValue *b =
-      tl_op_result(lw_make(L, "simt.smem_base", 0, NULL, 1, &pt, 0, NULL), 0);
-  if (off) {
-    TlValue *ops[2] = {b, lw_cst(L, lw_i64(L), off)};
-    b = tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
-  }
+  TlValue *b = tl_build1(&L->b, TL_OP_SIMT_SMEM_BASE, 0, NULL, pt);
+  if (off)
+    b = lw_ptr_add(L, b, lw_cst(L, lw_i64(L), off));
   m->base = b;
   lw_put_smem(L, tl_op_result(op, 0), m);
   return true;
@@ -38,7 +35,7 @@ static TlValue *smem_linear(Lower *L, const TlSharedLayout *l, TlValue **off,
                             TlValue **idx) {
   TlValue *lin = lw_cst(L, lw_i64(L), l->base);
   for (int d = 0; d < l->rank; d++) {
-    TlValue *pos = idx ? lw_op2(L, "arith.addi", off[d], idx[d]) : off[d];
+    TlValue *pos = idx ? tl_arith_addi(&L->b, off[d], idx[d]) : off[d];
     /* The dimension's modes, least significant (last) first. */
     int64_t below = 1;
     for (int j = l->num_modes - 1; j >= 0; j--) {
@@ -49,14 +46,12 @@ static TlValue *smem_linear(Lower *L, const TlSharedLayout *l, TlValue **off,
         top &= l->mode_dim[q] != d;
       TlValue *dg = pos;
       if (below > 1)
-        dg = lw_op2(L, "arith.divi", dg, lw_cst(L, lw_i64(L), below));
+        dg = tl_arith_divi(&L->b, dg, lw_cst(L, lw_i64(L), below));
       if (!top)
-        dg =
-            lw_op2(L, "arith.remi", dg, lw_cst(L, lw_i64(L), l->mode_shape[j]));
+        dg = tl_arith_remi(&L->b, dg, lw_cst(L, lw_i64(L), l->mode_shape[j]));
       if (l->mode_stride[j] != 1)
-        dg = lw_op2(L, "arith.muli", dg,
-                    lw_cst(L, lw_i64(L), l->mode_stride[j]));
-      lin = lw_op2(L, "arith.addi", lin, dg);
+        dg = tl_arith_muli(&L->b, dg, lw_cst(L, lw_i64(L), l->mode_stride[j]));
+      lin = tl_arith_addi(&L->b, lin, dg);
       below *= l->mode_shape[j];
     }
   }
@@ -71,19 +66,17 @@ TlValue *lw_smem_addr(Lower *L, Smem *m, TlValue **off, TlValue **idx) {
   if (l->swizzle_bits) {
     int64_t mask = ((INT64_C(1) << l->swizzle_bits) - 1) << l->swizzle_base;
     TlValue *hi =
-        lw_op2(L, "arith.shri", lin, lw_cst(L, lw_i64(L), l->swizzle_shift));
-    lin = lw_op2(L, "arith.xori", lin,
-                 lw_op2(L, "arith.andi", hi, lw_cst(L, lw_i64(L), mask)));
+        tl_arith_shri(&L->b, lin, lw_cst(L, lw_i64(L), l->swizzle_shift));
+    lin = tl_arith_xori(&L->b, lin,
+                        tl_arith_andi(&L->b, hi, lw_cst(L, lw_i64(L), mask)));
   }
   /* Sub-byte elements are accessed in whole aligned bytes only. */
   unsigned b = tl_type_bitwidth(m->elem);
-  TlValue *bytes =
-      b == 8  ? lin
-      : b > 8 ? lw_op2(L, "arith.muli", lin, lw_cst(L, lw_i64(L), b / 8))
-              : lw_op2(L, "arith.divi", lin, lw_cst(L, lw_i64(L), 8 / b));
-  TlValue *ops[2] = {m->base, bytes};
-  TlType *pt = tl_value_type(m->base);
-  return tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+  TlValue *bytes = b == 8 ? lin
+                   : b > 8
+                       ? tl_arith_muli(&L->b, lin, lw_cst(L, lw_i64(L), b / 8))
+                       : tl_arith_divi(&L->b, lin, lw_cst(L, lw_i64(L), 8 / b));
+  return lw_ptr_add(L, m->base, bytes);
 }
 
 /* Whether every aligned run of w elements along the last dimension of
@@ -151,37 +144,33 @@ static bool load_ldmatrix(Lower *L, Smem *m, const TlLayout *l, unsigned b,
   }
   int64_t nmat = tl_layout_local_size(&q);
   int num = nmat % 4 == 0 ? 4 : nmat % 2 == 0 ? 2 : 1;
-  TlValue *lane = lw_op2(L, "arith.remi", L->tid, lw_cst(L, lw_i32(L), 32));
-  TlValue *warp = lw_op2(L, "arith.divi", L->tid, lw_cst(L, lw_i32(L), 32));
-  TlValue *row =
-      lw_op1(L, "arith.exti",
-             lw_op2(L, "arith.remi", lane, lw_cst(L, lw_i32(L), 8)), lw_i64(L));
-  TlValue *mat = lw_op2(L, "arith.divi", lane, lw_cst(L, lw_i32(L), 8));
+  TlValue *lane = tl_arith_remi(&L->b, L->tid, lw_cst(L, lw_i32(L), 32));
+  TlValue *warp = tl_arith_divi(&L->b, L->tid, lw_cst(L, lw_i32(L), 32));
+  TlValue *row = tl_arith_exti(
+      &L->b, tl_arith_remi(&L->b, lane, lw_cst(L, lw_i32(L), 8)), lw_i64(L));
+  TlValue *mat = tl_arith_divi(&L->b, lane, lw_cst(L, lw_i32(L), 8));
   if (num < 4)
-    mat = lw_op2(L, "arith.remi", mat, lw_cst(L, lw_i32(L), num));
-  TlType *vt = tl_simt_vec_type(L->ctx, (unsigned)num, lw_i32(L)),
-         *it = lw_i32(L), *ut = lw_u32(L);
-  TlNamedAttr attrs[2] = {{"num", tl_attr_int(L->ctx, lw_i64(L), num)},
-                          {"trans", tl_attr_unit(L->ctx)}};
+    mat = tl_arith_remi(&L->b, mat, lw_cst(L, lw_i32(L), num));
+  TlType *vt = tl_simt_vec_type(L->ctx, (unsigned)num, lw_i32(L));
   for (int64_t g = 0; g < nmat / num; g++) {
     TlValue *ql =
-        g ? lw_op2(L, "arith.addi", mat, lw_cst(L, lw_i32(L), g * num)) : mat;
+        g ? tl_arith_addi(&L->b, mat, lw_cst(L, lw_i32(L), g * num)) : mat;
     TlValue *idx[TL_LAYOUT_MAX_RANK];
     lw_index_at(L, &q, warp, ql, idx);
-    idx[rank - 2] = lw_op2(
-        L, "arith.addi",
-        lw_op2(L, "arith.muli", idx[rank - 2], lw_cst(L, lw_i64(L), 8)), row);
+    idx[rank - 2] = tl_arith_addi(
+        &L->b, tl_arith_muli(&L->b, idx[rank - 2], lw_cst(L, lw_i64(L), 8)),
+        row);
     idx[rank - 1] =
-        lw_op2(L, "arith.muli", idx[rank - 1], lw_cst(L, lw_i64(L), w));
+        tl_arith_muli(&L->b, idx[rank - 1], lw_cst(L, lw_i64(L), w));
     TlValue *p = lw_smem_addr(L, m, off, idx);
-    TlValue *x = tl_op_result(
-        lw_make(L, "simt.ldmatrix", 1, &p, 1, &vt, trans ? 2 : 1, attrs), 0);
-    for (int j = 0; j < num; j++) {
-      TlNamedAttr ix = {"index", tl_attr_int(L->ctx, lw_i64(L), j)};
-      TlValue *e =
-          tl_op_result(lw_make(L, "simt.extract", 1, &x, 1, &it, 1, &ix), 0);
-      t->words[g * num + j] = lw_op1(L, "arith.bitcast", e, ut);
-    }
+    TlOp *ld = tl_build(&L->b, TL_OP_SIMT_LDMATRIX, 1, &p, 1, &vt);
+    tl_op_set_attr(ld, "num", lw_int(L, num));
+    if (trans)
+      tl_op_set_attr(ld, "trans", tl_attr_unit(L->ctx));
+    TlValue *x = tl_op_result(ld, 0);
+    for (int j = 0; j < num; j++)
+      t->words[g * num + j] =
+          tl_arith_bitcast(&L->b, lw_extract(L, x, lw_i32(L), j), lw_u32(L));
   }
   return true;
 }
@@ -222,18 +211,14 @@ bool lw_lower_load_shared(Lower *L, TlOp *op) {
           "dimension are not whole aligned bytes");
     if (w > 1 || b == 64) {
       unsigned bytes = (unsigned)w * b / 8;
-      TlType *at = lw_access_type(L, bytes);
-      TlNamedAttr al = lw_align_attr(L, bytes);
-      lw_scatter_access(
-          L, t, i, w,
-          tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &at, 1, &al), 0));
+      lw_scatter_access(L, t, i, w,
+                        lw_load(L, p, lw_access_type(L, bytes), bytes));
       i += w;
       continue;
     }
-    TlValue *x =
-        tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &mem, 0, NULL), 0);
+    TlValue *x = lw_load(L, p, mem, 0);
     if (b < 32)
-      x = lw_op1(L, "arith.exti", x, lw_u32(L));
+      x = tl_arith_exti(&L->b, x, lw_u32(L));
     lw_set_elem(L, t, (unsigned)i, x);
     i++;
   }
@@ -274,17 +259,14 @@ bool lw_lower_store_shared(Lower *L, TlOp *op) {
           "dimension are not whole aligned bytes (threads would share bytes)");
     }
     if (w > 1 || b == 64) {
-      TlNamedAttr al = lw_align_attr(L, (unsigned)w * b / 8);
-      TlValue *ops[2] = {lw_gather_access(L, t, i, w), p};
-      lw_make(L, "simt.store", 2, ops, 0, NULL, 1, &al);
+      lw_store(L, lw_gather_access(L, t, i, w), p, (unsigned)w * b / 8);
       i += w;
       continue;
     }
     TlValue *x = lw_get_elem(L, t, (unsigned)i);
     if (b < 32)
-      x = lw_op1(L, "arith.trunci", x, mem);
-    TlValue *ops[2] = {x, p};
-    lw_make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
+      x = tl_arith_trunci(&L->b, x, mem);
+    lw_store(L, x, p, 0);
     i++;
   }
   if (guard)
@@ -323,16 +305,13 @@ bool lw_lower_shared_view(Lower *L, TlOp *op, Smem *src) {
       pos[d] = offs[d] >= 0
                    ? lw_cst(L, lw_i64(L), offs[d])
                    : lw_to_i64(L, lw_scalar(L, tl_op_operand(op, next++)));
-    TlValue *shift = lw_op2(L, "arith.subi", smem_linear(L, l, pos, NULL),
-                            lw_cst(L, lw_i64(L), l->base));
+    TlValue *shift = tl_arith_subi(&L->b, smem_linear(L, l, pos, NULL),
+                                   lw_cst(L, lw_i64(L), l->base));
     TlValue *bytes =
         b == 8  ? shift
-        : b > 8 ? lw_op2(L, "arith.muli", shift, lw_cst(L, lw_i64(L), b / 8))
-                : lw_op2(L, "arith.divi", shift, lw_cst(L, lw_i64(L), 8 / b));
-    TlValue *ops[2] = {src->base, bytes};
-    TlType *pt = tl_value_type(src->base);
-    m->base =
-        tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+        : b > 8 ? tl_arith_muli(&L->b, shift, lw_cst(L, lw_i64(L), b / 8))
+                : tl_arith_divi(&L->b, shift, lw_cst(L, lw_i64(L), 8 / b));
+    m->base = lw_ptr_add(L, src->base, bytes);
   }
   lw_put_smem(L, tl_op_result(op, 0), m);
   return true;
