@@ -169,15 +169,12 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
     for (int64_t w = 0; w < n / 2; w++) {
       TlValue *a =
           tl_arith_bitcast(&L->b, src->words[2 * w], tl_type_f32(L->ctx));
-      TlValue *bv = tl_arith_bitcast(&L->b, src->words[2 * w + 1],
-                           tl_type_f32(L->ctx));
+      TlValue *bv =
+          tl_arith_bitcast(&L->b, src->words[2 * w + 1], tl_type_f32(L->ctx));
       TlValue *ops[2] = {a, bv};
-      TlNamedAttr rn = {"rounding", lw_str(L, "rn")};
-      TlValue *p =
-          tl_op_result(lw_make(L, "simt.cvt_pack", 2, ops, 1, &v2, 1, &rn), 0);
-      TlType *ut = lw_u32(L);
-      t->words[w] =
-          tl_op_result(lw_make(L, "simt.bitcast", 1, &p, 1, &ut, 0, NULL), 0);
+      TlOp *cvt = tl_build(&L->b, TL_OP_SIMT_CVT_PACK, 2, ops, 1, &v2);
+      tl_op_set_attr(cvt, "rounding", lw_str(L, "rn"));
+      t->words[w] = tl_simt_bitcast(&L->b, tl_op_result(cvt, 0), lw_u32(L));
     }
     lw_put_tile(L, tl_op_result(op, 0), t);
     return true;
@@ -218,16 +215,13 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
     TlValue *y;
     if (tl_type_is_bool(de)) {
       /* Nonzero is true; so is NaN (an unordered compare). */
-      TlType *i1 = tl_type_bool(L->ctx);
-      bool fl = tl_type_is_float(ct);
-      TlNamedAttr ne = {"predicate", lw_str(L, fl ? "une" : "ne")};
-      TlValue *ops[2] = {
-          x, fl ? tl_arith_constant(&L->b, tl_attr_float(L->ctx, ct, 0.0),
-                                    L->b.loc)
-                : lw_cst(L, ct, 0)};
-      TlValue *c = tl_op_result(
-          lw_make(L, fl ? "arith.cmpf" : "arith.cmpi", 2, ops, 1, &i1, 1, &ne),
-          0);
+      TlValue *c =
+          tl_type_is_float(ct)
+              ? tl_arith_cmpf(&L->b, "une", x,
+                              tl_arith_constant(&L->b,
+                                                tl_attr_float(L->ctx, ct, 0.0),
+                                                L->b.loc))
+              : tl_arith_cmpi(&L->b, "ne", x, lw_cst(L, ct, 0));
       lw_encode(L, t, (unsigned)i, tl_arith_exti(&L->b, c, lw_u32(L)));
       continue;
     }
@@ -239,8 +233,8 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
       else if (tl_type_bitwidth(ct) < tl_type_bitwidth(de))
         y = tl_arith_extf(&L->b, x, de);
       else if (tl_type_bitwidth(ct) == tl_type_bitwidth(de)) /* f16 <-> bf16 */
-        y = tl_arith_truncf(&L->b,
-                   tl_arith_extf(&L->b, x, tl_type_f32(L->ctx)), de);
+        y = tl_arith_truncf(&L->b, tl_arith_extf(&L->b, x, tl_type_f32(L->ctx)),
+                            de);
       else
         y = tl_arith_truncf(&L->b, x, de);
     } else {
@@ -260,32 +254,31 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
                            ? x
                            : tl_arith_exti(&L->b, x, lw_i64(L));
         if (db < 64 || !ds)
-          w64 =
-              tl_arith_maxi(&L->b, w64,
-                     lw_cst(L, lw_i64(L), ds ? -(INT64_C(1) << (db - 1)) : 0));
+          w64 = tl_arith_maxi(
+              &L->b, w64,
+              lw_cst(L, lw_i64(L), ds ? -(INT64_C(1) << (db - 1)) : 0));
         if (db < 64)
           w64 = tl_arith_mini(&L->b, w64,
-                       lw_cst(L, lw_i64(L),
-                              ds ? (INT64_C(1) << (db - 1)) - 1
-                                 : (int64_t)((UINT64_C(1) << db) - 1)));
-        y = tl_value_type(w64) == wide
-                ? w64
-                : lw_op1(L, db == 64 ? "arith.bitcast" : "arith.trunci", w64,
-                         wide);
+                              lw_cst(L, lw_i64(L),
+                                     ds ? (INT64_C(1) << (db - 1)) - 1
+                                        : (int64_t)((UINT64_C(1) << db) - 1)));
+        y = tl_value_type(w64) == wide ? w64
+            : db == 64                 ? tl_arith_bitcast(&L->b, w64, wide)
+                                       : tl_arith_trunci(&L->b, w64, wide);
       } else {
         /* An unsigned value is exact in u64: only the top can overflow. */
         TlType *u64 = tl_type_int(L->ctx, 64, false);
         TlValue *w64 =
             tl_type_int_width(ct) == 64 ? x : tl_arith_exti(&L->b, x, u64);
         if (db < 64 || ds)
-          w64 = tl_arith_mini(&L->b, w64,
-                       lw_cst(L, u64,
-                              (int64_t)(ds ? (UINT64_C(1) << (db - 1)) - 1
-                                           : (UINT64_C(1) << db) - 1)));
-        y = tl_value_type(w64) == wide
-                ? w64
-                : lw_op1(L, db == 64 ? "arith.bitcast" : "arith.trunci", w64,
-                         wide);
+          w64 =
+              tl_arith_mini(&L->b, w64,
+                            lw_cst(L, u64,
+                                   (int64_t)(ds ? (UINT64_C(1) << (db - 1)) - 1
+                                                : (UINT64_C(1) << db) - 1)));
+        y = tl_value_type(w64) == wide ? w64
+            : db == 64                 ? tl_arith_bitcast(&L->b, w64, wide)
+                                       : tl_arith_trunci(&L->b, w64, wide);
       }
       lw_encode(L, t, (unsigned)i, y);
       continue;
@@ -318,57 +311,58 @@ static TlValue *fmod32(Lower *L, TlValue *a, TlValue *b) {
           *eb = tl_arith_shri(&L->b, ub, lw_cst(L, u, 23));
   TlValue *fa = tl_arith_andi(&L->b, ua, lw_cst(L, u, 0x7fffff)),
           *fb = tl_arith_andi(&L->b, ub, lw_cst(L, u, 0x7fffff));
-  TlValue *za = lw_cmpu(L, "eq", ea, lw_cst(L, u, 0)),
-          *zb = lw_cmpu(L, "eq", eb, lw_cst(L, u, 0));
-  TlValue *ma =
-      lw_sel(L, za, fa, tl_arith_ori(&L->b, fa, lw_cst(L, u, 0x800000)));
-  TlValue *mb =
-      lw_sel(L, zb, fb, tl_arith_ori(&L->b, fb, lw_cst(L, u, 0x800000)));
-  ea = lw_sel(L, za, lw_cst(L, u, 1), ea);
-  eb = lw_sel(L, zb, lw_cst(L, u, 1), eb);
+  TlValue *za = tl_arith_cmpi(&L->b, "eq", ea, lw_cst(L, u, 0)),
+          *zb = tl_arith_cmpi(&L->b, "eq", eb, lw_cst(L, u, 0));
+  TlValue *ma = tl_arith_select(
+      &L->b, za, fa, tl_arith_ori(&L->b, fa, lw_cst(L, u, 0x800000)));
+  TlValue *mb = tl_arith_select(
+      &L->b, zb, fb, tl_arith_ori(&L->b, fb, lw_cst(L, u, 0x800000)));
+  ea = tl_arith_select(&L->b, za, lw_cst(L, u, 1), ea);
+  eb = tl_arith_select(&L->b, zb, lw_cst(L, u, 1), eb);
   /* k = ea - eb, meaningful when |a| >= |b| (then ea >= eb); clamp the
    * other case to 0 (its result is a). */
-  TlValue *big = lw_cmpu(L, "ge", ua, ub);
-  TlValue *k = lw_sel(L, big, tl_arith_subi(&L->b, ea, eb), lw_cst(L, u, 0));
-  TlValue *m = tl_arith_exti(&L->b,
-      lw_sel(L, lw_cmpu(L, "eq", mb, lw_cst(L, u, 0)), lw_cst(L, u, 1), mb),
+  TlValue *big = tl_arith_cmpi(&L->b, "ge", ua, ub);
+  TlValue *k = tl_arith_select(&L->b, big, tl_arith_subi(&L->b, ea, eb),
+                               lw_cst(L, u, 0));
+  TlValue *m = tl_arith_exti(
+      &L->b,
+      tl_arith_select(&L->b, tl_arith_cmpi(&L->b, "eq", mb, lw_cst(L, u, 0)),
+                      lw_cst(L, u, 1), mb),
       u64);
   TlValue *base = tl_arith_remi(&L->b, lw_cst(L, u64, 2), m);
   TlValue *acc = tl_arith_remi(&L->b, lw_cst(L, u64, 1), m);
   for (int j = 0; j < 9; j++) {
-    TlValue *bit =
-        tl_arith_andi(&L->b, tl_arith_shri(&L->b, k, lw_cst(L, u, j)),
-               lw_cst(L, u, 1));
-    TlValue *times =
-        tl_arith_remi(&L->b, tl_arith_muli(&L->b, acc, base), m);
-    acc = lw_sel(L, lw_cmpu(L, "ne", bit, lw_cst(L, u, 0)), times, acc);
+    TlValue *bit = tl_arith_andi(
+        &L->b, tl_arith_shri(&L->b, k, lw_cst(L, u, j)), lw_cst(L, u, 1));
+    TlValue *times = tl_arith_remi(&L->b, tl_arith_muli(&L->b, acc, base), m);
+    acc = tl_arith_select(
+        &L->b, tl_arith_cmpi(&L->b, "ne", bit, lw_cst(L, u, 0)), times, acc);
     if (j < 8)
       base = tl_arith_remi(&L->b, tl_arith_muli(&L->b, base, base), m);
   }
-  TlValue *rs =
-      tl_arith_remi(&L->b,
-             tl_arith_muli(&L->b, tl_arith_exti(&L->b, ma, u64), acc), m);
+  TlValue *rs = tl_arith_remi(
+      &L->b, tl_arith_muli(&L->b, tl_arith_exti(&L->b, ma, u64), acc), m);
   /* rs 2^(eb - 150), exact in f64 and then in f32 (a multiple of b's
    * ulp below |b|). */
-  TlValue *scale_bits =
-      tl_arith_shli(&L->b,
-             tl_arith_exti(&L->b,
-                    tl_arith_addi(&L->b, eb, lw_cst(L, u, 1023 - 150)), u64),
-             lw_cst(L, u64, 52));
+  TlValue *scale_bits = tl_arith_shli(
+      &L->b,
+      tl_arith_exti(&L->b, tl_arith_addi(&L->b, eb, lw_cst(L, u, 1023 - 150)),
+                    u64),
+      lw_cst(L, u64, 52));
   TlValue *mag = tl_arith_mulf(&L->b, tl_arith_itofp(&L->b, rs, f64),
-                        tl_arith_bitcast(&L->b, scale_bits, f64));
-  TlValue *r =
-      tl_arith_bitcast(&L->b, tl_arith_truncf(&L->b, mag, f32), u);
+                               tl_arith_bitcast(&L->b, scale_bits, f64));
+  TlValue *r = tl_arith_bitcast(&L->b, tl_arith_truncf(&L->b, mag, f32), u);
   r = tl_arith_ori(&L->b, r,
-             tl_arith_andi(&L->b, ba, lw_cst(L, u, 0x80000000u)));
+                   tl_arith_andi(&L->b, ba, lw_cst(L, u, 0x80000000u)));
   /* The special cases. */
   TlValue *inf = lw_cst(L, u, 0x7f800000);
-  r = lw_sel(L, big, r, ba);
-  r = lw_sel(L, lw_cmpu(L, "eq", ub, inf), ba, r);
-  TlValue *nan = tl_arith_ori(&L->b, lw_cmpu(L, "ge", ua, inf),
-                        lw_cmpu(L, "gt", ub, inf));
-  nan = tl_arith_ori(&L->b, nan, lw_cmpu(L, "eq", ub, lw_cst(L, u, 0)));
-  r = lw_sel(L, nan, lw_cst(L, u, 0x7fc00000), r);
+  r = tl_arith_select(&L->b, big, r, ba);
+  r = tl_arith_select(&L->b, tl_arith_cmpi(&L->b, "eq", ub, inf), ba, r);
+  TlValue *nan = tl_arith_ori(&L->b, tl_arith_cmpi(&L->b, "ge", ua, inf),
+                              tl_arith_cmpi(&L->b, "gt", ub, inf));
+  nan =
+      tl_arith_ori(&L->b, nan, tl_arith_cmpi(&L->b, "eq", ub, lw_cst(L, u, 0)));
+  r = tl_arith_select(&L->b, nan, lw_cst(L, u, 0x7fc00000), r);
   return tl_arith_bitcast(&L->b, r, f32);
 }
 
@@ -425,23 +419,29 @@ static bool narrow_small(Lower *L, Tile *f, Tile *t) {
  * float or integer arith op; tl.mod of f16, bf16 or f32 is C's fmod
  * (fmod32); small floats compute in f32 and round once back. */
 bool lw_lower_elementwise(Lower *L, TlOp *op) {
-  const char *n = tl_op_name(op) + 3;
+  /* The tl op, its arith op on floats (none for bitwise ops and tl.mod)
+   * and on integers. */
   static const struct {
-    const char *tl, *fop, *iop;
-  } tab[] = {
-      {"add", "arith.addf", "arith.addi"}, {"sub", "arith.subf", "arith.subi"},
-      {"mul", "arith.mulf", "arith.muli"}, {"div", "arith.divf", "arith.divi"},
-      {"max", "arith.maxf", "arith.maxi"}, {"min", "arith.minf", "arith.mini"},
-      {"and", NULL, "arith.andi"},         {"or", NULL, "arith.ori"},
-      {"xor", NULL, "arith.xori"},         {"mod", NULL, "arith.remi"},
-      {"shl", NULL, "arith.shli"},         {"shr", NULL, "arith.shri"}};
-  const char *fop = NULL, *iop = NULL;
+    TlOpId tl, fop, iop;
+  } tab[] = {{TL_OP_TL_ADD, TL_OP_ARITH_ADDF, TL_OP_ARITH_ADDI},
+             {TL_OP_TL_SUB, TL_OP_ARITH_SUBF, TL_OP_ARITH_SUBI},
+             {TL_OP_TL_MUL, TL_OP_ARITH_MULF, TL_OP_ARITH_MULI},
+             {TL_OP_TL_DIV, TL_OP_ARITH_DIVF, TL_OP_ARITH_DIVI},
+             {TL_OP_TL_MAX, TL_OP_ARITH_MAXF, TL_OP_ARITH_MAXI},
+             {TL_OP_TL_MIN, TL_OP_ARITH_MINF, TL_OP_ARITH_MINI},
+             {TL_OP_TL_AND, TL_OP_NONE, TL_OP_ARITH_ANDI},
+             {TL_OP_TL_OR, TL_OP_NONE, TL_OP_ARITH_ORI},
+             {TL_OP_TL_XOR, TL_OP_NONE, TL_OP_ARITH_XORI},
+             {TL_OP_TL_MOD, TL_OP_NONE, TL_OP_ARITH_REMI},
+             {TL_OP_TL_SHL, TL_OP_NONE, TL_OP_ARITH_SHLI},
+             {TL_OP_TL_SHR, TL_OP_NONE, TL_OP_ARITH_SHRI}};
+  TlOpId id = tl_op_id(op), fop = TL_OP_NONE, iop = TL_OP_NONE;
   for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
-    if (!strcmp(tab[i].tl, n)) {
+    if (tab[i].tl == id) {
       fop = tab[i].fop;
       iop = tab[i].iop;
     }
-  if (!iop)
+  if (iop == TL_OP_NONE)
     return lw_fail(L, op, "this elementwise op");
   Tile *x = lw_tile_of(L, tl_op_operand(op, 0)),
        *y = lw_tile_of(L, tl_op_operand(op, 1));
@@ -466,7 +466,7 @@ bool lw_lower_elementwise(Lower *L, TlOp *op) {
       return lw_fail(
           L, op, "elementwise arithmetic on this element type (cast it first)");
     bool fl = tl_type_is_float(ct);
-    if (fl && !strcmp(n, "mod") && tl_type_bitwidth(ct) <= 32) {
+    if (fl && id == TL_OP_TL_MOD && tl_type_bitwidth(ct) <= 32) {
       /* In f32 (f16 and bf16 values and their remainders are exact there). */
       TlType *f32 = tl_type_f32(L->ctx);
       TlValue *r = fmod32(L, ct == f32 ? a : tl_arith_extf(&L->b, a, f32),
@@ -475,11 +475,11 @@ bool lw_lower_elementwise(Lower *L, TlOp *op) {
                 ct == f32 ? r : tl_arith_truncf(&L->b, r, ct));
       continue;
     }
-    if (fl && !fop)
+    if (fl && fop == TL_OP_NONE)
       return lw_fail(L, op,
-                     !strcmp(n, "mod") ? "f64 remainders"
-                                       : "bitwise ops on floats");
-    TlValue *r = lw_op2(L, fl ? fop : iop, a, b);
+                     id == TL_OP_TL_MOD ? "f64 remainders"
+                                        : "bitwise ops on floats");
+    TlValue *r = lw_binary(L, fl ? fop : iop, a, b);
     lw_encode(L, out, (unsigned)i, r);
   }
   if (small && !narrow_small(L, out, t))
@@ -492,23 +492,24 @@ bool lw_lower_elementwise(Lower *L, TlOp *op) {
 /* tl.neg, tl.abs, tl.not: per element in its compute type; integer
  * results wrap to the element's width (lw_set_elem keeps its bits). */
 bool lw_lower_unary(Lower *L, TlOp *op) {
-  const char *n = tl_op_name(op) + 3;
+  TlOpId id = tl_op_id(op);
   Tile *x = lw_tile_of(L, tl_op_operand(op, 0));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
   Tile *t = lw_zero_tile(L, rt);
   int64_t count = tl_layout_local_size(tl_reg_layout(rt));
   for (int64_t i = 0; i < count; i++) {
     TlType *ct;
-    if (is_small_float(tl_tensor_elem(rt)) && strcmp(n, "not")) {
+    if (is_small_float(tl_tensor_elem(rt)) && id != TL_OP_TL_NOT) {
       /* The sign bit flipped or cleared, as for every float. */
       unsigned b = lw_elem_bits(rt);
       TlValue *c = lw_get_elem(L, x, (unsigned)i),
               *sign = lw_cst(L, lw_u32(L), 1u << (b - 1));
-      lw_set_elem(L, t, (unsigned)i,
-                  !strcmp(n, "neg")
-                      ? tl_arith_xori(&L->b, c, sign)
-                      : tl_arith_andi(&L->b, c,
-                               lw_cst(L, lw_u32(L), (1u << (b - 1)) - 1)));
+      lw_set_elem(
+          L, t, (unsigned)i,
+          id == TL_OP_TL_NEG
+              ? tl_arith_xori(&L->b, c, sign)
+              : tl_arith_andi(&L->b, c,
+                              lw_cst(L, lw_u32(L), (1u << (b - 1)) - 1)));
       continue;
     }
     TlValue *a = lw_decode(L, x, (unsigned)i, &ct), *r;
@@ -516,25 +517,20 @@ bool lw_lower_unary(Lower *L, TlOp *op) {
       return lw_fail(
           L, op, "elementwise arithmetic on this element type (cast it first)");
     bool fl = tl_type_is_float(ct);
-    if (!strcmp(n, "not")) {
+    if (id == TL_OP_TL_NOT) {
       if (fl)
         return lw_fail(L, op, "bitwise ops on floats");
       r = tl_arith_xori(&L->b, a, lw_cst(L, ct, -1));
     } else if (fl) {
-      r = lw_op1(L, !strcmp(n, "neg") ? "arith.negf" : "arith.absf", a, ct);
+      r = id == TL_OP_TL_NEG ? tl_arith_negf(&L->b, a)
+                             : tl_arith_absf(&L->b, a);
     } else {
       TlValue *neg = tl_arith_subi(&L->b, lw_cst(L, ct, 0), a);
-      if (!strcmp(n, "neg") || !tl_type_int_signed(ct)) {
-        r = !strcmp(n, "neg") ? neg : a;
+      if (id == TL_OP_TL_NEG || !tl_type_int_signed(ct)) {
+        r = id == TL_OP_TL_NEG ? neg : a;
       } else {
-        TlType *i1 = tl_type_bool(L->ctx);
-        TlNamedAttr lt = {"predicate", lw_str(L, "lt")};
-        TlValue *ops[2] = {a, lw_cst(L, ct, 0)};
-        TlValue *below =
-            tl_op_result(lw_make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &lt), 0);
-        TlValue *sel[3] = {below, neg, a};
-        r = tl_op_result(lw_make(L, "arith.select", 3, sel, 1, &ct, 0, NULL),
-                         0);
+        TlValue *below = tl_arith_cmpi(&L->b, "lt", a, lw_cst(L, ct, 0));
+        r = tl_arith_select(&L->b, below, neg, a);
       }
     }
     lw_encode(L, t, (unsigned)i, r);
@@ -550,16 +546,12 @@ static TlValue *fcst(Lower *L, double v) {
                            L->b.loc);
 }
 
+/* The special function fn ("ex2.approx", "sqrt.rn", ...) of the f32 x. */
 static TlValue *math(Lower *L, const char *fn, TlValue *x) {
   TlType *f32 = tl_type_f32(L->ctx);
-  TlNamedAttr a = {"fn", lw_str(L, fn)};
-  return tl_op_result(lw_make(L, "simt.math", 1, &x, 1, &f32, 1, &a), 0);
-}
-
-static TlValue *fma32(Lower *L, TlValue *a, TlValue *b, TlValue *c) {
-  TlType *f32 = tl_type_f32(L->ctx);
-  TlValue *ops[3] = {a, b, c};
-  return tl_op_result(lw_make(L, "simt.fma", 3, ops, 1, &f32, 0, NULL), 0);
+  TlOp *op = tl_build(&L->b, TL_OP_SIMT_MATH, 1, &x, 1, &f32);
+  tl_op_set_attr(op, "fn", lw_str(L, fn));
+  return tl_op_result(op, 0);
 }
 
 /* e^x as 2^t (1 + c ln 2) with t = x * log2(e) rounded and c the rest of
@@ -568,21 +560,18 @@ static TlValue *fma32(Lower *L, TlValue *a, TlValue *b, TlValue *c) {
  * infinite. The error is ex2.approx's, not a multiple of |x| as for
  * ex2(x * log2(e)). */
 static TlValue *exp32(Lower *L, TlValue *x) {
-  TlType *f32 = tl_type_f32(L->ctx), *i1 = tl_type_bool(L->ctx);
+  TlBuilder *b = &L->b;
   TlValue *hi = fcst(L, 1.44269502162933349609375); /* log2(e) in f32 */
   TlValue *lo = fcst(L, 1.925963033500011e-08);     /* log2(e) - hi */
-  TlValue *t = tl_arith_mulf(&L->b, x, hi);
+  TlValue *t = tl_arith_mulf(b, x, hi);
   TlValue *c =
-      fma32(L, x, lo, fma32(L, x, hi, lw_op1(L, "arith.negf", t, f32)));
-  TlNamedAttr olt = {"predicate", lw_str(L, "olt")};
-  TlValue *cmp[2] = {lw_op1(L, "arith.absf", t, f32), fcst(L, 128.0)};
-  TlValue *small =
-      tl_op_result(lw_make(L, "arith.cmpf", 2, cmp, 1, &i1, 1, &olt), 0);
-  TlValue *sel[3] = {small, c, fcst(L, 0.0)};
-  c = tl_op_result(lw_make(L, "arith.select", 3, sel, 1, &f32, 0, NULL), 0);
+      tl_simt_fma(b, x, lo, tl_simt_fma(b, x, hi, tl_arith_negf(b, t)));
+  TlValue *abs_t = tl_arith_absf(b, t);
+  TlValue *small = tl_arith_cmpf(b, "olt", abs_t, fcst(L, 128.0));
+  c = tl_arith_select(b, small, c, fcst(L, 0.0));
   TlValue *r = math(L, "ex2.approx", t);
-  return fma32(L, r,
-               tl_arith_mulf(&L->b, c, fcst(L, 0.693147182464599609375)), r);
+  return tl_simt_fma(b, r,
+                     tl_arith_mulf(b, c, fcst(L, 0.693147182464599609375)), r);
 }
 
 /* tl.exp, tl.exp2, tl.log2, tl.sqrt, tl.rsqrt on f16, bf16 and f32: in f32
@@ -590,7 +579,7 @@ static TlValue *exp32(Lower *L, TlValue *x) {
  * the element type. Within the approximations' error of the VM's exactly
  * rounded values (docs/lowering.md). */
 bool lw_lower_math(Lower *L, TlOp *op) {
-  const char *n = tl_op_name(op) + 3;
+  TlOpId id = tl_op_id(op);
   Tile *x = lw_tile_of(L, tl_op_operand(op, 0));
   TlType *rt = tl_value_type(tl_op_result(op, 0)), *f32 = tl_type_f32(L->ctx);
   TlType *e = tl_tensor_elem(rt);
@@ -604,14 +593,14 @@ bool lw_lower_math(Lower *L, TlOp *op) {
     TlValue *a = lw_decode(L, x, (unsigned)i, &ct), *r;
     if (ct != f32)
       a = tl_arith_extf(&L->b, a, f32);
-    if (!strcmp(n, "exp"))
+    if (id == TL_OP_TL_EXP)
       r = exp32(L, a);
     else
       r = math(L,
-               !strcmp(n, "exp2")   ? "ex2.approx"
-               : !strcmp(n, "log2") ? "lg2.approx"
-               : !strcmp(n, "sqrt") ? "sqrt.rn"
-                                    : "rsqrt.approx",
+               id == TL_OP_TL_EXP2   ? "ex2.approx"
+               : id == TL_OP_TL_LOG2 ? "lg2.approx"
+               : id == TL_OP_TL_SQRT ? "sqrt.rn"
+                                     : "rsqrt.approx",
                a);
     if (ct != f32)
       r = tl_arith_truncf(&L->b, r, ct);
@@ -632,7 +621,7 @@ bool lw_lower_cmp(Lower *L, TlOp *op) {
        *y = lw_tile_of(L, tl_op_operand(op, 1));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
   Tile *t = lw_zero_tile(L, rt);
-  TlType *i1 = tl_type_bool(L->ctx), *w = lw_u32(L);
+  TlType *w = lw_u32(L);
   TlValue *one = lw_cst(L, w, 1), *zero = lw_cst(L, w, 0);
   x = widen_small(L, x); /* small floats compare by their exact values */
   y = widen_small(L, y);
@@ -648,15 +637,9 @@ bool lw_lower_cmp(Lower *L, TlOp *op) {
     bool fl = tl_type_is_float(ct);
     char fpred[8];
     snprintf(fpred, sizeof fpred, "%s%s", strcmp(pred, "ne") ? "o" : "u", pred);
-    TlNamedAttr pa = {"predicate", lw_str(L, fl ? fpred : pred)};
-    TlValue *ops[2] = {a, b};
-    TlValue *c = tl_op_result(
-        lw_make(L, fl ? "arith.cmpf" : "arith.cmpi", 2, ops, 1, &i1, 1, &pa),
-        0);
-    TlValue *sel[3] = {c, one, zero};
-    lw_set_elem(
-        L, t, (unsigned)i,
-        tl_op_result(lw_make(L, "arith.select", 3, sel, 1, &w, 0, NULL), 0));
+    TlValue *c = fl ? tl_arith_cmpf(&L->b, fpred, a, b)
+                    : tl_arith_cmpi(&L->b, pred, a, b);
+    lw_set_elem(L, t, (unsigned)i, tl_arith_select(&L->b, c, one, zero));
   }
   lw_put_tile(L, tl_op_result(op, 0), t);
   return true;
@@ -669,28 +652,20 @@ bool lw_lower_where(Lower *L, TlOp *op) {
        *b = lw_tile_of(L, tl_op_operand(op, 2));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
   Tile *t = lw_zero_tile(L, rt);
-  TlType *i1 = tl_type_bool(L->ctx), *w = lw_u32(L);
-  TlValue *zero = lw_cst(L, w, 0);
-  TlNamedAttr ne = {"predicate", lw_str(L, "ne")};
+  TlValue *zero = lw_cst(L, lw_u32(L), 0);
   int64_t count = tl_layout_local_size(tl_reg_layout(rt));
   bool wide = lw_elem_bits(rt) == 64;
   for (int64_t i = 0; i < count; i++) {
-    TlValue *ops[2] = {lw_get_elem(L, c, (unsigned)i), zero};
     TlValue *bit =
-        tl_op_result(lw_make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &ne), 0);
+        tl_arith_cmpi(&L->b, "ne", lw_get_elem(L, c, (unsigned)i), zero);
     if (wide) {
-      for (int64_t k = 2 * i; k < 2 * i + 2; k++) {
-        TlValue *sel[3] = {bit, a->words[k], b->words[k]};
-        t->words[k] =
-            tl_op_result(lw_make(L, "arith.select", 3, sel, 1, &w, 0, NULL), 0);
-      }
+      for (int64_t k = 2 * i; k < 2 * i + 2; k++)
+        t->words[k] = tl_arith_select(&L->b, bit, a->words[k], b->words[k]);
       continue;
     }
-    TlValue *sel[3] = {bit, lw_get_elem(L, a, (unsigned)i),
-                       lw_get_elem(L, b, (unsigned)i)};
-    lw_set_elem(
-        L, t, (unsigned)i,
-        tl_op_result(lw_make(L, "arith.select", 3, sel, 1, &w, 0, NULL), 0));
+    TlValue *x = lw_get_elem(L, a, (unsigned)i);
+    TlValue *y = lw_get_elem(L, b, (unsigned)i);
+    lw_set_elem(L, t, (unsigned)i, tl_arith_select(&L->b, bit, x, y));
   }
   lw_put_tile(L, tl_op_result(op, 0), t);
   return true;
