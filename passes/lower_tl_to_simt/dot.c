@@ -211,9 +211,7 @@ static bool simt_dot(Lower *L, Tile *a, Tile *b, Tile *c, Tile **out) {
             x = tl_arith_extf(&L->b, x, f32);
           if (tb != f32)
             y = tl_arith_extf(&L->b, y, f32);
-          TlValue *ops[3] = {x, y, acc};
-          acc =
-              tl_op_result(lw_make(L, "simt.fma", 3, ops, 1, &f32, 0, NULL), 0);
+          acc = tl_simt_fma(&L->b, x, y, acc);
         } else {
           if (ta != ct)
             x = tl_arith_bitcast(&L->b, x, ct);
@@ -282,35 +280,31 @@ bool lw_lower_dot(Lower *L, TlOp *op) {
   TlType *va = tl_simt_vec_type(L->ctx, f->ra, lw_i32(L)),
          *vb = tl_simt_vec_type(L->ctx, f->rb, lw_i32(L));
   TlType *vc = tl_simt_vec_type(L->ctx, f->rc, rt);
-  TlNamedAttr attrs[5] = {
-      {"shape", lw_str(L, f->shape)},
-      {"a_type", lw_str(L, mma_type(ea, ca))},
-      {"b_type", lw_str(L, mma_type(eb, cb))},
-      {"acc_type", lw_str(L, !strcmp(f->acc, "i32") ? "s32" : f->acc)},
-      {"b1_op", lw_str(L, "and.popc")}};
-  unsigned nattrs = strcmp(f->in, "b1") ? 4 : 5;
   for (int64_t qlc = 0; qlc < nqc; qlc++) {
     for (int64_t k = 0; k < K; k++) {
       TlValue *av[4], *bv[4], *cv[4];
       for (unsigned j = 0; j < f->ra; j++)
-        av[j] = tl_arith_bitcast(&L->b,
-                       a->words[pair_a[qlc * K + k] * f->ra + j], lw_i32(L));
+        av[j] = tl_arith_bitcast(
+            &L->b, a->words[pair_a[qlc * K + k] * f->ra + j], lw_i32(L));
       for (unsigned j = 0; j < f->rb; j++)
-        bv[j] = tl_arith_bitcast(&L->b,
-                       b->words[pair_b[qlc * K + k] * f->rb + j], lw_i32(L));
+        bv[j] = tl_arith_bitcast(
+            &L->b, b->words[pair_b[qlc * K + k] * f->rb + j], lw_i32(L));
       for (unsigned j = 0; j < f->rc; j++)
         cv[j] = tl_arith_bitcast(&L->b, d->words[qlc * f->rc + j], rt);
-      TlValue *ops[3] = {
-          tl_op_result(lw_make(L, "simt.build", f->ra, av, 1, &va, 0, NULL), 0),
-          tl_op_result(lw_make(L, "simt.build", f->rb, bv, 1, &vb, 0, NULL), 0),
-          tl_op_result(lw_make(L, "simt.build", f->rc, cv, 1, &vc, 0, NULL),
-                       0)};
-      TlValue *D = tl_op_result(
-          lw_make(L, "simt.mma", 3, ops, 1, &vc, nattrs, attrs), 0);
+      TlValue *ops[3];
+      ops[0] = tl_build1(&L->b, TL_OP_SIMT_BUILD, f->ra, av, va);
+      ops[1] = tl_build1(&L->b, TL_OP_SIMT_BUILD, f->rb, bv, vb);
+      ops[2] = tl_build1(&L->b, TL_OP_SIMT_BUILD, f->rc, cv, vc);
+      TlOp *mma = tl_build(&L->b, TL_OP_SIMT_MMA, 3, ops, 1, &vc);
+      tl_op_set_attr(mma, "shape", lw_str(L, f->shape));
+      tl_op_set_attr(mma, "a_type", lw_str(L, mma_type(ea, ca)));
+      tl_op_set_attr(mma, "b_type", lw_str(L, mma_type(eb, cb)));
+      tl_op_set_attr(mma, "acc_type",
+                     lw_str(L, !strcmp(f->acc, "i32") ? "s32" : f->acc));
+      if (!strcmp(f->in, "b1"))
+        tl_op_set_attr(mma, "b1_op", lw_str(L, "and.popc"));
       for (unsigned j = 0; j < f->rc; j++) {
-        TlNamedAttr ix = {"index", tl_attr_int(L->ctx, lw_i64(L), j)};
-        TlValue *x =
-            tl_op_result(lw_make(L, "simt.extract", 1, &D, 1, &rt, 1, &ix), 0);
+        TlValue *x = lw_extract(L, tl_op_result(mma, 0), rt, j);
         d->words[qlc * f->rc + j] = tl_arith_bitcast(&L->b, x, lw_u32(L));
       }
     }

@@ -132,8 +132,7 @@ static bool lower_region_into(Lower *L, TlOp *op, TlOp *nop, unsigned r,
       else
         expand_value(L, tl_op_operand(y, i), &outs);
     }
-    tl_builder_create(&L->b, tl_op_name(y), L->b.loc, (unsigned)outs.len,
-                      outs.data, 0, NULL);
+    tl_build(&L->b, tl_op_id(y), (unsigned)outs.len, outs.data, 0, NULL);
     tl_vec_free(&outs);
   }
   L->b = saved;
@@ -149,13 +148,8 @@ static bool lower_if(Lower *L, TlOp *op) {
   TypeVec types = {0};
   for (unsigned i = 0; i < n; i++)
     expand_type(L, tl_value_type(tl_op_result(op, i)), &types);
-  TlOpState st;
-  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.if"), L->b.loc);
-  tl_op_state_add_operand(&st, lw_scalar(L, tl_op_operand(op, 0)));
-  for (size_t i = 0; i < types.len; i++)
-    tl_op_state_add_result(&st, types.data[i]);
-  st.nregions = 2;
-  TlOp *nif = tl_builder_insert(&L->b, &st);
+  TlOp *nif = lw_scf_if(L, lw_scalar(L, tl_op_operand(op, 0)),
+                        (unsigned)types.len, types.data);
   bool ok = true;
   for (unsigned r = 0; r < 2 && ok; r++)
     if (!tl_region_empty(tl_op_region(op, r)))
@@ -176,8 +170,8 @@ static bool lower_while(Lower *L, TlOp *op) {
   for (unsigned i = 0; i < n; i++)
     expand_type(L, tl_value_type(tl_op_result(op, i)), &types);
   TlOpState st;
-  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.while"),
-                   L->b.loc);
+  tl_op_state_init(&st, L->ctx,
+                   tl_context_op_def_by_id(L->ctx, TL_OP_SCF_WHILE), L->b.loc);
   tl_op_state_add_operands(&st, (unsigned)inits.len, inits.data);
   for (size_t i = 0; i < types.len; i++)
     tl_op_state_add_result(&st, types.data[i]);
@@ -197,13 +191,14 @@ static bool lower_while(Lower *L, TlOp *op) {
 static bool lower_for(Lower *L, TlOp *op) {
   unsigned n = tl_op_num_results(op);
   ValueVec inits = {0};
-  TL_VEC(TlType *) types = {0};
+  TypeVec types = {0};
   for (unsigned i = 0; i < n; i++)
     expand_value(L, tl_op_operand(op, 3 + i), &inits);
   for (size_t i = 0; i < inits.len; i++)
     tl_vec_push(&types, tl_value_type(inits.data[i]));
   TlOpState st;
-  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, "scf.for"), L->b.loc);
+  tl_op_state_init(&st, L->ctx, tl_context_op_def_by_id(L->ctx, TL_OP_SCF_FOR),
+                   L->b.loc);
   for (unsigned i = 0; i < 3; i++)
     tl_op_state_add_operand(&st, lw_scalar(L, tl_op_operand(op, i)));
   tl_op_state_add_operands(&st, (unsigned)inits.len, inits.data);
@@ -233,8 +228,7 @@ static bool lower_for(Lower *L, TlOp *op) {
     ValueVec outs = {0};
     for (unsigned i = 0; i < tl_op_num_operands(y); i++)
       expand_value(L, tl_op_operand(y, i), &outs);
-    tl_builder_create(&L->b, "scf.yield", L->b.loc, (unsigned)outs.len,
-                      outs.data, 0, NULL);
+    tl_build(&L->b, TL_OP_SCF_YIELD, (unsigned)outs.len, outs.data, 0, NULL);
     tl_vec_free(&outs);
   }
   L->b = saved;
@@ -278,10 +272,7 @@ static bool lower_scalar_op(Lower *L, TlOp *op) {
 static bool lower_block_indices(Lower *L, TlOp *op) {
   static const char *const dims[] = {"x", "y", "z"};
   for (unsigned i = 0; i < tl_op_num_results(op); i++) {
-    TlNamedAttr d = {"dim", lw_str(L, dims[i])};
-    TlType *t = lw_i32(L);
-    TlValue *v =
-        tl_op_result(lw_make(L, "simt.block_id", 0, NULL, 1, &t, 1, &d), 0);
+    TlValue *v = lw_index_reg(L, TL_OP_SIMT_BLOCK_ID, dims[i]);
     tl_value_set_name_hint(v, tl_value_name_hint(tl_op_result(op, i)));
     lw_put_scalar(L, tl_op_result(op, i), v);
   }
@@ -381,15 +372,15 @@ static bool lower_op(Lower *L, TlOp *op) {
   case TL_OP_TL_COPY_ASYNC:
     return lw_lower_copy_async(L, op);
   case TL_OP_TL_COPY_ASYNC_COMMIT:
-    lw_make(L, "simt.cp_async_commit", 0, NULL, 0, NULL, 0, NULL);
+    tl_build(&L->b, TL_OP_SIMT_CP_ASYNC_COMMIT, 0, NULL, 0, NULL);
     return true;
   case TL_OP_TL_COPY_ASYNC_WAIT: {
-    TlNamedAttr p = {"pending", tl_op_attr(op, "pending")};
-    lw_make(L, "simt.cp_async_wait", 0, NULL, 0, NULL, 1, &p);
+    TlOp *wait = tl_build(&L->b, TL_OP_SIMT_CP_ASYNC_WAIT, 0, NULL, 0, NULL);
+    tl_op_set_attr(wait, "pending", tl_op_attr(op, "pending"));
     return true;
   }
   case TL_OP_TL_SYNCHRONIZE:
-    lw_make(L, "simt.barrier", 0, NULL, 0, NULL, 0, NULL);
+    lw_barrier(L);
     return true;
   default:
     return lw_fail(L, op, "this op");
@@ -461,7 +452,8 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
   if (ws_bytes)
     tl_vec_push(&ins, tl_simt_ptr_type(ctx, TL_SIMT_GLOBAL));
   TlOpState st;
-  tl_op_state_init(&st, ctx, tl_context_op_def(ctx, "builtin.func"), L.b.loc);
+  tl_op_state_init(&st, ctx, tl_context_op_def_by_id(ctx, TL_OP_BUILTIN_FUNC),
+                   L.b.loc);
   tl_op_state_set_attr(&st, "sym_name", tl_op_attr(k, "sym_name"));
   tl_op_state_set_attr(
       &st, "function_type",
@@ -517,10 +509,7 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
     tl_value_set_name_hint(L.workspace, tl_context_intern(ctx, "workspace", 9));
   }
   tl_builder_set_end(&L.b, body);
-  TlNamedAttr dx = {"dim", lw_str(&L, "x")};
-  TlType *t32 = lw_i32(&L);
-  L.tid =
-      tl_op_result(lw_make(&L, "simt.thread_id", 0, NULL, 1, &t32, 1, &dx), 0);
+  L.tid = lw_index_reg(&L, TL_OP_SIMT_THREAD_ID, "x");
   tl_value_set_name_hint(L.tid, tl_context_intern(ctx, "tid", 3));
   bool ok = lower_block(&L, old);
   if (ok && L.scratch_bytes) {
@@ -539,7 +528,7 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
   }
   if (ok) {
     tl_builder_set_loc(&L.b, tl_op_loc(k));
-    tl_builder_create(&L.b, "builtin.return", L.b.loc, 0, NULL, 0, NULL);
+    tl_build(&L.b, TL_OP_BUILTIN_RETURN, 0, NULL, 0, NULL);
     tl_op_erase(k);
   } else {
     tl_op_erase(fn);

@@ -72,9 +72,10 @@ typedef struct Lower {
 
 /*===--- Emission helpers ------------------------------------------------===*/
 
-/* They build at L's builder, as the typed builders of tl/build.h
- * (tl_arith_addi(&L->b, x, y), tl_simt_fma(&L->b, a, b, c), ...) and
- * tl_build by op id do, at the location of the op being lowered. */
+/* Ops are built at L's builder, located at the op being lowered: by the
+ * typed builders of tl/build.h (tl_arith_addi(&L->b, x, y),
+ * tl_simt_fma(&L->b, a, b, c), ...), by tl_build with an op id, or by the
+ * helpers below for the simt ops the lowering builds most. */
 
 static inline TlType *lw_u32(Lower *L) {
   return tl_type_int(L->ctx, 32, false);
@@ -82,16 +83,30 @@ static inline TlType *lw_u32(Lower *L) {
 static inline TlType *lw_i32(Lower *L) { return tl_type_int(L->ctx, 32, true); }
 static inline TlType *lw_i64(Lower *L) { return tl_type_int(L->ctx, 64, true); }
 
-static inline TlValue *lw_cst(Lower *L, TlType *t, int64_t v) {
-  return tl_arith_constant(&L->b, tl_attr_int(L->ctx, t, v), L->b.loc);
+static inline unsigned lw_elem_bits(const TlType *reg) {
+  return tl_type_bitwidth(tl_tensor_elem(reg));
 }
 
-/* An i64 attribute (sizes, indices, alignments). */
+/* Whether t is the float type of e exponent and m mantissa bits. */
+static inline bool lw_is_f(const TlType *t, unsigned e, unsigned m) {
+  return tl_type_is_float(t) && tl_type_float_exp(t) == e &&
+         tl_type_float_man(t) == m;
+}
+
+/* An i64 attribute (sizes, indices, alignments), and a string one. */
 static inline TlAttr *lw_int(Lower *L, int64_t v) {
   return tl_attr_int(L->ctx, lw_i64(L), v);
 }
 
-/* The binary op `id` (of the class BINARY) of a and b. */
+static inline TlAttr *lw_str(Lower *L, const char *s) {
+  return tl_attr_string(L->ctx, s, strlen(s));
+}
+
+static inline TlValue *lw_cst(Lower *L, TlType *t, int64_t v) {
+  return tl_arith_constant(&L->b, tl_attr_int(L->ctx, t, v), L->b.loc);
+}
+
+/* The op `id`, of the class BINARY, of a and b. */
 static inline TlValue *lw_binary(Lower *L, TlOpId id, TlValue *a, TlValue *b) {
   TlValue *ops[2] = {a, b};
   return tl_build1(&L->b, id, 2, ops, tl_value_type(a));
@@ -121,8 +136,7 @@ static inline void lw_store(Lower *L, TlValue *x, TlValue *p, unsigned align) {
 }
 
 /* Element i, of type t, of the vector x. */
-static inline TlValue *lw_extract(Lower *L, TlValue *x, TlType *t,
-                                  int64_t i) {
+static inline TlValue *lw_extract(Lower *L, TlValue *x, TlType *t, int64_t i) {
   TlOp *op = tl_build(&L->b, TL_OP_SIMT_EXTRACT, 1, &x, 1, &t);
   tl_op_set_attr(op, "index", lw_int(L, i));
   return tl_op_result(op, 0);
@@ -138,65 +152,8 @@ static inline void lw_barrier(Lower *L) {
 static inline TlValue *lw_index_reg(Lower *L, TlOpId id, const char *dim) {
   TlType *t = lw_i32(L);
   TlOp *op = tl_build(&L->b, id, 0, NULL, 1, &t);
-  tl_op_set_attr(op, "dim", tl_attr_string(L->ctx, dim, strlen(dim)));
+  tl_op_set_attr(op, "dim", lw_str(L, dim));
   return tl_op_result(op, 0);
-}
-
-static inline TlValue *lw_op1(Lower *L, const char *name, TlValue *a,
-                              TlType *rt) {
-  return tl_op_result(tl_builder_create(&L->b, name, L->b.loc, 1, &a, 1, &rt),
-                      0);
-}
-
-static inline TlValue *lw_op2(Lower *L, const char *name, TlValue *a,
-                              TlValue *b) {
-  TlValue *ops[2] = {a, b};
-  TlType *t = tl_value_type(a);
-  return tl_op_result(tl_builder_create(&L->b, name, L->b.loc, 2, ops, 1, &t),
-                      0);
-}
-
-/* Creates an op with attributes given as name/attr pairs. */
-static inline TlOp *lw_make(Lower *L, const char *name, unsigned nops,
-                            TlValue *const *ops, unsigned nres,
-                            TlType *const *res, unsigned nattrs,
-                            const TlNamedAttr *attrs) {
-  TlOpState st;
-  tl_op_state_init(&st, L->ctx, tl_context_op_def(L->ctx, name), L->b.loc);
-  tl_op_state_add_operands(&st, nops, ops);
-  for (unsigned i = 0; i < nres; i++)
-    tl_op_state_add_result(&st, res[i]);
-  for (unsigned i = 0; i < nattrs; i++)
-    tl_op_state_set_attr(&st, attrs[i].name, attrs[i].attr);
-  return tl_builder_insert(&L->b, &st);
-}
-
-static inline TlAttr *lw_str(Lower *L, const char *s) {
-  return tl_attr_string(L->ctx, s, strlen(s));
-}
-
-/* arith.cmpi by the operands' signedness, and arith.select. */
-static inline TlValue *lw_cmpu(Lower *L, const char *pred, TlValue *x,
-                               TlValue *y) {
-  TlType *i1 = tl_type_bool(L->ctx);
-  TlNamedAttr p = {"predicate", lw_str(L, pred)};
-  TlValue *o[2] = {x, y};
-  return tl_op_result(lw_make(L, "arith.cmpi", 2, o, 1, &i1, 1, &p), 0);
-}
-
-static inline TlValue *lw_sel(Lower *L, TlValue *c, TlValue *x, TlValue *y) {
-  TlValue *o[3] = {c, x, y};
-  TlType *t = tl_value_type(x);
-  return tl_op_result(lw_make(L, "arith.select", 3, o, 1, &t, 0, NULL), 0);
-}
-
-static inline unsigned lw_elem_bits(const TlType *reg) {
-  return tl_type_bitwidth(tl_tensor_elem(reg));
-}
-
-static inline bool lw_is_f(const TlType *t, unsigned e, unsigned m) {
-  return tl_type_is_float(t) && tl_type_float_exp(t) == e &&
-         tl_type_float_man(t) == m;
 }
 
 /*===--- core.c: the value map, tiles, indices, accesses -----------------===*/

@@ -42,8 +42,8 @@ static void print_where(TlOp *op, TlType *t, TlStr *out) {
 
 static void emit_printf(Lower *L, const char *fmt, unsigned n,
                         TlValue *const *args) {
-  TlNamedAttr f = {"format", lw_str(L, fmt)};
-  lw_make(L, "simt.printf", n, args, 0, NULL, 1, &f);
+  TlOp *op = tl_build(&L->b, TL_OP_SIMT_PRINTF, n, args, 0, NULL);
+  tl_op_set_attr(op, "format", lw_str(L, fmt));
 }
 
 /* tl.print through the device printf. A scalar: thread 0 of each block
@@ -54,13 +54,10 @@ static void emit_printf(Lower *L, const char *fmt, unsigned n,
 bool lw_lower_print(Lower *L, TlOp *op) {
   TlValue *v = tl_op_operand(op, 0);
   TlType *t = tl_value_type(v);
+  static const char *const dims[] = {"x", "y", "z"};
   TlValue *blk[3];
-  TlType *it = lw_i32(L);
-  for (int d = 0; d < 3; d++) {
-    TlNamedAttr dim = {"dim", lw_str(L, d == 0 ? "x" : d == 1 ? "y" : "z")};
-    blk[d] =
-        tl_op_result(lw_make(L, "simt.block_id", 0, NULL, 1, &it, 1, &dim), 0);
-  }
+  for (int d = 0; d < 3; d++)
+    blk[d] = lw_index_reg(L, TL_OP_SIMT_BLOCK_ID, dims[d]);
   TlStr fmt = {0};
   const char *spec;
   if (tl_tensor_kind(t) != TL_TENSOR_REG) {
@@ -72,11 +69,8 @@ bool lw_lower_print(Lower *L, TlOp *op) {
     tl_str_printf(&fmt, "block (%%d, %%d, %%d): ");
     print_where(op, t, &fmt);
     tl_str_printf(&fmt, " = %s\n", spec);
-    TlType *i1 = tl_type_bool(L->ctx);
-    TlNamedAttr eq = {"predicate", lw_str(L, "eq")};
-    TlValue *ops[2] = {L->tid, lw_cst(L, lw_i32(L), 0)};
     TlBuilder outside = lw_open_guard(
-        L, tl_op_result(lw_make(L, "arith.cmpi", 2, ops, 1, &i1, 1, &eq), 0));
+        L, tl_arith_cmpi(&L->b, "eq", L->tid, lw_cst(L, lw_i32(L), 0)));
     TlValue *args[4] = {blk[0], blk[1], blk[2], a};
     emit_printf(L, tl_str_cstr(&fmt), 4, args);
     lw_close_guard(L, outside);

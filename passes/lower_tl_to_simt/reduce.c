@@ -12,20 +12,16 @@ static TlValue *scratch_base(Lower *L, int64_t bytes) {
   if (L->scratch_bytes < bytes)
     L->scratch_bytes = bytes;
   TlType *pt = tl_simt_ptr_type(L->ctx, TL_SIMT_SHARED);
-  TlValue *p =
-      tl_op_result(lw_make(L, "simt.smem_base", 0, NULL, 1, &pt, 0, NULL), 0);
-  TlValue *ops[2] = {p, lw_cst(L, lw_i64(L), L->scratch_base)};
-  p = tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
-  lw_make(L, "simt.barrier", 0, NULL, 0, NULL, 0, NULL);
+  TlValue *p = tl_build1(&L->b, TL_OP_SIMT_SMEM_BASE, 0, NULL, pt);
+  p = lw_ptr_add(L, p, lw_cst(L, lw_i64(L), L->scratch_base));
+  lw_barrier(L);
   return p;
 }
 
 /* Word `slot` (an i64) of the scratch. */
 static TlValue *scratch_word(Lower *L, TlValue *scratch, TlValue *slot) {
-  TlValue *ops[2] = {scratch,
-                     tl_arith_muli(&L->b, slot, lw_cst(L, lw_i64(L), 4))};
-  TlType *pt = tl_value_type(scratch);
-  return tl_op_result(lw_make(L, "simt.ptr_add", 2, ops, 1, &pt, 0, NULL), 0);
+  return lw_ptr_add(L, scratch,
+                    tl_arith_muli(&L->b, slot, lw_cst(L, lw_i64(L), 4)));
 }
 
 /* The operand's local element that every thread reads for the result's
@@ -74,27 +70,25 @@ static void broadcast_through_scratch(Lower *L, Tile *x, Tile *t) {
     lw_index_of(L, S, i, idx);
     TlValue *lin = lw_cst(L, lw_i64(L), 0);
     for (int d = 0; d < S->rank; d++)
-      lin = tl_arith_addi(&L->b, lin,
+      lin = tl_arith_addi(
+          &L->b, lin,
           tl_arith_muli(&L->b, idx[d], lw_cst(L, lw_i64(L), stride[d])));
-    TlValue *ops[2] = {lw_get_elem(L, x, (unsigned)i),
-                       scratch_word(L, scratch, lin)};
-    lw_make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
+    TlValue *e = lw_get_elem(L, x, (unsigned)i);
+    lw_store(L, e, scratch_word(L, scratch, lin), 0);
   }
   if (guard)
     lw_close_guard(L, outside);
-  lw_make(L, "simt.barrier", 0, NULL, 0, NULL, 0, NULL);
-  TlType *w = lw_u32(L);
+  lw_barrier(L);
   for (int64_t i = 0; i < tl_layout_local_size(D); i++) {
     lw_index_of(L, D, i, idx);
     TlValue *lin = lw_cst(L, lw_i64(L), 0);
     for (int d = 0; d < S->rank; d++)
       if (S->shape[d] > 1)
-        lin = tl_arith_addi(&L->b, lin,
+        lin = tl_arith_addi(
+            &L->b, lin,
             tl_arith_muli(&L->b, idx[d], lw_cst(L, lw_i64(L), stride[d])));
     TlValue *p = scratch_word(L, scratch, lin);
-    lw_set_elem(
-        L, t, (unsigned)i,
-        tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &w, 0, NULL), 0));
+    lw_set_elem(L, t, (unsigned)i, lw_load(L, p, lw_u32(L), 0));
   }
 }
 
@@ -161,17 +155,16 @@ bool lw_lower_broadcast(Lower *L, TlOp *op) {
 /* A value of a compute type as 32 bits for a shuffle, and back. */
 static TlValue *to_word(Lower *L, TlValue *v, TlType *ct) {
   if (tl_type_is_float(ct) && tl_type_bitwidth(ct) == 16)
-    return tl_arith_exti(&L->b,
-                  tl_arith_bitcast(&L->b, v, tl_type_int(L->ctx, 16, false)),
-                  lw_u32(L));
+    return tl_arith_exti(
+        &L->b, tl_arith_bitcast(&L->b, v, tl_type_int(L->ctx, 16, false)),
+        lw_u32(L));
   return ct == lw_u32(L) ? v : tl_arith_bitcast(&L->b, v, lw_u32(L));
 }
 
 static TlValue *from_word(Lower *L, TlValue *w, TlType *ct) {
   if (tl_type_is_float(ct) && tl_type_bitwidth(ct) == 16)
-    return tl_arith_bitcast(&L->b,
-                  tl_arith_trunci(&L->b, w, tl_type_int(L->ctx, 16, false)),
-                  ct);
+    return tl_arith_bitcast(
+        &L->b, tl_arith_trunci(&L->b, w, tl_type_int(L->ctx, 16, false)), ct);
   return ct == lw_u32(L) ? w : tl_arith_bitcast(&L->b, w, ct);
 }
 
@@ -198,8 +191,12 @@ bool lw_lower_reduce(Lower *L, TlOp *op) {
   TlType *rt = tl_value_type(tl_op_result(op, 0));
   const TlLayout *A = tl_reg_layout(x->type), *R = tl_reg_layout(rt);
   bool sum = !strcmp(kind, "sum"), max = !strcmp(kind, "max");
-  const char *fop = sum ? "arith.addf" : max ? "arith.maxf" : "arith.minf";
-  const char *iop = sum ? "arith.addi" : max ? "arith.maxi" : "arith.mini";
+  TlOpId fop = sum   ? TL_OP_ARITH_ADDF
+               : max ? TL_OP_ARITH_MAXF
+                     : TL_OP_ARITH_MINF;
+  TlOpId iop = sum   ? TL_OP_ARITH_ADDI
+               : max ? TL_OP_ARITH_MAXI
+                     : TL_OP_ARITH_MINI;
   /* The thread-index bits of d's spatial modes: butterfly shuffle masks
    * within a warp (masks), and bits that select warps (cross). */
   int64_t masks[32], cross[32], below = 1, crossmask = 0;
@@ -273,7 +270,7 @@ bool lw_lower_reduce(Lower *L, TlOp *op) {
         ok = lw_fail(L, op, "reductions of this element type (cast it first)");
         break;
       }
-      acc = acc ? lw_op2(L, tl_type_is_float(ct) ? fop : iop, acc, v) : v;
+      acc = acc ? lw_binary(L, tl_type_is_float(ct) ? fop : iop, acc, v) : v;
     }
     if (ok && !acc)
       ok = lw_fail(L, op,
@@ -281,18 +278,16 @@ bool lw_lower_reduce(Lower *L, TlOp *op) {
     if (!ok)
       break;
     for (int k = 0; k < nm; k++) {
-      TlNamedAttr mode = {"mode", lw_str(L, "bfly")};
       TlType *w = lw_u32(L);
       TlValue *ops[2] = {to_word(L, acc, ct), lw_cst(L, lw_i32(L), masks[k])};
-      TlValue *o =
-          tl_op_result(lw_make(L, "simt.shfl", 2, ops, 1, &w, 1, &mode), 0);
-      acc =
-          lw_op2(L, tl_type_is_float(ct) ? fop : iop, acc, from_word(L, o, ct));
+      TlOp *shfl = tl_build(&L->b, TL_OP_SIMT_SHFL, 2, ops, 1, &w);
+      tl_op_set_attr(shfl, "mode", lw_str(L, "bfly"));
+      acc = lw_binary(L, tl_type_is_float(ct) ? fop : iop, acc,
+                      from_word(L, tl_op_result(shfl, 0), ct));
     }
     if (nc) {
-      TlValue *ops[2] = {to_word(L, acc, ct),
-                         scratch_slot(L, scratch, r, mine)};
-      lw_make(L, "simt.store", 2, ops, 0, NULL, 0, NULL);
+      TlValue *word = to_word(L, acc, ct);
+      lw_store(L, word, scratch_slot(L, scratch, r, mine), 0);
       ctypes[r] = ct;
       continue;
     }
@@ -303,8 +298,7 @@ bool lw_lower_reduce(Lower *L, TlOp *op) {
   if (!ok)
     return false;
   if (nc) {
-    lw_make(L, "simt.barrier", 0, NULL, 0, NULL, 0, NULL);
-    TlType *w = lw_u32(L);
+    lw_barrier(L);
     for (int64_t r = 0; r < nres; r++) {
       TlValue *acc = NULL;
       for (int64_t c = 0; c < (INT64_C(1) << nc); c++) {
@@ -316,11 +310,10 @@ bool lw_lower_reduce(Lower *L, TlOp *op) {
             other ? tl_arith_addi(&L->b, tbase, lw_cst(L, lw_i64(L), other))
                   : tbase;
         TlValue *p = scratch_slot(L, scratch, r, who);
-        TlValue *v = from_word(
-            L, tl_op_result(lw_make(L, "simt.load", 1, &p, 1, &w, 0, NULL), 0),
-            ctypes[r]);
-        acc = acc ? lw_op2(L, tl_type_is_float(ctypes[r]) ? fop : iop, acc, v)
-                  : v;
+        TlValue *v = from_word(L, lw_load(L, p, lw_u32(L), 0), ctypes[r]);
+        acc =
+            acc ? lw_binary(L, tl_type_is_float(ctypes[r]) ? fop : iop, acc, v)
+                : v;
       }
       lw_encode(L, t, (unsigned)r, acc);
     }
