@@ -220,7 +220,7 @@ static void ravel_index(Lower *L, const TlLayout *l, TlValue *const *rdigit,
 /* The logical index of local element `local` of the calling thread, per
  * dimension, as i64 values: the spatial part from the thread index, the
  * local part a constant. */
-bool lw_index_of(Lower *L, const TlLayout *l, int64_t local, TlValue **idx) {
+void lw_index_of(Lower *L, const TlLayout *l, int64_t local, TlValue **idx) {
   int64_t digit[TL_LAYOUT_MAX_MODES] = {0};
   for (int k = l->num_local - 1; k >= 0; k--) {
     int m = l->local_modes[k];
@@ -230,7 +230,6 @@ bool lw_index_of(Lower *L, const TlLayout *l, int64_t local, TlValue **idx) {
   TlValue *sdigit[TL_LAYOUT_MAX_MODES] = {0};
   thread_digits(L, l, L->tid, sdigit);
   ravel_index(L, l, sdigit, digit, idx);
-  return true;
 }
 
 /* The logical index (i64 per dimension) of local element `local` of
@@ -402,6 +401,8 @@ TlValue *lw_writer_guard(Lower *L, const TlLayout *l) {
   return cond;
 }
 
+/* The regions get their blocks from the caller: lw_open_guard fills the
+ * then region only, leaving the else region empty. */
 TlOp *lw_scf_if(Lower *L, TlValue *cond, unsigned n, TlType *const *res) {
   TlOpState st;
   tl_op_state_init(&st, L->ctx, tl_context_op_def_by_id(L->ctx, TL_OP_SCF_IF),

@@ -25,12 +25,14 @@
 
 /*===--- Lowered values --------------------------------------------------===*/
 
+/* A register tile in one thread: its local elements, packed. */
 typedef struct Tile {
   TlType *type; /* the !tl.reg type */
   unsigned nwords;
   TlValue **words;
 } Tile;
 
+/* A global view (tl.view_global, tl.alloc_global). */
 typedef struct View {
   TlValue *ptr; /* !simt.ptr<global> */
   unsigned rank;
@@ -46,6 +48,8 @@ typedef struct Smem {
   TlType *elem;
 } Smem;
 
+/* What a value of the kernel lowered to: one of scalar, tile, view and
+ * smem is set. */
 typedef struct Entry {
   TlValue *from;
   TlValue *scalar;
@@ -54,6 +58,7 @@ typedef struct Entry {
   Smem *smem;
 } Entry;
 
+/* The lowering of one kernel. */
 typedef struct Lower {
   TlContext *ctx;
   TlModule *module;
@@ -172,7 +177,8 @@ Smem *lw_smem_of(Lower *L, TlValue *v);
 bool lw_fail(Lower *L, TlOp *op, const char *msg);
 TlValue *lw_to_i64(Lower *L, TlValue *v);
 
-/* Tiles: new_tile leaves the words unset, zero_tile sets them to 0. */
+/* Tiles: lw_new_tile leaves the words unset, lw_zero_tile sets them
+ * to 0. */
 Tile *lw_new_tile(Lower *L, TlType *reg);
 Tile *lw_zero_tile(Lower *L, TlType *reg);
 TlValue *lw_tile_bits(Lower *L, Tile *t, int64_t pos, unsigned n);
@@ -185,7 +191,7 @@ void lw_encode(Lower *L, Tile *t, unsigned i, TlValue *v);
 
 /* Logical indices of a thread's local elements, and what the layouts and
  * the divisibility facts tell of them. */
-bool lw_index_of(Lower *L, const TlLayout *l, int64_t local, TlValue **idx);
+void lw_index_of(Lower *L, const TlLayout *l, int64_t local, TlValue **idx);
 void lw_index_at(Lower *L, const TlLayout *l, TlValue *thread, TlValue *local,
                  TlValue **idx);
 void lw_const_index(const TlLayout *l, int64_t local, int64_t *c);
