@@ -423,18 +423,18 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
   tl_builder_set_loc(&L.b, tl_op_loc(k));
   TlType *ft = tl_attr_type_value(tl_op_attr(k, "function_type"));
   unsigned n = tl_type_function_num_inputs(ft);
-  int64_t threads;
+  int64_t threads = 0;
   size_t tlen;
   const char *ttext = tl_attr_string_value(tl_op_attr(k, "threads"), &tlen);
   TlErr err;
-  if (!tl_expr_eval(ttext, tlen, template_lookup, tl_op_attr(k, "template"),
-                    &threads, &err, NULL) ||
-      threads < 1 || threads > 1024) {
+  bool known = tl_expr_eval(ttext, tlen, template_lookup,
+                            tl_op_attr(k, "template"), &threads, &err, NULL);
+  if (!known || threads < 1 || threads > 1024) {
     tl_op_emit_error(
         k,
         "cannot lower: threads per block must be a constant from 1 to "
         "1024 (template values allowed): %s",
-        threads < 1 || threads > 1024 ? "out of range" : err.msg);
+        known ? "out of range" : err.msg);
     return false;
   }
   L.threads = (unsigned)threads;
