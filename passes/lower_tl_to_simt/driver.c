@@ -387,6 +387,8 @@ static bool lower_op(Lower *L, TlOp *op) {
   }
 }
 
+/* Lowers the ops of blk before its terminator, which the owner of the
+ * block rebuilds. */
 static bool lower_block(Lower *L, TlBlock *blk) {
   for (TlOp *op = tl_block_first_op(blk); op; op = tl_op_next(op)) {
     if (tl_op_has_trait(op, TL_TRAIT_TERMINATOR))

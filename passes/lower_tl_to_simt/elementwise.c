@@ -11,6 +11,8 @@
 
 #include <stdio.h>
 
+/* tl.alloc_register: every word a constant, the words of the initial
+ * value's code repeated in each element (zeros without one). */
 bool lw_lower_alloc_register(Lower *L, TlOp *op) {
   TlType *rt = tl_value_type(tl_op_result(op, 0));
   TlAttr *init = tl_op_attr(op, "init");
@@ -133,6 +135,8 @@ static bool cast_to_small_float(Lower *L, TlOp *op, Tile *src, TlType *rt,
   return true;
 }
 
+/* tl.cast, each element in place (the shape and layout stay): by the
+ * first of the ways below that serves the two element types. */
 bool lw_lower_cast(Lower *L, TlOp *op) {
   Tile *src = lw_tile_of(L, tl_op_operand(op, 0));
   TlType *rt = tl_value_type(tl_op_result(op, 0));

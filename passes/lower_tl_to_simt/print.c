@@ -40,6 +40,7 @@ static void print_where(TlOp *op, TlType *t, TlStr *out) {
   tl_str_free(&ts);
 }
 
+/* A device printf of args[0..n) with the format fmt. */
 static void emit_printf(Lower *L, const char *fmt, unsigned n,
                         TlValue *const *args) {
   TlOp *op = tl_build(&L->b, TL_OP_SIMT_PRINTF, n, args, 0, NULL);
