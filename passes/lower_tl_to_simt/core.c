@@ -73,11 +73,15 @@ TlValue *lw_to_i64(Lower *L, TlValue *v) {
 
 /*===--- Tiles -----------------------------------------------------------===*/
 
+unsigned lw_tile_words(TlType *reg) {
+  int64_t bits = tl_layout_local_size(tl_reg_layout(reg)) * lw_elem_bits(reg);
+  return (unsigned)((bits + 31) / 32);
+}
+
 Tile *lw_new_tile(Lower *L, TlType *reg) {
   Tile *t = TL_ARENA_NEW(&L->arena, Tile);
   t->type = reg;
-  int64_t bits = tl_layout_local_size(tl_reg_layout(reg)) * lw_elem_bits(reg);
-  t->nwords = (unsigned)((bits + 31) / 32);
+  t->nwords = lw_tile_words(reg);
   t->words = TL_ARENA_NEWN(&L->arena, TlValue *, t->nwords ? t->nwords : 1);
   return t;
 }

@@ -89,8 +89,7 @@ typedef TL_VEC(TlType *) TypeVec;
  * else the scalar's lowered type (pointers into global memory). */
 static void expand_type(Lower *L, TlType *t, TypeVec *out) {
   if (tl_tensor_kind(t) == TL_TENSOR_REG) {
-    Tile *tile = lw_new_tile(L, t);
-    for (unsigned j = 0; j < tile->nwords; j++)
+    for (unsigned j = lw_tile_words(t); j > 0; j--)
       tl_vec_push(out, lw_u32(L));
   } else {
     tl_vec_push(

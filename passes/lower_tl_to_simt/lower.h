@@ -177,8 +177,9 @@ Smem *lw_smem_of(Lower *L, TlValue *v);
 bool lw_fail(Lower *L, TlOp *op, const char *msg);
 TlValue *lw_to_i64(Lower *L, TlValue *v);
 
-/* Tiles: lw_new_tile leaves the words unset, lw_zero_tile sets them
- * to 0. */
+/* Tiles: the number of words of a !tl.reg type's tile; lw_new_tile
+ * leaves the words unset, lw_zero_tile sets them to 0. */
+unsigned lw_tile_words(TlType *reg);
 Tile *lw_new_tile(Lower *L, TlType *reg);
 Tile *lw_zero_tile(Lower *L, TlType *reg);
 TlValue *lw_tile_bits(Lower *L, Tile *t, int64_t pos, unsigned n);
