@@ -7,6 +7,7 @@
 
 /*===--- Lowered values --------------------------------------------------===*/
 
+/* The entry of v, searching from the latest one. */
 static Entry *find(Lower *L, TlValue *v) {
   for (size_t i = L->map.len; i-- > 0;)
     if (L->map.data[i].from == v)
@@ -279,6 +280,8 @@ void lw_const_index(const TlLayout *l, int64_t local, int64_t *c) {
   }
 }
 
+/* The largest power of two dividing x, at most TL_DIVISIBILITY_MAX (which
+ * 0 gets). */
 int64_t lw_pow2_factor(int64_t x) {
   return x == 0                           ? TL_DIVISIBILITY_MAX
          : (x & -x) < TL_DIVISIBILITY_MAX ? (x & -x)

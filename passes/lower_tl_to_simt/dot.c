@@ -53,6 +53,7 @@ static const char *dot_class(const TlType *t) {
   return NULL;
 }
 
+/* The accumulator class of a C element type, NULL if none. */
 static const char *acc_class(const TlType *t) {
   if (lw_is_f(t, 8, 23))
     return "f32";

@@ -370,6 +370,7 @@ static TlValue *fmod32(Lower *L, TlValue *a, TlValue *b) {
   return tl_arith_bitcast(&L->b, r, f32);
 }
 
+/* A float type of at most 8 bits. */
 static bool is_small_float(const TlType *t) {
   return tl_type_is_float(t) && tl_type_bitwidth(t) <= 8;
 }
@@ -545,6 +546,7 @@ bool lw_lower_unary(Lower *L, TlOp *op) {
 
 /*===--- Math functions --------------------------------------------------===*/
 
+/* The f32 constant v. */
 static TlValue *fcst(Lower *L, double v) {
   return tl_arith_constant(&L->b, tl_attr_float(L->ctx, tl_type_f32(L->ctx), v),
                            L->b.loc);

@@ -27,6 +27,8 @@ bool lw_lower_alloc_global(Lower *L, TlOp *op) {
   return true;
 }
 
+/* tl.view_global: the pointer, the sizes and the strides (row-major when
+ * the op gives none), static ones as constants. */
 bool lw_lower_view_global(Lower *L, TlOp *op) {
   View *v = TL_ARENA_NEW(&L->arena, View);
   TlType *g = tl_value_type(tl_op_result(op, 0));
@@ -153,17 +155,20 @@ static TlValue *masked_elem_load(Lower *L, TlValue *ok, TlValue *p, TlType *mem,
   tl_builder_set_end(&L->b, then);
   TlValue *x = lw_load(L, p, mem, 0);
   if (b < 32)
-    x = tl_arith_exti(&L->b, x, lw_u32(L));
+    x = tl_arith_exti(&L->b, x, u32);
   if (bitoff)
     x = tl_arith_shri(&L->b, x, bitoff);
   tl_build(&L->b, TL_OP_SCF_YIELD, 1, &x, 0, NULL);
   tl_builder_set_end(&L->b, other);
-  TlValue *z = lw_cst(L, lw_u32(L), 0);
+  TlValue *z = lw_cst(L, u32, 0);
   tl_build(&L->b, TL_OP_SCF_YIELD, 1, &z, 0, NULL);
   L->b = saved;
   return tl_op_result(nif, 0);
 }
 
+/* tl.load_global: the thread's elements in the widest accesses their
+ * runs and alignment allow; masked loads element by element, 0 outside
+ * the view; elements of 3, 5, 6 or 7 bits from the bytes they touch. */
 bool lw_lower_load_global(Lower *L, TlOp *op) {
   View *v = lw_view_of(L, tl_op_operand(op, 0));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
@@ -291,6 +296,9 @@ static bool store_subbyte(Lower *L, TlOp *op, Tile *t, View *v, TlValue **off) {
   return true;
 }
 
+/* tl.store_global: each element by one writer, in the widest accesses
+ * its run and alignment allow; masked stores element by element, skipped
+ * outside the view. */
 bool lw_lower_store_global(Lower *L, TlOp *op) {
   Tile *t = lw_tile_of(L, tl_op_operand(op, 0));
   View *v = lw_view_of(L, tl_op_operand(op, 1));
