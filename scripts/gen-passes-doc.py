@@ -6,7 +6,8 @@ The reference lies between the lines `<!-- BEGIN GENERATED -->` and
 hand-written and kept as it is. For each TL_PASS(c_name, "flag", "summary")
 entry of passes/passes.def, in registry order, the section lists the flag,
 the summary, the source file and the options read from the table
-`tl_pass_<c_name>_options[]` in passes/<c_name>.c.
+`tl_pass_<c_name>_options[]` in the pass's source: passes/<c_name>.c, or
+passes/<c_name>/driver.c for a pass split into a folder.
 
     scripts/gen-passes-doc.py            rewrite docs/passes.md in place
     scripts/gen-passes-doc.py --check    exit 1 if docs/passes.md is stale
@@ -154,9 +155,21 @@ def parse_registry(root):
     return passes
 
 
-def parse_options(root, c_name):
-    """The option table tl_pass_<c_name>_options[] of passes/<c_name>.c."""
+def source(root, c_name):
+    """The file holding a pass's entry and option table, relative to root:
+    passes/<c_name>.c, else passes/<c_name>/driver.c."""
     rel = os.path.join("passes", c_name + ".c")
+    if os.path.exists(os.path.join(root, rel)):
+        return rel
+    folder = os.path.join("passes", c_name, "driver.c")
+    if os.path.exists(os.path.join(root, folder)):
+        return folder
+    return rel  # read() reports it missing
+
+
+def parse_options(root, c_name):
+    """The option table tl_pass_<c_name>_options[] of the pass's source."""
+    rel = source(root, c_name)
     text = strip_comments(read(os.path.join(root, rel)))
     m = re.search(r"tl_pass_%s_options\s*\[\s*\]\s*=\s*\{" % re.escape(c_name),
                   text)
@@ -205,8 +218,9 @@ def generate(root):
         BEGIN,
         "<!-- Written by scripts/gen-passes-doc.py from passes/passes.def "
         "and the",
-        "     option tables in passes/<name>.c. Edit those files, then run "
-        "the script. -->",
+        "     option tables in passes/<name>.c (or passes/<name>/driver.c). "
+        "Edit",
+        "     those files, then run the script. -->",
         "",
         "| Pass | Summary |",
         "|---|---|",
@@ -226,8 +240,8 @@ def generate(root):
                   cell(p["summary"]) + ".", "",
                   "- Pipeline name: `%s`; flag: `--%s`" %
                   (p["flag"], p["flag"]),
-                  "- Implementation: `passes/%s.c`, entry point "
-                  "`tl_pass_%s`" % (p["c"], p["c"]),
+                  "- Implementation: `%s`, entry point "
+                  "`tl_pass_%s`" % (source(root, p["c"]), p["c"]),
                   ""]
         if not opts:
             lines += ["Options: none.", ""]

@@ -1,0 +1,317 @@
+/* tl.dot: mma.sync when the operand layouts tile the fragments of an mma
+ * form, else a SIMT dot where every thread holds the A and B elements of
+ * its own C elements. */
+#include "lower.h"
+
+#include <stdio.h>
+
+/* Finds the quotient q with layout = q . atom; false if it is not one. */
+static bool tiling(const TlLayout *l, const char *atom, TlLayout *q) {
+  TlLayout a;
+  return tl_layout_atom(&a, atom, NULL) && tl_layout_match_atom(l, &a, q, NULL);
+}
+
+/* The atom block (row, col) that quotient local index ql holds in warp w. */
+static void block_of(const TlLayout *q, int64_t w, int64_t ql, int64_t *rc) {
+  tl_layout_map(q, w, ql, rc, NULL);
+}
+
+/* The mma forms tl.dot uses, tried in order for its element types. An
+ * operand class: "f16", "bf16", "int8" (i8 or u8 on each side), "b1" (u1
+ * or bool: products are ANDs, sums popcounts); accumulators f32, f16 or
+ * i32. The atoms name the fragments' register layouts. */
+typedef struct DotForm {
+  const char *shape, *in, *acc, *atom;
+  unsigned ra, rb, rc; /* 32-bit registers of A, B and C/D per lane */
+  int64_t k;           /* the atom's K */
+} DotForm;
+
+/* clang-format off */
+static const DotForm dot_forms[] = {
+    {"m16n8k16",  "f16",  "f32", "mma_m16n8k16_f16",  4, 2, 4, 16},
+    {"m16n8k8",   "f16",  "f32", "mma_m16n8k8_f16",   2, 1, 4, 8},
+    {"m16n8k16",  "f16",  "f16", "mma_m16n8k16_f16",  4, 2, 2, 16},
+    {"m16n8k8",   "f16",  "f16", "mma_m16n8k8_f16",   2, 1, 2, 8},
+    {"m16n8k16",  "bf16", "f32", "mma_m16n8k16_bf16", 4, 2, 4, 16},
+    {"m16n8k8",   "bf16", "f32", "mma_m16n8k8_f16",   2, 1, 4, 8},
+    {"m16n8k32",  "int8", "i32", "mma_m16n8k32_s8",   4, 2, 4, 32},
+    {"m16n8k256", "b1",   "i32", "mma_m16n8k256_b1",  4, 2, 4, 256},
+    {"m8n8k128",  "b1",   "i32", "mma_m8n8k128_b1",   1, 1, 2, 128},
+};
+/* clang-format on */
+
+/* The mma class of an operand element type, NULL if none. */
+static const char *dot_class(const TlType *t) {
+  if (lw_is_f(t, 5, 10))
+    return "f16";
+  if (lw_is_f(t, 8, 7))
+    return "bf16";
+  if (tl_type_is_int(t) && tl_type_int_width(t) == 8)
+    return "int8";
+  if (tl_type_bitwidth(t) == 1)
+    return "b1";
+  return NULL;
+}
+
+/* The accumulator class of a C element type, NULL if none. */
+static const char *acc_class(const TlType *t) {
+  if (lw_is_f(t, 8, 23))
+    return "f32";
+  if (lw_is_f(t, 5, 10))
+    return "f16";
+  if (tl_type_is_int(t) && tl_type_int_width(t) == 32)
+    return "i32";
+  return NULL;
+}
+
+/* The PTX type of an mma operand element. */
+static const char *mma_type(const TlType *t, const char *cls) {
+  if (strcmp(cls, "int8"))
+    return cls;
+  return tl_type_int_signed(t) ? "s8" : "u8";
+}
+
+/* Whether the dot's layouts are tilings of form f's fragments whose warps
+ * hold matching blocks: for every C block a thread holds and every k, the
+ * A and B blocks at the same local positions in every warp (pair_a and
+ * pair_b, nqc * K entries each, get those positions). */
+static bool dot_pairs(const DotForm *f, Tile *a, Tile *b, Tile *c, TlLayout *qc,
+                      int64_t *K, int64_t **pair_a, int64_t **pair_b) {
+  char na[64], nb[64], nc[64];
+  snprintf(na, sizeof na, "%s_a", f->atom);
+  snprintf(nb, sizeof nb, "%s_b", f->atom);
+  snprintf(nc, sizeof nc, "%s_c", f->atom);
+  TlLayout qa, qb;
+  if (!tiling(tl_reg_layout(a->type), na, &qa) ||
+      !tiling(tl_reg_layout(b->type), nb, &qb) ||
+      !tiling(tl_reg_layout(c->type), nc, qc))
+    return false;
+  int64_t warps = tl_layout_num_threads(qc);
+  if (tl_layout_num_threads(&qa) != warps ||
+      tl_layout_num_threads(&qb) != warps)
+    return false;
+  unsigned rank = tl_tensor_rank(a->type), bd = rank - 2; /* batch dims first */
+  *K = tl_tensor_dim(a->type, rank - 1) / f->k;
+  int64_t nqc = tl_layout_local_size(qc), nqa = tl_layout_local_size(&qa),
+          nqb = tl_layout_local_size(&qb);
+  int64_t *pa = tl_xcalloc((size_t)(nqc * *K + 1), sizeof(int64_t));
+  int64_t *pb = tl_xcalloc((size_t)(nqc * *K + 1), sizeof(int64_t));
+  bool ok = true;
+  for (int64_t w = 0; w < warps && ok; w++)
+    for (int64_t qlc = 0; qlc < nqc && ok; qlc++) {
+      int64_t mn[TL_LAYOUT_MAX_RANK];
+      block_of(qc, w, qlc, mn);
+      for (int64_t k = 0; k < *K && ok; k++) {
+        int64_t found_a = -1, found_b = -1, rc[TL_LAYOUT_MAX_RANK];
+        for (int64_t i = 0; i < nqa; i++) {
+          block_of(&qa, w, i, rc);
+          bool same = rc[bd] == mn[bd] && rc[bd + 1] == k;
+          for (unsigned d = 0; d < bd; d++)
+            same &= rc[d] == mn[d];
+          if (same)
+            found_a = i;
+        }
+        for (int64_t i = 0; i < nqb; i++) {
+          block_of(&qb, w, i, rc);
+          bool same = rc[bd] == k && rc[bd + 1] == mn[bd + 1];
+          for (unsigned d = 0; d < bd; d++)
+            same &= rc[d] == mn[d];
+          if (same)
+            found_b = i;
+        }
+        if (found_a < 0 || found_b < 0 ||
+            (w > 0 &&
+             (pa[qlc * *K + k] != found_a || pb[qlc * *K + k] != found_b)))
+          ok = false;
+        pa[qlc * *K + k] = found_a;
+        pb[qlc * *K + k] = found_b;
+      }
+    }
+  if (!ok) {
+    tl_free(pa);
+    tl_free(pb);
+    return false;
+  }
+  *pair_a = pa;
+  *pair_b = pb;
+  return true;
+}
+
+/* The local index at which block thread t holds element idx of layout l,
+ * or -1 when it does not hold it; threads past l's count hold the replicas
+ * of thread t % count. holders is room for 1024 thread indices. */
+static int64_t same_local(const TlLayout *l, int64_t t, const int64_t *idx,
+                          int64_t *holders) {
+  int64_t local, count, nt = tl_layout_num_threads(l);
+  if (!tl_layout_locate(l, idx, &local, holders, 1024, &count, NULL))
+    return -1;
+  for (int64_t k = 0; k < count && k < 1024; k++)
+    if (holders[k] == t % nt)
+      return local;
+  return -1;
+}
+
+/* A SIMT dot: every thread computes its own C elements from A and B
+ * elements it holds itself, at the same local positions in every thread
+ * (checked at compile time), as one fma.rn.f32 per k in k order (the
+ * products of f16, bf16 and f32 values are exact in f32, so this rounds as
+ * tl.dot does) or, for i32 accumulators, wrapping multiplies and adds.
+ * False, emitting nothing, when the layouts or types do not allow it. */
+static bool simt_dot(Lower *L, Tile *a, Tile *b, Tile *c, Tile **out) {
+  TlType *ea = tl_tensor_elem(a->type), *eb = tl_tensor_elem(b->type),
+         *ec = tl_tensor_elem(c->type);
+  bool fl = lw_is_f(ec, 8, 23);
+  bool fin = (lw_is_f(ea, 5, 10) || lw_is_f(ea, 8, 7) || lw_is_f(ea, 8, 23)) &&
+             (lw_is_f(eb, 5, 10) || lw_is_f(eb, 8, 7) || lw_is_f(eb, 8, 23));
+  bool iin = tl_type_is_int(ea) && tl_type_is_int(eb) &&
+             tl_type_bitwidth(ea) <= 32 && tl_type_bitwidth(eb) <= 32;
+  bool iacc = tl_type_is_int(ec) && tl_type_int_width(ec) == 32;
+  if (!(fl && fin) && !(iacc && iin))
+    return false;
+  const TlLayout *la = tl_reg_layout(a->type), *lb = tl_reg_layout(b->type),
+                 *lc = tl_reg_layout(c->type);
+  unsigned rank = tl_tensor_rank(a->type), bd = rank - 2; /* batch dims first */
+  int64_t K = tl_tensor_dim(a->type, rank - 1), nc = tl_layout_local_size(lc);
+  if ((int64_t)L->threads * nc * K > (INT64_C(1) << 22))
+    return false;
+  int64_t *pa = tl_xmalloc(sizeof *pa * (size_t)(nc * K)),
+          *pb = tl_xmalloc(sizeof *pb * (size_t)(nc * K));
+  int64_t *holders = tl_xmalloc(sizeof *holders * 1024);
+  bool ok = true;
+  for (int64_t t = 0; t < (int64_t)L->threads && ok; t++)
+    for (int64_t i = 0; i < nc && ok; i++) {
+      int64_t ij[TL_LAYOUT_MAX_RANK];
+      ok = tl_layout_map(lc, t % tl_layout_num_threads(lc), i, ij, NULL);
+      for (int64_t k = 0; k < K && ok; k++) {
+        int64_t ik[TL_LAYOUT_MAX_RANK], kj[TL_LAYOUT_MAX_RANK];
+        memcpy(ik, ij, sizeof ik);
+        memcpy(kj, ij, sizeof kj);
+        ik[bd + 1] = k;
+        kj[bd] = k;
+        int64_t xa = same_local(la, t, ik, holders),
+                xb = same_local(lb, t, kj, holders);
+        ok = xa >= 0 && xb >= 0 &&
+             (t == 0 || (pa[i * K + k] == xa && pb[i * K + k] == xb));
+        pa[i * K + k] = xa;
+        pb[i * K + k] = xb;
+      }
+    }
+  tl_free(holders);
+  if (ok) {
+    Tile *d = lw_new_tile(L, c->type);
+    memcpy(d->words, c->words, sizeof *d->words * d->nwords);
+    TlType *f32 = tl_type_f32(L->ctx), *ct;
+    for (int64_t i = 0; i < nc; i++) {
+      TlValue *acc = lw_decode(L, d, (unsigned)i, &ct);
+      for (int64_t k = 0; k < K; k++) {
+        TlType *ta, *tb;
+        TlValue *x = lw_decode(L, a, (unsigned)pa[i * K + k], &ta);
+        TlValue *y = lw_decode(L, b, (unsigned)pb[i * K + k], &tb);
+        if (fl) {
+          if (ta != f32)
+            x = tl_arith_extf(&L->b, x, f32);
+          if (tb != f32)
+            y = tl_arith_extf(&L->b, y, f32);
+          acc = tl_simt_fma(&L->b, x, y, acc);
+        } else {
+          if (ta != ct)
+            x = tl_arith_bitcast(&L->b, x, ct);
+          if (tb != ct)
+            y = tl_arith_bitcast(&L->b, y, ct);
+          acc = tl_arith_addi(&L->b, acc, tl_arith_muli(&L->b, x, y));
+        }
+      }
+      lw_encode(L, d, (unsigned)i, acc);
+    }
+    *out = d;
+  }
+  tl_free(pa);
+  tl_free(pb);
+  return ok;
+}
+
+/* tl.dot as mma.sync: the first form whose fragments the operand layouts
+ * tile, one instruction per (m, n, k) block, k ascending; else a SIMT
+ * dot. */
+bool lw_lower_dot(Lower *L, TlOp *op) {
+  Tile *a = lw_tile_of(L, tl_op_operand(op, 0)),
+       *b = lw_tile_of(L, tl_op_operand(op, 1)),
+       *c = lw_tile_of(L, tl_op_operand(op, 2));
+  TlType *ea = tl_tensor_elem(a->type), *eb = tl_tensor_elem(b->type),
+         *ec = tl_tensor_elem(c->type);
+  const char *ca = dot_class(ea), *cb = dot_class(eb), *cc = acc_class(ec);
+  const DotForm *f = NULL;
+  TlLayout qc;
+  int64_t K = 0, *pair_a = NULL, *pair_b = NULL;
+  bool typed = false;
+  for (size_t i = 0;
+       ca && cb && cc && i < sizeof dot_forms / sizeof *dot_forms && !f; i++) {
+    const DotForm *g = &dot_forms[i];
+    if (strcmp(g->in, ca) || strcmp(g->in, cb) || strcmp(g->acc, cc) ||
+        (strcmp(ca, "int8") && ea != eb))
+      continue;
+    typed = true;
+    if (dot_pairs(g, a, b, c, &qc, &K, &pair_a, &pair_b))
+      f = g;
+  }
+  if (!f) {
+    Tile *d;
+    if (simt_dot(L, a, b, c, &d)) {
+      lw_put_tile(L, tl_op_result(op, 0), d);
+      return true;
+    }
+    if (!typed)
+      return lw_fail(
+          L, op,
+          "dot of these element types with these layouts (mma takes f16 or "
+          "bf16 with f32 accumulation, f16 with f16, i8/u8 or u1 with i32; "
+          "the SIMT dot needs f32 or i32 accumulators and every thread "
+          "holding the A and B elements of its C elements)");
+    return lw_fail(
+        L, op,
+        "dot whose layouts are neither tilings of one mma form's fragments "
+        "with matching blocks in every warp nor a SIMT dot's (every thread "
+        "holding the A and B elements of its C elements)");
+  }
+  int64_t nqc = tl_layout_local_size(&qc);
+  Tile *d = lw_new_tile(L, c->type);
+  memcpy(d->words, c->words, sizeof *d->words * d->nwords);
+  bool fa = !strcmp(f->acc, "f32");
+  TlType *rt = fa ? tl_type_f32(L->ctx) : lw_i32(L);
+  TlType *va = tl_simt_vec_type(L->ctx, f->ra, lw_i32(L)),
+         *vb = tl_simt_vec_type(L->ctx, f->rb, lw_i32(L));
+  TlType *vc = tl_simt_vec_type(L->ctx, f->rc, rt);
+  for (int64_t qlc = 0; qlc < nqc; qlc++) {
+    for (int64_t k = 0; k < K; k++) {
+      TlValue *av[4], *bv[4], *cv[4];
+      for (unsigned j = 0; j < f->ra; j++)
+        av[j] = tl_arith_bitcast(
+            &L->b, a->words[pair_a[qlc * K + k] * f->ra + j], lw_i32(L));
+      for (unsigned j = 0; j < f->rb; j++)
+        bv[j] = tl_arith_bitcast(
+            &L->b, b->words[pair_b[qlc * K + k] * f->rb + j], lw_i32(L));
+      for (unsigned j = 0; j < f->rc; j++)
+        cv[j] = tl_arith_bitcast(&L->b, d->words[qlc * f->rc + j], rt);
+      TlValue *ops[3];
+      ops[0] = tl_build1(&L->b, TL_OP_SIMT_BUILD, f->ra, av, va);
+      ops[1] = tl_build1(&L->b, TL_OP_SIMT_BUILD, f->rb, bv, vb);
+      ops[2] = tl_build1(&L->b, TL_OP_SIMT_BUILD, f->rc, cv, vc);
+      TlOp *mma = tl_build(&L->b, TL_OP_SIMT_MMA, 3, ops, 1, &vc);
+      tl_op_set_attr(mma, "shape", lw_str(L, f->shape));
+      tl_op_set_attr(mma, "a_type", lw_str(L, mma_type(ea, ca)));
+      tl_op_set_attr(mma, "b_type", lw_str(L, mma_type(eb, cb)));
+      tl_op_set_attr(mma, "acc_type",
+                     lw_str(L, !strcmp(f->acc, "i32") ? "s32" : f->acc));
+      if (!strcmp(f->in, "b1"))
+        tl_op_set_attr(mma, "b1_op", lw_str(L, "and.popc"));
+      for (unsigned j = 0; j < f->rc; j++) {
+        TlValue *x = lw_extract(L, tl_op_result(mma, 0), rt, j);
+        d->words[qlc * f->rc + j] = tl_arith_bitcast(&L->b, x, lw_u32(L));
+      }
+    }
+  }
+  tl_free(pair_a);
+  tl_free(pair_b);
+  lw_put_tile(L, tl_op_result(op, 0), d);
+  return true;
+}

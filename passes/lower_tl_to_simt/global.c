@@ -1,0 +1,532 @@
+/* Global memory: views (tl.view_global, tl.alloc_global), loads and stores
+ * of register tiles (tl.load_global, tl.store_global) and copies into
+ * shared tiles (tl.copy_async). Accesses move the widest runs, up to 16
+ * bytes, that the layouts and the alignment analysis allow; masked ones
+ * read zeros and skip writes outside the view. */
+#include "lower.h"
+
+/* tl.alloc_global: a row-major view at the planned offset of the
+ * workspace parameter. */
+bool lw_lower_alloc_global(Lower *L, TlOp *op) {
+  TlAttr *off = tl_op_attr(op, "offset");
+  if (!L->workspace || !off)
+    return lw_fail(L, op, "a workspace tensor the plan did not place");
+  View *v = TL_ARENA_NEW(&L->arena, View);
+  TlType *g = tl_value_type(tl_op_result(op, 0));
+  v->ptr =
+      lw_ptr_add(L, L->workspace, lw_cst(L, lw_i64(L), tl_attr_int_value(off)));
+  v->rank = tl_tensor_rank(g);
+  v->elem = tl_tensor_elem(g);
+  int64_t run = 1;
+  for (int d = (int)v->rank - 1; d >= 0; d--) {
+    v->dims[d] = lw_cst(L, lw_i64(L), tl_tensor_dim(g, (unsigned)d));
+    v->strides[d] = lw_cst(L, lw_i64(L), run);
+    run *= tl_tensor_dim(g, (unsigned)d);
+  }
+  lw_put_view(L, tl_op_result(op, 0), v);
+  return true;
+}
+
+/* tl.view_global: the pointer, the sizes and the strides (row-major when
+ * the op gives none), static ones as constants. */
+bool lw_lower_view_global(Lower *L, TlOp *op) {
+  View *v = TL_ARENA_NEW(&L->arena, View);
+  TlType *g = tl_value_type(tl_op_result(op, 0));
+  v->ptr = lw_scalar(L, tl_op_operand(op, 0));
+  v->rank = tl_tensor_rank(g);
+  v->elem = tl_tensor_elem(g);
+  TlAttr *dims = tl_op_attr(op, "static_dims"),
+         *strides = tl_op_attr(op, "static_strides");
+  unsigned next = 1;
+  for (unsigned d = 0; d < v->rank; d++) {
+    int64_t s = tl_attr_int_value(tl_attr_array_elem(dims, d));
+    v->dims[d] = s >= 0 ? lw_cst(L, lw_i64(L), s)
+                        : lw_to_i64(L, lw_scalar(L, tl_op_operand(op, next++)));
+  }
+  if (strides) {
+    for (unsigned d = 0; d < v->rank; d++) {
+      int64_t s = tl_attr_int_value(tl_attr_array_elem(strides, d));
+      v->strides[d] =
+          s >= 0 ? lw_cst(L, lw_i64(L), s)
+                 : lw_to_i64(L, lw_scalar(L, tl_op_operand(op, next++)));
+    }
+  } else {
+    v->strides[v->rank - 1] = lw_cst(L, lw_i64(L), 1);
+    for (int d = (int)v->rank - 2; d >= 0; d--)
+      v->strides[d] = tl_arith_muli(&L->b, v->strides[d + 1], v->dims[d + 1]);
+  }
+  lw_put_view(L, tl_op_result(op, 0), v);
+  return true;
+}
+
+/* Byte address of element (off + idx) and, for sub-byte types, the bit
+ * offset within the byte. */
+static TlValue *elem_addr(Lower *L, View *v, TlValue **off, TlValue **idx,
+                          TlValue **bitoff) {
+  TlValue *lin = NULL;
+  for (unsigned d = 0; d < v->rank; d++) {
+    TlValue *pos = tl_arith_addi(&L->b, off[d], idx[d]);
+    TlValue *term = tl_arith_muli(&L->b, pos, v->strides[d]);
+    lin = lin ? tl_arith_addi(&L->b, lin, term) : term;
+  }
+  unsigned b = tl_type_bitwidth(v->elem);
+  TlValue *bytes;
+  *bitoff = NULL;
+  if (b >= 8) {
+    bytes =
+        b == 8 ? lin : tl_arith_muli(&L->b, lin, lw_cst(L, lw_i64(L), b / 8));
+  } else {
+    TlValue *bits = tl_arith_muli(&L->b, lin, lw_cst(L, lw_i64(L), b));
+    bytes = tl_arith_divi(&L->b, bits, lw_cst(L, lw_i64(L), 8));
+    *bitoff = tl_arith_trunci(
+        &L->b, tl_arith_remi(&L->b, bits, lw_cst(L, lw_i64(L), 8)), lw_u32(L));
+  }
+  return lw_ptr_add(L, v->ptr, bytes);
+}
+
+/* The byte alignment of local element i's address in the view of a
+ * global access whose tile runs along the view's last dimension at stride
+ * 1; *run gets the number of local elements from i on that follow it
+ * there. 0 when the view is not known to be contiguous along the tile's
+ * last dimension, or when the element may start inside a byte. */
+static int64_t run_alignment(Lower *L, TlOp *op, unsigned view_operand,
+                             const TlLayout *l, int64_t i, int64_t *run) {
+  TlAccessAlignment acc;
+  int64_t ci[TL_LAYOUT_MAX_RANK];
+  *run = lw_local_run(l, i, ci);
+  if (!L->facts || !tl_analysis_access_alignment(L->facts, op, &acc) ||
+      acc.contiguous < l->shape[l->rank - 1])
+    return 0;
+  int64_t div[TL_LAYOUT_MAX_RANK];
+  for (int d = 0; d < l->rank; d++) {
+    div[d] = lw_pow2_factor(ci[d]);
+    int64_t sd = lw_spatial_div(l, d);
+    if (sd < div[d])
+      div[d] = sd;
+  }
+  unsigned nops = tl_op_num_operands(op);
+  TlValue *offs[TL_LAYOUT_MAX_RANK];
+  for (int d = 0; d < l->rank; d++)
+    offs[d] = tl_op_operand(op, nops - (unsigned)l->rank + (unsigned)d);
+  return tl_analysis_view_alignment(L->facts, tl_op_operand(op, view_operand),
+                                    offs, div);
+}
+
+/* How many local elements from i on lie at consecutive addresses and can
+ * be moved by one access of at most 16 bytes: a run along the last
+ * dimension of the tile (whose view stride is 1), cut to the largest power
+ * of two whose byte size the start address is known to be aligned to. */
+static int64_t vector_run(Lower *L, TlOp *op, unsigned view_operand,
+                          const TlLayout *l, int64_t i, unsigned bytes) {
+  int64_t n;
+  int64_t align = run_alignment(L, op, view_operand, l, i, &n);
+  if (bytes == 0 || align == 0)
+    return 1;
+  int64_t w = 1;
+  while (w * 2 <= n && w * 2 * bytes <= 16 && align % (w * 2 * bytes) == 0)
+    w *= 2;
+  return w;
+}
+
+/* Whether element (off + idx) lies inside the view: 0 <= pos < size in
+ * every dimension (i1). */
+static TlValue *in_view(Lower *L, View *v, TlValue **off, TlValue **idx) {
+  TlValue *ok = NULL;
+  for (unsigned d = 0; d < v->rank; d++) {
+    TlValue *pos = tl_arith_addi(&L->b, off[d], idx[d]);
+    TlValue *a = tl_arith_cmpi(&L->b, "ge", pos, lw_cst(L, lw_i64(L), 0));
+    TlValue *b = tl_arith_cmpi(&L->b, "lt", pos, v->dims[d]);
+    TlValue *both = tl_arith_andi(&L->b, a, b);
+    ok = ok ? tl_arith_andi(&L->b, ok, both) : both;
+  }
+  return ok;
+}
+
+/* One element of a masked load: `scf.if ok -> u32 { load } else { 0 }`. */
+static TlValue *masked_elem_load(Lower *L, TlValue *ok, TlValue *p, TlType *mem,
+                                 unsigned b, TlValue *bitoff) {
+  TlType *u32 = lw_u32(L);
+  TlOp *nif = lw_scf_if(L, ok, 1, &u32);
+  TlBuilder saved = L->b;
+  TlBlock *then = tl_block_create(L->module),
+          *other = tl_block_create(L->module);
+  tl_region_append_block(tl_op_region(nif, 0), then);
+  tl_region_append_block(tl_op_region(nif, 1), other);
+  tl_builder_set_end(&L->b, then);
+  TlValue *x = lw_load(L, p, mem, 0);
+  if (b < 32)
+    x = tl_arith_exti(&L->b, x, u32);
+  if (bitoff)
+    x = tl_arith_shri(&L->b, x, bitoff);
+  tl_build(&L->b, TL_OP_SCF_YIELD, 1, &x, 0, NULL);
+  tl_builder_set_end(&L->b, other);
+  TlValue *z = lw_cst(L, u32, 0);
+  tl_build(&L->b, TL_OP_SCF_YIELD, 1, &z, 0, NULL);
+  L->b = saved;
+  return tl_op_result(nif, 0);
+}
+
+/* tl.load_global: the thread's elements in the widest accesses their
+ * runs and alignment allow; masked loads element by element, 0 outside
+ * the view; elements of 3, 5, 6 or 7 bits from the bytes they touch. */
+bool lw_lower_load_global(Lower *L, TlOp *op) {
+  View *v = lw_view_of(L, tl_op_operand(op, 0));
+  TlType *rt = tl_value_type(tl_op_result(op, 0));
+  unsigned b = lw_elem_bits(rt);
+  bool masked = tl_op_attr(op, "masked") != NULL;
+  bool straddles = b < 8 && 8 % b;
+  if (straddles && masked)
+    return lw_fail(
+        L, op,
+        "masked global loads of 3, 5, 6 or 7-bit elements (load bytes and "
+        "tl.view them)");
+  TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
+  for (unsigned d = 0; d < v->rank; d++)
+    off[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, 1 + d)));
+  Tile *t = lw_zero_tile(L, rt);
+  const TlLayout *l = tl_reg_layout(rt);
+  TlType *mem = tl_type_int(L->ctx, b < 8 ? 8 : b, false);
+  for (int64_t i = 0; i < tl_layout_local_size(l);) {
+    lw_index_of(L, l, i, idx);
+    TlValue *bitoff;
+    TlValue *p = elem_addr(L, v, off, idx, &bitoff);
+    int64_t w = b >= 8 && !masked ? vector_run(L, op, 0, l, i, b / 8) : 1;
+    if (straddles) {
+      /* The element's byte, and the next one only when the element runs
+       * into it (so no byte past the element is read). */
+      TlValue *lo = tl_arith_exti(&L->b, lw_load(L, p, mem, 0), lw_u32(L));
+      TlValue *spill = tl_arith_cmpi(&L->b, "gt", bitoff,
+                                     lw_cst(L, lw_u32(L), 8 - (int64_t)b));
+      TlValue *next = lw_ptr_add(L, p, lw_cst(L, lw_i64(L), 1));
+      TlValue *hi = masked_elem_load(L, spill, next, mem, 8, NULL);
+      TlValue *both = tl_arith_ori(
+          &L->b, lo, tl_arith_shli(&L->b, hi, lw_cst(L, lw_u32(L), 8)));
+      lw_set_elem(L, t, (unsigned)i, tl_arith_shri(&L->b, both, bitoff));
+      i++;
+      continue;
+    }
+    if (masked && b == 64) {
+      /* Both words, each 0 outside the view. */
+      TlValue *ok = in_view(L, v, off, idx);
+      TlValue *hi = lw_ptr_add(L, p, lw_cst(L, lw_i64(L), 4));
+      t->words[2 * i] = masked_elem_load(L, ok, p, lw_u32(L), 32, NULL);
+      t->words[2 * i + 1] = masked_elem_load(L, ok, hi, lw_u32(L), 32, NULL);
+      i++;
+      continue;
+    }
+    if (masked) {
+      /* Outside the view the element reads 0 (element by element). */
+      lw_set_elem(
+          L, t, (unsigned)i,
+          masked_elem_load(L, in_view(L, v, off, idx), p, mem, b, bitoff));
+      i++;
+      continue;
+    }
+    if (w > 1 || b == 64) {
+      /* One access for w elements: its bytes are the elements' bits in
+       * order, which is the tile's own packing. */
+      unsigned bytes = (unsigned)w * b / 8;
+      TlValue *x = lw_load(L, p, lw_access_type(L, bytes), bytes);
+      lw_scatter_access(L, t, i, w, x);
+      i += w;
+      continue;
+    }
+    TlValue *x = lw_load(L, p, mem, 0);
+    if (b < 32)
+      x = tl_arith_exti(&L->b, x, lw_u32(L));
+    if (bitoff)
+      x = tl_arith_shri(&L->b, x, bitoff);
+    lw_set_elem(L, t, (unsigned)i, x);
+    i++;
+  }
+  lw_put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
+/* Stores of sub-byte elements: a thread writes whole bytes only, so each
+ * run of its elements along the view's last dimension must start on a
+ * byte boundary (the alignment analysis proves it) and cover whole bytes;
+ * the run's bytes go out in the widest accesses their alignment allows. */
+static bool store_subbyte(Lower *L, TlOp *op, Tile *t, View *v, TlValue **off) {
+  const TlLayout *l = tl_reg_layout(t->type);
+  unsigned b = lw_elem_bits(t->type);
+  TlValue *idx[TL_LAYOUT_MAX_RANK];
+  for (int64_t i = 0; i < tl_layout_local_size(l);) {
+    int64_t n, align = run_alignment(L, op, 1, l, i, &n);
+    if ((n * b) % 8)
+      return lw_fail(
+          L, op,
+          "global stores of sub-byte elements whose runs along the last "
+          "dimension do not cover whole bytes (threads would share bytes)");
+    if (align == 0)
+      return lw_fail(
+          L, op,
+          "global stores of sub-byte elements not known to start on a byte "
+          "boundary (an `assume` on the pointer or offsets may prove it)");
+    lw_index_of(L, l, i, idx);
+    TlValue *bitoff;
+    TlValue *p = elem_addr(L, v, off, idx, &bitoff);
+    int64_t nbytes = n * b / 8;
+    for (int64_t done = 0; done < nbytes;) {
+      int64_t at = done ? lw_pow2_factor(done) : TL_DIVISIBILITY_MAX;
+      if (align < at)
+        at = align;
+      unsigned cb = 16;
+      while (cb > 1 && (cb > nbytes - done || at % cb))
+        cb /= 2;
+      TlValue *words[4];
+      for (unsigned k = 0; k * 4 < cb; k++)
+        words[k] = lw_tile_bits(L, t, i * b + done * 8 + k * 32,
+                                cb >= 4 ? 32 : cb * 8);
+      TlType *ct = cb > 4 ? lw_access_type(L, cb) : NULL;
+      TlValue *x;
+      if (cb < 4)
+        x = tl_arith_trunci(&L->b, words[0],
+                            tl_type_int(L->ctx, cb * 8, false));
+      else if (cb == 4)
+        x = words[0];
+      else
+        x = tl_build1(&L->b, TL_OP_SIMT_BUILD, cb / 4, words, ct);
+      TlValue *q = done ? lw_ptr_add(L, p, lw_cst(L, lw_i64(L), done)) : p;
+      lw_store(L, x, q, cb > 1 ? cb : 0);
+      done += cb;
+    }
+    i += n;
+  }
+  return true;
+}
+
+/* tl.store_global: each element by one writer, in the widest accesses
+ * its run and alignment allow; masked stores element by element, skipped
+ * outside the view. */
+bool lw_lower_store_global(Lower *L, TlOp *op) {
+  Tile *t = lw_tile_of(L, tl_op_operand(op, 0));
+  View *v = lw_view_of(L, tl_op_operand(op, 1));
+  unsigned b = lw_elem_bits(t->type);
+  bool masked = tl_op_attr(op, "masked") != NULL;
+  if (b < 8 && masked)
+    return lw_fail(L, op, "masked global stores of sub-byte elements");
+  TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
+  for (unsigned d = 0; d < v->rank; d++)
+    off[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, 2 + d)));
+  const TlLayout *l = tl_reg_layout(t->type);
+  TlValue *guard = lw_writer_guard(L, l);
+  TlBuilder outside = guard ? lw_open_guard(L, guard) : L->b;
+  if (b < 8) {
+    bool ok = store_subbyte(L, op, t, v, off);
+    if (guard)
+      lw_close_guard(L, outside);
+    return ok;
+  }
+  TlType *mem = tl_type_int(L->ctx, b, false);
+  for (int64_t i = 0; i < tl_layout_local_size(l);) {
+    lw_index_of(L, l, i, idx);
+    TlValue *bitoff;
+    TlValue *p = elem_addr(L, v, off, idx, &bitoff);
+    int64_t w = masked ? 1 : vector_run(L, op, 1, l, i, b / 8);
+    if (w > 1 || b == 64) {
+      unsigned bytes = (unsigned)w * b / 8;
+      TlValue *x = lw_gather_access(L, t, i, w);
+      /* (w is 1 when masked: outside the view the element is skipped.) */
+      TlBuilder inside =
+          masked ? lw_open_guard(L, in_view(L, v, off, idx)) : L->b;
+      lw_store(L, x, p, bytes);
+      if (masked)
+        lw_close_guard(L, inside);
+      i += w;
+      continue;
+    }
+    TlValue *x = lw_get_elem(L, t, (unsigned)i);
+    if (b < 32)
+      x = tl_arith_trunci(&L->b, x, mem);
+    /* Outside the view the element is skipped. */
+    TlBuilder inside =
+        masked ? lw_open_guard(L, in_view(L, v, off, idx)) : L->b;
+    lw_store(L, x, p, 0);
+    if (masked)
+      lw_close_guard(L, inside);
+    i++;
+  }
+  if (guard)
+    lw_close_guard(L, outside);
+  return true;
+}
+
+/*===--- Copies into shared tiles ----------------------------------------===*/
+
+/* The widest chunk of w elements (w * bytes of 4, 8 or 16) that both
+ * sides of a copy keep contiguous and aligned: along the tile's last
+ * dimension, which the global view must hold contiguously, with every row
+ * start aligned to the chunk; in shared memory an innermost mode of stride
+ * 1 that w divides, every other stride and the base multiples of w, and a
+ * swizzle that moves whole chunks (2^M >= w). The chunks must also spread
+ * evenly over the block's threads. 0 when no width qualifies. */
+static int64_t copy_width(Lower *L, TlOp *op, const Smem *m, int64_t n) {
+  const TlSharedLayout *l = &m->layout;
+  int64_t b = tl_type_bitwidth(m->elem), last = l->shape[l->rank - 1];
+  TlAccessAlignment acc;
+  if (!L->facts || !tl_analysis_access_alignment(L->facts, op, &acc) ||
+      acc.contiguous < last)
+    return 0;
+  for (int64_t cb = 16; cb >= 4; cb /= 2) {
+    int64_t w = cb * 8 / b;
+    if (w > 0 && last % w == 0 && acc.row % cb == 0 &&
+        (n / w) % L->threads == 0 && lw_smem_runs(l, w))
+      return w;
+  }
+  return 0;
+}
+
+/* A copy no cp.async width serves (unaligned or uneven): done at once,
+ * element e by thread e % T with a load and a shared store, which is
+ * complete before any wait, as the asynchronous one would be there. */
+static bool copy_by_elements(Lower *L, TlOp *op, Smem *m, View *v, bool masked,
+                             int64_t n) {
+  unsigned b = tl_type_bitwidth(m->elem);
+  if (b < 8)
+    return lw_fail(
+        L, op,
+        "copies of sub-byte elements without 4, 8 or 16-byte chunks that "
+        "are contiguous and aligned on both sides and spread evenly over "
+        "the block's threads");
+  const TlSharedLayout *sl = &m->layout;
+  int rank = sl->rank;
+  TlValue *off[TL_LAYOUT_MAX_RANK], *zero[TL_LAYOUT_MAX_RANK],
+      *idx[TL_LAYOUT_MAX_RANK];
+  for (int d = 0; d < rank; d++) {
+    off[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, 2 + (unsigned)d)));
+    zero[d] = lw_cst(L, lw_i64(L), 0);
+  }
+  TlType *mem = tl_type_int(L->ctx, b, false);
+  TlValue *tid = tl_arith_exti(&L->b, L->tid, lw_i64(L));
+  int64_t T = L->threads;
+  for (int64_t k = 0; k * T < n; k++) {
+    TlValue *e =
+        k ? tl_arith_addi(&L->b, tid, lw_cst(L, lw_i64(L), k * T)) : tid;
+    TlBuilder outside = L->b;
+    bool ragged = (k + 1) * T > n;
+    if (ragged)
+      outside = lw_open_guard(
+          L, tl_arith_cmpi(&L->b, "lt", e, lw_cst(L, lw_i64(L), n)));
+    int64_t stride = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+      TlValue *q = stride > 1
+                       ? tl_arith_divi(&L->b, e, lw_cst(L, lw_i64(L), stride))
+                       : e;
+      idx[d] = d > 0
+                   ? tl_arith_remi(&L->b, q, lw_cst(L, lw_i64(L), sl->shape[d]))
+                   : q;
+      stride *= sl->shape[d];
+    }
+    TlValue *bitoff, *src = elem_addr(L, v, off, idx, &bitoff), *x;
+    if (masked) {
+      TlOp *nif = lw_scf_if(L, in_view(L, v, off, idx), 1, &mem);
+      TlBuilder saved = L->b;
+      TlBlock *then = tl_block_create(L->module),
+              *other = tl_block_create(L->module);
+      tl_region_append_block(tl_op_region(nif, 0), then);
+      tl_region_append_block(tl_op_region(nif, 1), other);
+      tl_builder_set_end(&L->b, then);
+      TlValue *ld = lw_load(L, src, mem, 0);
+      tl_build(&L->b, TL_OP_SCF_YIELD, 1, &ld, 0, NULL);
+      tl_builder_set_end(&L->b, other);
+      TlValue *z = lw_cst(L, mem, 0);
+      tl_build(&L->b, TL_OP_SCF_YIELD, 1, &z, 0, NULL);
+      L->b = saved;
+      x = tl_op_result(nif, 0);
+    } else {
+      x = lw_load(L, src, mem, 0);
+    }
+    lw_store(L, x, lw_smem_addr(L, m, zero, idx), 0);
+    if (ragged)
+      lw_close_guard(L, outside);
+  }
+  return true;
+}
+
+/* One cp.async of cb bytes: ops are the shared destination, the global
+ * source and, for a masked copy, the source's size in bytes (i32). */
+static void cp_async(Lower *L, unsigned nops, TlValue *const *ops,
+                     unsigned cb) {
+  TlOp *op = tl_build(&L->b, TL_OP_SIMT_CP_ASYNC, nops, ops, 0, NULL);
+  tl_op_set_attr(op, "size", lw_int(L, cb));
+  tl_op_set_attr(op, "cache", lw_str(L, cb == 16 ? "cg" : "ca"));
+}
+
+/* tl.copy_async: the tile in chunks of w elements in row-major order,
+ * chunk c copied by thread c % T with one cp.async (consecutive threads
+ * read consecutive global chunks). */
+bool lw_lower_copy_async(Lower *L, TlOp *op) {
+  Smem *m = lw_smem_of(L, tl_op_operand(op, 0));
+  View *v = lw_view_of(L, tl_op_operand(op, 1));
+  if (!m || !v)
+    return lw_fail(L, op,
+                   "copies between tensors not made by tl.alloc_shared and "
+                   "tl.view_global");
+  bool masked = tl_op_attr(op, "masked") != NULL;
+  unsigned b = tl_type_bitwidth(m->elem);
+  if (32 % b && b != 64)
+    return lw_fail(
+        L, op, "copies of elements other than 1, 2, 4, 8, 16, 32 or 64 bits");
+  const TlSharedLayout *sl = &m->layout;
+  int rank = sl->rank;
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++)
+    n *= sl->shape[d];
+  int64_t w = copy_width(L, op, m, n);
+  if (!w)
+    return copy_by_elements(L, op, m, v, masked, n);
+  unsigned cb = (unsigned)(w * b / 8);
+  /* A masked chunk must lie wholly before the view or start in it. */
+  if (masked && lw_offset_div(L, tl_op_operand(op, 1 + (unsigned)rank)) % w)
+    return copy_by_elements(L, op, m, v, masked, n);
+  TlValue *off[TL_LAYOUT_MAX_RANK], *zero[TL_LAYOUT_MAX_RANK],
+      *idx[TL_LAYOUT_MAX_RANK];
+  for (int d = 0; d < rank; d++) {
+    off[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, 2 + (unsigned)d)));
+    zero[d] = lw_cst(L, lw_i64(L), 0);
+  }
+  TlValue *first = tl_arith_muli(&L->b, tl_arith_exti(&L->b, L->tid, lw_i64(L)),
+                                 lw_cst(L, lw_i64(L), w));
+  for (int64_t k = 0; k < n / w / L->threads; k++) {
+    /* Element e = (tid + k * T) * w, unravelled row-major. */
+    TlValue *e =
+        tl_arith_addi(&L->b, first, lw_cst(L, lw_i64(L), k * L->threads * w));
+    int64_t stride = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+      TlValue *q = stride > 1
+                       ? tl_arith_divi(&L->b, e, lw_cst(L, lw_i64(L), stride))
+                       : e;
+      idx[d] = d > 0
+                   ? tl_arith_remi(&L->b, q, lw_cst(L, lw_i64(L), sl->shape[d]))
+                   : q;
+      stride *= sl->shape[d];
+    }
+    TlValue *bitoff, *dst = lw_smem_addr(L, m, zero, idx);
+    if (!masked) {
+      TlValue *ops[2] = {dst, elem_addr(L, v, off, idx, &bitoff)};
+      cp_async(L, 2, ops, cb);
+      continue;
+    }
+    /* Masked: a chunk whose first element lies in the view reads the
+     * elements up to the view's last column and zero-fills the rest (the
+     * source size); any other chunk reads nothing and fills zeros, with
+     * the view's first element as its (unread) source. */
+    TlValue *ok = in_view(L, v, off, idx);
+    TlValue *pos = tl_arith_addi(&L->b, off[rank - 1], idx[rank - 1]);
+    TlValue *left = tl_arith_subi(&L->b, v->dims[rank - 1], pos);
+    TlValue *cnt = tl_arith_mini(&L->b, left, lw_cst(L, lw_i64(L), w));
+    cnt = tl_arith_select(&L->b, ok, cnt, lw_cst(L, lw_i64(L), 0));
+    TlValue *so[TL_LAYOUT_MAX_RANK], *si[TL_LAYOUT_MAX_RANK];
+    for (int d = 0; d < rank; d++) {
+      so[d] = tl_arith_select(&L->b, ok, off[d], zero[d]);
+      si[d] = tl_arith_select(&L->b, ok, idx[d], zero[d]);
+    }
+    TlValue *bits = tl_arith_muli(&L->b, cnt, lw_cst(L, lw_i64(L), b));
+    TlValue *bytes = tl_arith_trunci(
+        &L->b, tl_arith_divi(&L->b, bits, lw_cst(L, lw_i64(L), 8)), lw_i32(L));
+    TlValue *ops[3] = {dst, elem_addr(L, v, so, si, &bitoff), bytes};
+    cp_async(L, 3, ops, cb);
+  }
+  return true;
+}
