@@ -420,6 +420,30 @@ static bool narrow_small(Lower *L, Tile *f, Tile *t) {
   return true;
 }
 
+/* tl.add, tl.sub and tl.mul of f16 or bf16 tiles: one simt.add2 / sub2 /
+ * mul2 per word, two elements at a time. Each lane rounds once to nearest
+ * even, as the per-element op does; the zero high half of an odd count's
+ * last word stays a zero (0 + 0, 0 - 0, 0 * 0). */
+static bool packed_half(Lower *L, TlOp *op, Tile *x, Tile *y, TlType *rt) {
+  TlType *e = tl_tensor_elem(rt);
+  TlOpId id = tl_op_id(op);
+  if ((e != tl_type_f16(L->ctx) && e != tl_type_bf16(L->ctx)) ||
+      (id != TL_OP_TL_ADD && id != TL_OP_TL_SUB && id != TL_OP_TL_MUL))
+    return false;
+  TlType *v2 = tl_simt_vec_type(L->ctx, 2, e), *u32 = lw_u32(L);
+  Tile *t = lw_new_tile(L, rt);
+  for (unsigned w = 0; w < t->nwords; w++) {
+    TlValue *a = tl_simt_bitcast(&L->b, x->words[w], v2),
+            *b = tl_simt_bitcast(&L->b, y->words[w], v2);
+    TlValue *r = id == TL_OP_TL_ADD   ? tl_simt_add2(&L->b, a, b)
+                 : id == TL_OP_TL_SUB ? tl_simt_sub2(&L->b, a, b)
+                                      : tl_simt_mul2(&L->b, a, b);
+    t->words[w] = tl_simt_bitcast(&L->b, r, u32);
+  }
+  lw_put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
 /* The binary elementwise ops: per element in its compute type by the
  * float or integer arith op; tl.mod of f16, bf16 or f32 is C's fmod
  * (fmod32); small floats compute in f32 and round once back. */
@@ -451,6 +475,8 @@ bool lw_lower_elementwise(Lower *L, TlOp *op) {
   Tile *x = lw_tile_of(L, tl_op_operand(op, 0)),
        *y = lw_tile_of(L, tl_op_operand(op, 1));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
+  if (packed_half(L, op, x, y, rt))
+    return true;
   Tile *t = lw_zero_tile(L, rt), *out = t;
   int64_t count = tl_layout_local_size(tl_reg_layout(rt));
   /* Small floats compute in f32 and round once back. */
