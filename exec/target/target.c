@@ -1,7 +1,8 @@
-/* The NVPTX target machine: an allow-list of SM targets with their PTX
- * versions (LLVM only warns about unknown -mcpu or +ptx values and falls
- * back, so they are validated here), LLVM's pass pipeline run with the
- * target machine (so NVPTX's own hooks run), and PTX emission. */
+/* The NVPTX target machine: the -mcpu targets and their PTX versions come
+ * from the target table (include/tl/targets.def; LLVM only warns about
+ * unknown -mcpu or +ptx values and falls back, so they are validated
+ * here), LLVM's pass pipeline run with the target machine (so NVPTX's own
+ * hooks run), and PTX emission. */
 #define _POSIX_C_SOURCE 200809L
 #include "target_internal.h"
 
@@ -15,28 +16,13 @@
 #include <string.h>
 #include <time.h>
 
-/* Columns: -mcpu name, SM number, lowest PTX ISA that has it (x10), the
- * default PTX we ask for (every TL feature on that SM: b1 mma needs 7.1,
- * sm_89 needs 7.8, TMA/mbarrier tx on sm_90 need 8.0). */
-static const struct {
-  const char *cpu;
-  unsigned sm, min_ptx, default_ptx;
-} cpus[] = {
-    {"sm_80", 80, 70, 80}, {"sm_86", 86, 71, 80}, {"sm_89", 89, 78, 80},
-    {"sm_90", 90, 78, 80}, {"sm_90a", 90, 80, 80},
-};
 enum { MAX_PTX = 90 }; /* the newest ptxas 13.0 and LLVM 22 both accept */
-
-static const char *const cpu_names[] = {"sm_80", "sm_86", "sm_89", "sm_90",
-                                        "sm_90a", NULL};
-
-const char *const *tl_target_cpus(void) { return cpu_names; }
 
 struct TlTarget {
   TlContext *ctx;
   LLVMTargetMachineRef tm;
-  unsigned sm, ptx, opt;
-  char cpu[16];
+  const TlArch *arch;
+  unsigned ptx, opt;
 };
 
 static void init_llvm(void) {
@@ -57,24 +43,23 @@ static void init_llvm(void) {
 }
 
 TlTarget *tl_target_create(TlContext *ctx, const TlTargetOptions *opts) {
-  const char *cpu = opts && opts->cpu ? opts->cpu : "sm_80";
-  int k = -1;
-  for (int i = 0; i < (int)(sizeof cpus / sizeof cpus[0]); i++)
-    if (!strcmp(cpus[i].cpu, cpu))
-      k = i;
-  if (k < 0) {
-    tl_emit_error(ctx, tl_loc_unknown(),
-                  "unknown target '%s' (supported: sm_80, sm_86, sm_89, "
-                  "sm_90, sm_90a)",
-                  cpu);
+  const TlArch *arch =
+      opts && opts->cpu ? tl_arch_lookup(opts->cpu) : tl_arch_default();
+  if (!arch) {
+    TlStr names = {0};
+    tl_arch_names_text(&names, 0, false);
+    tl_emit_error(ctx, tl_loc_unknown(), "unknown target '%s' (supported: %s)",
+                  opts->cpu, tl_str_cstr(&names));
+    tl_str_free(&names);
     return NULL;
   }
-  unsigned ptx = opts && opts->ptx ? opts->ptx : cpus[k].default_ptx;
-  if (ptx < cpus[k].min_ptx || ptx > MAX_PTX) {
+  const char *cpu = arch->name;
+  unsigned ptx = opts && opts->ptx ? opts->ptx : arch->default_ptx;
+  if (ptx < arch->min_ptx || ptx > MAX_PTX) {
     tl_emit_error(ctx, tl_loc_unknown(),
                   "PTX ISA %u.%u cannot target %s (use %u.%u to %u.%u)",
-                  ptx / 10, ptx % 10, cpu, cpus[k].min_ptx / 10,
-                  cpus[k].min_ptx % 10, MAX_PTX / 10, MAX_PTX % 10);
+                  ptx / 10, ptx % 10, cpu, arch->min_ptx / 10,
+                  arch->min_ptx % 10, MAX_PTX / 10, MAX_PTX % 10);
     return NULL;
   }
   unsigned opt = opts ? opts->opt_level : 3;
@@ -107,10 +92,9 @@ TlTarget *tl_target_create(TlContext *ctx, const TlTargetOptions *opts) {
   TlTarget *t = tl_xcalloc(1, sizeof *t);
   t->ctx = ctx;
   t->tm = tm;
-  t->sm = cpus[k].sm;
+  t->arch = arch;
   t->ptx = ptx;
   t->opt = opt;
-  snprintf(t->cpu, sizeof t->cpu, "%s", cpu);
   return t;
 }
 
@@ -121,7 +105,9 @@ void tl_target_destroy(TlTarget *t) {
   tl_free(t);
 }
 
-unsigned tl_target_sm(const TlTarget *t) { return t->sm; }
+unsigned tl_target_sm(const TlTarget *t) { return t->arch->sm; }
+
+const TlArch *tl_target_arch(const TlTarget *t) { return t->arch; }
 
 static double now_ms(void) {
   struct timespec ts;
@@ -134,7 +120,7 @@ TlResult tl_target_compile(TlTarget *t, TlModule *m, TlStr *ptx,
   double t0 = now_ms();
   LLVMContextRef lctx = LLVMContextCreate();
   LLVMModuleRef mod = NULL;
-  TlResult r = tl_target_translate(t->ctx, t->sm, t->ptx, m, lctx, &mod);
+  TlResult r = tl_target_translate(t->ctx, t->arch, t->ptx, m, lctx, &mod);
   if (TL_FAILED(r))
     goto out;
   LLVMSetTarget(mod, "nvptx64-nvidia-cuda");

@@ -25,7 +25,8 @@ typedef struct Map {
 
 typedef struct Tr {
   TlContext *ctx;
-  unsigned sm, ptx;
+  const TlArch *arch; /* the target's row of the target table */
+  unsigned ptx;       /* the PTX ISA, x 10 */
   LLVMContextRef lc;
   LLVMModuleRef mod;
   LLVMBuilderRef b;
@@ -985,13 +986,13 @@ static void translate_func(Tr *t, TlOp *fn) {
     LLVMBuildRetVoid(t->b);
 }
 
-TlResult tl_target_translate(TlContext *ctx, unsigned sm, unsigned ptx,
+TlResult tl_target_translate(TlContext *ctx, const TlArch *arch, unsigned ptx,
                              TlModule *m, LLVMContextRef lc,
                              LLVMModuleRef *out) {
   Tr t;
   memset(&t, 0, sizeof t);
   t.ctx = ctx;
-  t.sm = sm;
+  t.arch = arch;
   t.ptx = ptx;
   t.lc = lc;
   t.mod = LLVMModuleCreateWithNameInContext("tl", lc);

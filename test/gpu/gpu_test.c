@@ -58,10 +58,8 @@ static void *compile(const char *text, const char *name) {
     tl_module_destroy(m);
     return NULL;
   }
-  char cpu[16];
-  unsigned sm = tl_runtime_sm(rt);
-  snprintf(cpu, sizeof cpu, sm >= 90 ? "sm_90a" : sm >= 89 ? "sm_89" : sm >= 86 ? "sm_86" : "sm_80");
-  TlTargetOptions o = {cpu, 0, 3};
+  const TlArch *arch = tl_arch_for_device(tl_runtime_sm(rt));
+  TlTargetOptions o = {arch ? arch->name : NULL, 0, 3};
   TlTarget *t = tl_target_create(ctx, &o);
   TlStr ptx = {0};
   void *k = NULL;

@@ -26,7 +26,12 @@ static void usage(FILE *out) {
         "options:\n"
         "  -o FILE          write the output to FILE (default: stdout); with PTX,\n"
         "                   also FILE.json, the kernels' launch metadata\n"
-        "  -mcpu=SM         target: sm_80 (default), sm_86, sm_89, sm_90, sm_90a\n"
+        "  -mcpu=SM         target:",
+        out);
+  for (const char *const *n = tl_arch_names(); *n; n++)
+    fprintf(out, "%s %s%s", n == tl_arch_names() ? "" : ",", *n,
+            tl_arch_lookup(*n) == tl_arch_default() ? " (default)" : "");
+  fputs("\n"
         "  -mptx=N          PTX ISA version x 10 (default 80 = PTX 8.0)\n"
         "  -O0 .. -O3       LLVM optimization level (default -O3)\n"
         "  -emit-llvm       write the optimized LLVM IR instead of PTX\n"
@@ -99,7 +104,7 @@ static void json_string(TlStr *out, const char *s) {
  * Names and expressions come from the lowered func's attributes. */
 static void write_metadata(TlModule *m, const TlTargetOptions *o, TlStr *out) {
   tl_str_puts(out, "{\n  \"target\": ");
-  json_string(out, o->cpu ? o->cpu : "sm_80");
+  json_string(out, o->cpu ? o->cpu : tl_arch_default()->name);
   tl_str_puts(out, ",\n  \"kernels\": [");
   bool first = true;
   for (TlOp *op = tl_block_first_op(tl_module_body(m)); op; op = tl_op_next(op)) {
@@ -162,7 +167,7 @@ static double now_ms(void) {
 
 int main(int argc, char **argv) {
   const char *input = NULL, *output = NULL;
-  TlTargetOptions topts = {"sm_80", 0, 3};
+  TlTargetOptions topts = {NULL, 0, 3};
   bool emit_llvm = false, emit_simt = false, timing = false;
   TlContext *ctx = tl_context_create();
   tl_register_all_dialects(ctx);
