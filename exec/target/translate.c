@@ -420,22 +420,36 @@ static LLVMValueRef access(Tr *t, TlOp *op, bool load) {
   return LLVMBuildCall2(t->b, fty, ia, args, 1 + nregs, "");
 }
 
-/* The mma intrinsic name for a verified simt.mma: f16 names its D and C
- * types, bf16 and b1 only the inputs, the integer forms their A and B
- * types (one name when equal) after an optional .satfinite. */
+/* The intrinsic names of verified simt.mma, simt.cp_async and
+ * simt.ldmatrix ops: their rows of the form table (include/tl/forms.def;
+ * the verifier accepts no other forms). .satfinite follows .row.col. */
 static void mma_name(const TlOp *op, char *buf, size_t n) {
-  const char *shape = str_attr(op, "shape"), *a = str_attr(op, "a_type"),
-             *b = str_attr(op, "b_type"), *acc = str_attr(op, "acc_type");
-  if (!strcmp(a, "b1"))
-    snprintf(buf, n, "llvm.nvvm.mma.and.popc.%s.row.col.b1", shape);
-  else if (!strcmp(a, "bf16"))
-    snprintf(buf, n, "llvm.nvvm.mma.%s.row.col.bf16", shape);
-  else if (!strcmp(a, "f16"))
-    snprintf(buf, n, "llvm.nvvm.mma.%s.row.col.%s.%s", shape, acc, acc);
+  const TlMmaForm *f =
+      tl_mma_form_lookup(str_attr(op, "shape"), str_attr(op, "a_type"),
+                         str_attr(op, "b_type"), str_attr(op, "acc_type"));
+  tl_assert(f);
+  const char *rc = strstr(f->intrinsic, ".row.col");
+  if (tl_op_attr(op, "satfinite") && rc)
+    snprintf(buf, n, "%.*s.satfinite%s", (int)(rc + 8 - f->intrinsic),
+             f->intrinsic, rc + 8);
   else
-    snprintf(buf, n, "llvm.nvvm.mma.%s.row.col%s.%s%s%s", shape,
-             tl_op_attr(op, "satfinite") ? ".satfinite" : "", a,
-             strcmp(a, b) ? "." : "", strcmp(a, b) ? b : "");
+    snprintf(buf, n, "%s", f->intrinsic);
+}
+
+/* With a source size operand, the zero-filling form. */
+static void cp_async_name(const TlOp *op, char *buf, size_t n) {
+  const TlCpAsyncForm *f = tl_cp_async_form_lookup(int_attr(op, "size", 16),
+                                                   str_attr(op, "cache"));
+  tl_assert(f);
+  snprintf(buf, n, "%s",
+           tl_op_num_operands(op) == 3 ? f->zfill_intrinsic : f->intrinsic);
+}
+
+static void ldmatrix_name(const TlOp *op, char *buf, size_t n) {
+  const TlLdmatrixForm *f = tl_ldmatrix_form_lookup(
+      int_attr(op, "num", 1), tl_op_attr(op, "trans") != NULL);
+  tl_assert(f);
+  snprintf(buf, n, "%s", f->intrinsic);
 }
 
 /* Calls an intrinsic whose parameters are the scalar elements of our
@@ -670,8 +684,7 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
   if (!strcmp(n, "cp_async")) {
     char name[80];
     bool zfill = tl_op_num_operands(op) == 3;
-    snprintf(name, sizeof name, "llvm.nvvm.cp.async.%s.shared.global.%lld%s",
-             str_attr(op, "cache"), (long long)int_attr(op, "size", 16), zfill ? ".s" : "");
+    cp_async_name(op, name, sizeof name);
     LLVMValueRef args[3] = {operand(t, op, 0), operand(t, op, 1),
                             zfill ? operand(t, op, 2) : NULL};
     return call(t, op, name, NULL, 0, args, zfill ? 3 : 2);
@@ -694,8 +707,7 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
   }
   if (!strcmp(n, "ldmatrix")) {
     char name[96];
-    snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%lld%s.b16",
-             (long long)int_attr(op, "num", 1), tl_op_attr(op, "trans") ? ".trans" : "");
+    ldmatrix_name(op, name, sizeof name);
     LLVMTypeRef ov[1] = {LLVMTypeOf(operand(t, op, 0))};
     return call_unpacked(t, op, name, ov, 1);
   }

@@ -86,8 +86,10 @@ const TlMmaForm *tl_mma_form_lookup(const char *shape, const char *a_type,
 /* Bits of one element of an mma type (16 for "f16", 1 for "b1"); 0 for a
  * name no form uses. */
 unsigned tl_mma_type_bits(const char *type);
-/* Appends a summary of the mma forms for diagnostics, grouped by shape
- * and accumulator: "m16n8k16 f16|bf16->f32, m16n8k16 f16->f16, ...". */
+/* Appends a summary of the mma forms for diagnostics: per shape, the A
+ * types with their accumulator types, "m16n8k16 f16->f32|f16, m16n8k16
+ * bf16->f32, ..., m16n8k32 s8|u8->s32, ..." (B is A's type, or for the
+ * forms that mix them, the other type of the same width). */
 void tl_mma_forms_text(TlStr *out);
 
 /* One ldmatrix form (forms.def's TL_LDMATRIX_FORM). */

@@ -34,8 +34,6 @@ bool tl_simt_is_ptr(const TlType *t);
 TlSimtSpace tl_simt_ptr_space(const TlType *t);
 /* Bits of a scalar or vector register value, 0 for other types. */
 unsigned tl_simt_value_bits(const TlType *t);
-/* The mma forms simt.mma accepts, as one line of text (static storage). */
-const char *tl_simt_mma_forms_text(void);
 
 /* One conversion of a simt.printf format: text[start, end) is the whole
  * `%...c` (flags "-+ #0", width, `.precision`, `ll` for 64-bit integers),

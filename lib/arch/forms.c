@@ -66,33 +66,62 @@ unsigned tl_mma_type_bits(const char *type) {
   return 0;
 }
 
+/* Appends the accumulator types of the forms of (shape, a_type) as
+ * "f32|f16". */
+static void accs_of(TlStr *out, const char *shape, const char *a_type) {
+  bool any = false;
+  for (unsigned i = 0; i < COUNT(mma_forms); i++) {
+    const TlMmaForm *f = &mma_forms[i];
+    if (strcmp(f->shape, shape) || strcmp(f->a_type, a_type))
+      continue;
+    bool dup = false;
+    for (unsigned j = 0; j < i; j++)
+      dup |= !strcmp(mma_forms[j].shape, shape) &&
+             !strcmp(mma_forms[j].a_type, a_type) &&
+             !strcmp(mma_forms[j].acc_type, f->acc_type);
+    if (!dup) {
+      tl_str_printf(out, "%s%s", any ? "|" : "", f->acc_type);
+      any = true;
+    }
+  }
+}
+
 void tl_mma_forms_text(TlStr *out) {
-  /* One entry per (shape, accumulator) in order of first appearance,
-   * listing that group's A types in order. */
+  /* One entry per shape and set of accumulators, in order of first
+   * appearance, naming the A types that have exactly those
+   * accumulators: "m16n8k32 s8|u8->s32". */
   bool done[COUNT(mma_forms)] = {false};
   bool first = true;
   for (unsigned i = 0; i < COUNT(mma_forms); i++) {
     if (done[i])
       continue;
     const TlMmaForm *g = &mma_forms[i];
+    TlStr accs = {0};
+    accs_of(&accs, g->shape, g->a_type);
     tl_str_printf(out, "%s%s ", first ? "" : ", ", g->shape);
     first = false;
-    const char *seen[COUNT(mma_forms)];
-    unsigned nseen = 0;
+    const char *named[COUNT(mma_forms)];
+    unsigned nnamed = 0;
     for (unsigned j = i; j < COUNT(mma_forms); j++) {
       const TlMmaForm *f = &mma_forms[j];
-      if (strcmp(f->shape, g->shape) || strcmp(f->acc_type, g->acc_type))
+      if (strcmp(f->shape, g->shape))
         continue;
-      done[j] = true;
-      bool dup = false;
-      for (unsigned s = 0; s < nseen; s++)
-        dup |= !strcmp(seen[s], f->a_type);
-      if (!dup) {
-        tl_str_printf(out, "%s%s", nseen ? "|" : "", f->a_type);
-        seen[nseen++] = f->a_type;
+      TlStr these = {0};
+      accs_of(&these, f->shape, f->a_type);
+      if (!strcmp(tl_str_cstr(&these), tl_str_cstr(&accs))) {
+        done[j] = true;
+        bool dup = false;
+        for (unsigned k = 0; k < nnamed; k++)
+          dup |= !strcmp(named[k], f->a_type);
+        if (!dup) {
+          tl_str_printf(out, "%s%s", nnamed ? "|" : "", f->a_type);
+          named[nnamed++] = f->a_type;
+        }
       }
+      tl_str_free(&these);
     }
-    tl_str_printf(out, "->%s", g->acc_type);
+    tl_str_printf(out, "->%s", tl_str_cstr(&accs));
+    tl_str_free(&accs);
   }
 }
 

@@ -170,8 +170,8 @@ static void test_mma_forms(void) {
   TlStr s = {0};
   tl_mma_forms_text(&s);
   CHECK_EQ_STR(tl_str_cstr(&s),
-               "m16n8k16 f16|bf16->f32, m16n8k16 f16->f16, m16n8k8 "
-               "f16|bf16->f32, m16n8k8 f16->f16, m16n8k32 s8|u8->s32, "
+               "m16n8k16 f16->f32|f16, m16n8k16 bf16->f32, m16n8k8 "
+               "f16->f32|f16, m16n8k8 bf16->f32, m16n8k32 s8|u8->s32, "
                "m16n8k256 b1->s32, m8n8k128 b1->s32");
   tl_str_free(&s);
 }
