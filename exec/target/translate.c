@@ -953,9 +953,92 @@ static TlOp *translate_block(Tr *t, TlBlock *b) {
   return NULL;
 }
 
+/*===--- Target checks ---------------------------------------------------===*/
+
+/* Refuses, at the op, a form the target lacks: a feature it does not have
+ * or a later PTX ISA than it uses (LLVM would abort with "Cannot select"
+ * on either). */
+static void need(Tr *t, TlOp *op, const char *what, TlFeature f,
+                 unsigned min_ptx) {
+  if (!tl_arch_has(t->arch, f)) {
+    TlStr names = {0};
+    tl_arch_names_text(&names, f, true);
+    tl_op_emit_error(op, "%s needs a target with %s (%s), not %s", what,
+                     tl_feature_name(f), tl_str_cstr(&names), t->arch->name);
+    tl_str_free(&names);
+    t->failed = true;
+  } else if (t->ptx < min_ptx) {
+    tl_op_emit_error(op, "%s needs PTX ISA %u.%u or later (-mptx=%u), not %u.%u",
+                     what, min_ptx / 10, min_ptx % 10, min_ptx, t->ptx / 10,
+                     t->ptx % 10);
+    t->failed = true;
+  }
+}
+
+/* Checks one op of a kernel against the target (a tl_op_walk callback):
+ * the warp-level forms through their rows of the form table. */
+static void check_op(TlOp *op, void *user) {
+  Tr *t = user;
+  char what[64];
+  switch (tl_op_id(op)) {
+  case TL_OP_SIMT_MMA: {
+    const TlMmaForm *f =
+        tl_mma_form_lookup(str_attr(op, "shape"), str_attr(op, "a_type"),
+                           str_attr(op, "b_type"), str_attr(op, "acc_type"));
+    tl_assert(f);
+    snprintf(what, sizeof what, "mma.%s %s x %s -> %s", f->shape, f->a_type,
+             f->b_type, f->acc_type);
+    need(t, op, what, f->feature, f->min_ptx);
+    break;
+  }
+  case TL_OP_SIMT_LDMATRIX: {
+    const TlLdmatrixForm *f = tl_ldmatrix_form_lookup(
+        int_attr(op, "num", 1), tl_op_attr(op, "trans") != NULL);
+    tl_assert(f);
+    snprintf(what, sizeof what, "ldmatrix.x%u%s.%s", f->num,
+             f->trans ? ".trans" : "", f->elem);
+    need(t, op, what, f->feature, f->min_ptx);
+    break;
+  }
+  case TL_OP_SIMT_CP_ASYNC: {
+    const TlCpAsyncForm *f = tl_cp_async_form_lookup(
+        int_attr(op, "size", 16), str_attr(op, "cache"));
+    tl_assert(f);
+    snprintf(what, sizeof what, "cp.async.%s of %u bytes", f->cache, f->bytes);
+    need(t, op, what, f->feature, f->min_ptx);
+    break;
+  }
+  case TL_OP_SIMT_CP_ASYNC_COMMIT:
+  case TL_OP_SIMT_CP_ASYNC_WAIT:
+    need(t, op, "cp.async", TL_FEATURE_CP_ASYNC, 0);
+    break;
+  default:
+    break;
+  }
+}
+
+/* Whether the target can run the kernel: every warp-level form, and the
+ * dynamic shared memory the kernel declares (`smem_bytes`, set by the
+ * lowering) within the target's per-block limit. Reports each problem. */
+static bool check_target(Tr *t, TlOp *fn) {
+  int64_t smem = int_attr(fn, "smem_bytes", 0);
+  if (smem > t->arch->max_smem) {
+    tl_emit_error(t->ctx, tl_op_loc(fn),
+                  "kernel @%s uses %lld bytes of dynamic shared memory, more "
+                  "than the %lld a block of %s may have",
+                  tl_symbol_name(fn), (long long)smem,
+                  (long long)t->arch->max_smem, t->arch->name);
+    t->failed = true;
+  }
+  tl_op_walk(fn, check_op, t, false);
+  return !t->failed;
+}
+
 /*===--- Kernels ---------------------------------------------------------===*/
 
 static void translate_func(Tr *t, TlOp *fn) {
+  if (!check_target(t, fn))
+    return;
   TlType *ft = tl_attr_type_value(tl_op_attr(fn, "function_type"));
   unsigned n = tl_type_function_num_inputs(ft);
   if (tl_type_function_num_results(ft)) {
