@@ -28,6 +28,7 @@ SKIP = {
     "test/dialect/tl/canonicalize.tl": "canonicalization patterns, not a program",
     "test/dialect/tl/invalid.tl": "verifier diagnostics",
     "test/passes/lower-tl-to-simt-invalid.tl": "what the lowering refuses",
+    "test/passes/plan-shared-memory-target.tl": "kernels over some targets' shared memory",
     "test/target/Inputs/tl-unlowerable.tl": "what the lowering refuses",
     "test/vm/tl-run-errors.tl": "tl-run's argument diagnostics",
     "test/vm/slice-errors.tl": "the VM's slice errors",

@@ -1838,11 +1838,12 @@ static bool check_launch(TlOp *func, const TlSimtLaunch *l) {
                      (long long)T);
     return false;
   }
-  if (l->smem_bytes < 0 || l->smem_bytes > TL_SIMT_VM_MAX_SMEM) {
+  if (l->smem_bytes < 0 || l->smem_bytes > tl_arch_max_smem_any()) {
     tl_op_emit_error(func,
                      "%lld bytes of dynamic shared memory; a block has 0 to "
-                     "%d",
-                     (long long)l->smem_bytes, TL_SIMT_VM_MAX_SMEM);
+                     "%lld",
+                     (long long)l->smem_bytes,
+                     (long long)tl_arch_max_smem_any());
     return false;
   }
   int64_t req = int_attr(func, "threads", 0),

@@ -115,7 +115,8 @@ static void test_matmul_f16_i6(const char *dir) {
   TlModule *vm_mod = tl_parse_module(ctx, path, text, n, 1);
   TlModule *gpu_mod = tl_parse_module(ctx, path, text, n, 1);
   TlPipeline *pl = tl_pipeline_create();
-  TlPipelineConfig cfg = {.verify_each = true};
+  TlPipelineConfig cfg = {.verify_each = true,
+                          .arch = tl_arch_for_device(tl_runtime_sm(rt))};
   bool ok = vm_mod && gpu_mod && !TL_FAILED(tl_verify(tl_module_op(vm_mod))) &&
             !TL_FAILED(tl_pipeline_parse(pl, "lower-tl-to-simt,canonicalize,cse", tl_context_diag(ctx))) &&
             !TL_FAILED(tl_pipeline_run(pl, gpu_mod, &cfg));

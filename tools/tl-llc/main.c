@@ -42,9 +42,10 @@ static void usage(FILE *out) {
         out);
 }
 
-/* Lowers the module's tl.kernel ops to simt kernels, the pipeline tl-opt
- * and tl-run use; a module of simt kernels is left as it is. */
-static TlResult lower_tl_kernels(TlModule *m) {
+/* Lowers the module's tl.kernel ops to simt kernels for the target, the
+ * pipeline tl-opt and tl-run use; a module of simt kernels is left as it
+ * is. */
+static TlResult lower_tl_kernels(TlModule *m, const TlArch *arch) {
   bool has_tl = false;
   for (TlOp *op = tl_block_first_op(tl_module_body(m)); op && !has_tl;
        op = tl_op_next(op))
@@ -52,7 +53,7 @@ static TlResult lower_tl_kernels(TlModule *m) {
   if (!has_tl)
     return TL_SUCCESS;
   TlPipeline *pl = tl_pipeline_create();
-  TlPipelineConfig cfg = {.verify_each = true};
+  TlPipelineConfig cfg = {.verify_each = true, .arch = arch};
   TlResult r = tl_pipeline_parse(pl, "lower-tl-to-simt,canonicalize,cse",
                                  tl_context_diag(tl_op_context(tl_module_op(m))));
   if (!TL_FAILED(r))
@@ -240,19 +241,18 @@ int main(int argc, char **argv) {
   TlStr out = {0};
   bool parsed = m && !TL_FAILED(tl_verify(tl_module_op(m)));
   double t1 = now_ms();
-  if (!parsed || TL_FAILED(lower_tl_kernels(m)))
+  /* The target comes first: the lowering compiles for it. */
+  if (!parsed || !(target = tl_target_create(ctx, &topts)) ||
+      TL_FAILED(lower_tl_kernels(m, tl_target_arch(target))))
     goto fail;
   double t2 = now_ms();
   TlCompileTimes times = {0, 0, 0};
   if (emit_simt) {
     /* The module as the lowering leaves it: what the target translates. */
     tl_module_print(m, NULL, &out);
-  } else {
-    target = tl_target_create(ctx, &topts);
-    if (!target)
-      goto fail;
-    if (TL_FAILED(tl_target_compile(target, m, &out, emit_llvm ? &out : NULL, &times)))
-      goto fail;
+  } else if (TL_FAILED(tl_target_compile(target, m, &out,
+                                         emit_llvm ? &out : NULL, &times))) {
+    goto fail;
   }
   if (timing)
     fprintf(stderr,
