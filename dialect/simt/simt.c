@@ -725,6 +725,60 @@ out:
   return r;
 }
 
+/*===--- Form-table rows of ops ------------------------------------------===*/
+
+/* Attribute values for the lookups: NULL or the default when the
+ * attribute is missing or of another kind (the op is then unverified). */
+static const char *form_str(const TlOp *op, const char *name) {
+  TlAttr *a = tl_op_attr(op, name);
+  return a && tl_attr_kind(a) == TL_ATTR_STRING ? tl_attr_string_value(a, NULL)
+                                                : NULL;
+}
+
+static int64_t form_int(const TlOp *op, const char *name, int64_t dflt) {
+  TlAttr *a = tl_op_attr(op, name);
+  return a && tl_attr_kind(a) == TL_ATTR_INT ? tl_attr_int_value(a) : dflt;
+}
+
+const TlMmaForm *tl_simt_mma_form(const TlOp *op) {
+  if (tl_op_id(op) != TL_OP_SIMT_MMA)
+    return NULL;
+  return tl_mma_form_lookup(form_str(op, "shape"), form_str(op, "a_type"),
+                            form_str(op, "b_type"), form_str(op, "acc_type"));
+}
+
+const TlLdmatrixForm *tl_simt_ldmatrix_form(const TlOp *op) {
+  if (tl_op_id(op) != TL_OP_SIMT_LDMATRIX)
+    return NULL;
+  return tl_ldmatrix_form_lookup(form_int(op, "num", 0),
+                                 tl_op_attr(op, "trans") != NULL);
+}
+
+const TlCpAsyncForm *tl_simt_cp_async_form(const TlOp *op) {
+  if (tl_op_id(op) != TL_OP_SIMT_CP_ASYNC)
+    return NULL;
+  return tl_cp_async_form_lookup(form_int(op, "size", 0),
+                                 form_str(op, "cache"));
+}
+
+bool tl_simt_op_needs(const TlOp *op, TlFeature *feature, unsigned *min_ptx) {
+  const TlMmaForm *m = tl_simt_mma_form(op);
+  const TlLdmatrixForm *l = tl_simt_ldmatrix_form(op);
+  const TlCpAsyncForm *c = tl_simt_cp_async_form(op);
+  if (m || l || c) {
+    *feature = m ? m->feature : l ? l->feature : c->feature;
+    *min_ptx = m ? m->min_ptx : l ? l->min_ptx : c->min_ptx;
+    return true;
+  }
+  if (tl_op_id(op) == TL_OP_SIMT_CP_ASYNC_COMMIT ||
+      tl_op_id(op) == TL_OP_SIMT_CP_ASYNC_WAIT) {
+    *feature = TL_FEATURE_CP_ASYNC;
+    *min_ptx = 0;
+    return true;
+  }
+  return false;
+}
+
 /*===--- Register operations ---------------------------------------------===*/
 
 /* shfl.sync.{idx,bfly,up,down}.b32 over the full warp (member mask all

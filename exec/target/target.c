@@ -5,6 +5,7 @@
  * hooks run), and PTX emission. */
 #define _POSIX_C_SOURCE 200809L
 #include "target_internal.h"
+#include "tl/simt.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Support.h>
@@ -20,10 +21,26 @@ enum { MAX_PTX = 90 }; /* the newest ptxas 13.0 and LLVM 22 both accept */
 
 struct TlTarget {
   TlContext *ctx;
-  LLVMTargetMachineRef tm;
+  LLVMTargetRef target;
+  LLVMTargetMachineRef tm; /* at PTX ISA ptx */
   const TlArch *arch;
   unsigned ptx, opt;
+  bool ptx_given; /* -mptx: a module needing a later PTX is refused */
 };
+
+/* A target machine for arch at PTX ISA ptx (x 10); NULL if LLVM makes
+ * none. */
+static LLVMTargetMachineRef make_tm(LLVMTargetRef target, const TlArch *arch,
+                                    unsigned ptx, unsigned opt) {
+  char features[16];
+  snprintf(features, sizeof features, "+ptx%u", ptx);
+  static const LLVMCodeGenOptLevel levels[] = {
+      LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
+      LLVMCodeGenLevelAggressive};
+  return LLVMCreateTargetMachine(target, "nvptx64-nvidia-cuda", arch->name,
+                                 features, levels[opt], LLVMRelocDefault,
+                                 LLVMCodeModelDefault);
+}
 
 static void init_llvm(void) {
   static bool done;
@@ -76,14 +93,7 @@ TlTarget *tl_target_create(TlContext *ctx, const TlTargetOptions *opts) {
     LLVMDisposeMessage(err);
     return NULL;
   }
-  char features[16];
-  snprintf(features, sizeof features, "+ptx%u", ptx);
-  static const LLVMCodeGenOptLevel levels[] = {
-      LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
-      LLVMCodeGenLevelAggressive};
-  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(
-      target, "nvptx64-nvidia-cuda", cpu, features, levels[opt],
-      LLVMRelocDefault, LLVMCodeModelDefault);
+  LLVMTargetMachineRef tm = make_tm(target, arch, ptx, opt);
   if (!tm) {
     tl_emit_error(ctx, tl_loc_unknown(), "cannot create a target machine for %s",
                   cpu);
@@ -91,10 +101,12 @@ TlTarget *tl_target_create(TlContext *ctx, const TlTargetOptions *opts) {
   }
   TlTarget *t = tl_xcalloc(1, sizeof *t);
   t->ctx = ctx;
+  t->target = target;
   t->tm = tm;
   t->arch = arch;
   t->ptx = ptx;
   t->opt = opt;
+  t->ptx_given = opts && opts->ptx;
   return t;
 }
 
@@ -109,6 +121,23 @@ unsigned tl_target_sm(const TlTarget *t) { return t->arch->sm; }
 
 const TlArch *tl_target_arch(const TlTarget *t) { return t->arch; }
 
+/* The latest first PTX ISA (min_ptx) of the warp-level forms of a module
+ * that the target has (a tl_op_walk callback; the translation refuses the
+ * others). */
+typedef struct NeedPtx {
+  const TlArch *arch;
+  unsigned ptx;
+} NeedPtx;
+
+static void need_ptx(TlOp *op, void *user) {
+  NeedPtx *n = user;
+  TlFeature feature;
+  unsigned min_ptx;
+  if (tl_simt_op_needs(op, &feature, &min_ptx) &&
+      tl_arch_has(n->arch, feature) && min_ptx > n->ptx)
+    n->ptx = min_ptx;
+}
+
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -118,13 +147,26 @@ static double now_ms(void) {
 TlResult tl_target_compile(TlTarget *t, TlModule *m, TlStr *ptx,
                            TlStr *llvm_ir, TlCompileTimes *times) {
   double t0 = now_ms();
+  /* Without -mptx, a module whose forms need a later PTX ISA than the
+   * target's default (fp8 mma: 8.4) gets the first one that has them all. */
+  NeedPtx need = {t->arch, t->ptx};
+  if (!t->ptx_given)
+    tl_op_walk(tl_module_op(m), need_ptx, &need, false);
+  LLVMTargetMachineRef tm =
+      need.ptx == t->ptx ? t->tm : make_tm(t->target, t->arch, need.ptx, t->opt);
   LLVMContextRef lctx = LLVMContextCreate();
   LLVMModuleRef mod = NULL;
-  TlResult r = tl_target_translate(t->ctx, t->arch, t->ptx, m, lctx, &mod);
+  TlResult r = TL_FAILURE;
+  if (!tm) {
+    tl_emit_error(t->ctx, tl_loc_unknown(),
+                  "cannot create a target machine for %s", t->arch->name);
+    goto out;
+  }
+  r = tl_target_translate(t->ctx, t->arch, need.ptx, m, lctx, &mod);
   if (TL_FAILED(r))
     goto out;
   LLVMSetTarget(mod, "nvptx64-nvidia-cuda");
-  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(t->tm);
+  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
   LLVMSetModuleDataLayout(mod, dl);
   LLVMDisposeTargetData(dl);
   char *msg = NULL;
@@ -141,7 +183,7 @@ TlResult tl_target_compile(TlTarget *t, TlModule *m, TlStr *ptx,
   char pipeline[32];
   snprintf(pipeline, sizeof pipeline, "default<O%u>", t->opt);
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-  LLVMErrorRef e = LLVMRunPasses(mod, pipeline, t->tm, po);
+  LLVMErrorRef e = LLVMRunPasses(mod, pipeline, tm, po);
   LLVMDisposePassBuilderOptions(po);
   if (e) {
     char *em = LLVMGetErrorMessage(e);
@@ -158,7 +200,7 @@ TlResult tl_target_compile(TlTarget *t, TlModule *m, TlStr *ptx,
   } else {
     LLVMMemoryBufferRef buf = NULL;
     char *err = NULL;
-    if (LLVMTargetMachineEmitToMemoryBuffer(t->tm, mod, LLVMAssemblyFile, &err,
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err,
                                             &buf)) {
       tl_emit_error(t->ctx, tl_loc_unknown(), "PTX emission failed: %s",
                     err ? err : "");
@@ -178,5 +220,7 @@ out:
   if (mod)
     LLVMDisposeModule(mod);
   LLVMContextDispose(lctx);
+  if (tm && tm != t->tm)
+    LLVMDisposeTargetMachine(tm);
   return r;
 }

@@ -424,9 +424,7 @@ static LLVMValueRef access(Tr *t, TlOp *op, bool load) {
  * simt.ldmatrix ops: their rows of the form table (include/tl/forms.def;
  * the verifier accepts no other forms). .satfinite follows .row.col. */
 static void mma_name(const TlOp *op, char *buf, size_t n) {
-  const TlMmaForm *f =
-      tl_mma_form_lookup(str_attr(op, "shape"), str_attr(op, "a_type"),
-                         str_attr(op, "b_type"), str_attr(op, "acc_type"));
+  const TlMmaForm *f = tl_simt_mma_form(op);
   tl_assert(f);
   const char *rc = strstr(f->intrinsic, ".row.col");
   if (tl_op_attr(op, "satfinite") && rc)
@@ -438,16 +436,14 @@ static void mma_name(const TlOp *op, char *buf, size_t n) {
 
 /* With a source size operand, the zero-filling form. */
 static void cp_async_name(const TlOp *op, char *buf, size_t n) {
-  const TlCpAsyncForm *f = tl_cp_async_form_lookup(int_attr(op, "size", 16),
-                                                   str_attr(op, "cache"));
+  const TlCpAsyncForm *f = tl_simt_cp_async_form(op);
   tl_assert(f);
   snprintf(buf, n, "%s",
            tl_op_num_operands(op) == 3 ? f->zfill_intrinsic : f->intrinsic);
 }
 
 static void ldmatrix_name(const TlOp *op, char *buf, size_t n) {
-  const TlLdmatrixForm *f = tl_ldmatrix_form_lookup(
-      int_attr(op, "num", 1), tl_op_attr(op, "trans") != NULL);
+  const TlLdmatrixForm *f = tl_simt_ldmatrix_form(op);
   tl_assert(f);
   snprintf(buf, n, "%s", f->intrinsic);
 }
@@ -979,42 +975,25 @@ static void need(Tr *t, TlOp *op, const char *what, TlFeature f,
  * the warp-level forms through their rows of the form table. */
 static void check_op(TlOp *op, void *user) {
   Tr *t = user;
+  TlFeature feature;
+  unsigned min_ptx;
+  if (!tl_simt_op_needs(op, &feature, &min_ptx))
+    return;
   char what[64];
-  switch (tl_op_id(op)) {
-  case TL_OP_SIMT_MMA: {
-    const TlMmaForm *f =
-        tl_mma_form_lookup(str_attr(op, "shape"), str_attr(op, "a_type"),
-                           str_attr(op, "b_type"), str_attr(op, "acc_type"));
-    tl_assert(f);
-    snprintf(what, sizeof what, "mma.%s %s x %s -> %s", f->shape, f->a_type,
-             f->b_type, f->acc_type);
-    need(t, op, what, f->feature, f->min_ptx);
-    break;
-  }
-  case TL_OP_SIMT_LDMATRIX: {
-    const TlLdmatrixForm *f = tl_ldmatrix_form_lookup(
-        int_attr(op, "num", 1), tl_op_attr(op, "trans") != NULL);
-    tl_assert(f);
-    snprintf(what, sizeof what, "ldmatrix.x%u%s.%s", f->num,
-             f->trans ? ".trans" : "", f->elem);
-    need(t, op, what, f->feature, f->min_ptx);
-    break;
-  }
-  case TL_OP_SIMT_CP_ASYNC: {
-    const TlCpAsyncForm *f = tl_cp_async_form_lookup(
-        int_attr(op, "size", 16), str_attr(op, "cache"));
-    tl_assert(f);
-    snprintf(what, sizeof what, "cp.async.%s of %u bytes", f->cache, f->bytes);
-    need(t, op, what, f->feature, f->min_ptx);
-    break;
-  }
-  case TL_OP_SIMT_CP_ASYNC_COMMIT:
-  case TL_OP_SIMT_CP_ASYNC_WAIT:
-    need(t, op, "cp.async", TL_FEATURE_CP_ASYNC, 0);
-    break;
-  default:
-    break;
-  }
+  const TlMmaForm *m = tl_simt_mma_form(op);
+  const TlLdmatrixForm *l = tl_simt_ldmatrix_form(op);
+  const TlCpAsyncForm *c = tl_simt_cp_async_form(op);
+  if (m)
+    snprintf(what, sizeof what, "mma.%s %s x %s -> %s", m->shape, m->a_type,
+             m->b_type, m->acc_type);
+  else if (l)
+    snprintf(what, sizeof what, "ldmatrix.x%u%s.%s", l->num,
+             l->trans ? ".trans" : "", l->elem);
+  else if (c)
+    snprintf(what, sizeof what, "cp.async.%s of %u bytes", c->cache, c->bytes);
+  else
+    snprintf(what, sizeof what, "cp.async");
+  need(t, op, what, feature, min_ptx);
 }
 
 /* Whether the target can run the kernel: every warp-level form, and the

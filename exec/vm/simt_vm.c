@@ -459,9 +459,7 @@ static TlType *mma_float(TlContext *ctx, const char *name) {
  * and the atoms that place each lane's registers in the matrices. */
 static Mma *compile_mma(TlSimtVm *vm, TlOp *op) {
   Mma *m = TL_ARENA_NEW(&vm->arena, Mma);
-  const TlMmaForm *f =
-      tl_mma_form_lookup(str_attr(op, "shape"), str_attr(op, "a_type"),
-                         str_attr(op, "b_type"), str_attr(op, "acc_type"));
+  const TlMmaForm *f = tl_simt_mma_form(op);
   tl_assert(f); /* the verifier accepts no other forms */
   m->m = f->m;
   m->n = f->n;
