@@ -616,25 +616,25 @@ static TlResult ldmatrix_verify(TlOp *op) {
  * target has the form is the back end's check. */
 
 /* Appends the A types of the forms, "f16, bf16, ... or b1"; with `mixed`,
- * the pairs of different A and B types instead, "s8 and u8, or ...". */
+ * the pairs of different A and B types instead, "s8 with u8 and ...". */
 static void mma_types_text(TlStr *out, bool mixed) {
   Words ws = {0};
   for (unsigned i = 0; i < tl_mma_form_count(); i++) {
     const TlMmaForm *f = tl_mma_form_at(i);
     char w[32];
     bool differ = strcmp(f->a_type, f->b_type) != 0;
-    /* One word per unordered pair: "s8 and u8" stands for u8 x s8 too. */
+    /* One word per unordered pair: "s8 with u8" stands for u8 x s8 too. */
     if (mixed && differ && strcmp(f->a_type, f->b_type) < 0)
-      snprintf(w, sizeof w, "%s and %s", f->a_type, f->b_type);
+      snprintf(w, sizeof w, "%s with %s", f->a_type, f->b_type);
     else if (mixed && differ)
-      snprintf(w, sizeof w, "%s and %s", f->b_type, f->a_type);
+      snprintf(w, sizeof w, "%s with %s", f->b_type, f->a_type);
     else if (!mixed)
       snprintf(w, sizeof w, "%s", f->a_type);
     else
       continue;
     words_add(&ws, w);
   }
-  words_text(out, &ws, mixed ? ", or " : " or ");
+  words_text(out, &ws, mixed ? " and " : " or ");
 }
 
 /* Whether some form has these input types (any shape). */

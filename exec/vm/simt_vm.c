@@ -446,12 +446,17 @@ static int32_t *atom_map(TlSimtVm *vm, const char *name, unsigned *local) {
   return map;
 }
 
-/* The float type of an mma input type name, NULL for the others. */
+/* The float type of an mma input type name (e4m3 and e5m2 are f8e4m3 and
+ * f8e5m2), NULL for the others. */
 static TlType *mma_float(TlContext *ctx, const char *name) {
   if (!strcmp(name, "f16"))
     return tl_type_f16(ctx);
   if (!strcmp(name, "bf16"))
     return tl_type_bf16(ctx);
+  if (!strcmp(name, "e4m3"))
+    return tl_type_float(ctx, 4, 3);
+  if (!strcmp(name, "e5m2"))
+    return tl_type_float(ctx, 5, 2);
   return NULL;
 }
 
@@ -1303,8 +1308,10 @@ static bool exec_mma(TlSimtVm *vm, SInst *in, const Mask *m) {
     }
     /* d[i][j] = c[i][j] + sum over k of a[i][k] * b[k][j]. Floats: k in
      * increasing order, each product exact and each sum rounded once to
-     * the accumulator type (the order and rounding of tl.dot); integers:
-     * exact, then wrapped (or clamped with satfinite) to 32 bits. */
+     * the accumulator type (the order and rounding of tl.dot; the SM90
+     * model, measured for the f16 and bf16 forms only, replaces it for
+     * those); integers: exact, then wrapped (or clamped with satfinite)
+     * to 32 bits. */
     for (unsigned i = 0; i < M; i++)
       for (unsigned j = 0; j < N; j++) {
         uint64_t *d = &C[i * N + j];
@@ -1321,7 +1328,7 @@ static bool exec_mma(TlSimtVm *vm, SInst *in, const Mask *m) {
           if (f->satfinite)
             s = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s;
           *d = (uint32_t)s;
-        } else if (vm->mma_model == TL_SIMT_MMA_SM90 &&
+        } else if (vm->mma_model == TL_SIMT_MMA_SM90 && f->bits == 16 &&
                    mma_sm90(f, a_et, acc_et, A + i * K, B + j, N, d)) {
           /* the H200's datapath computed *d */
         } else {

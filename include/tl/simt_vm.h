@@ -94,7 +94,9 @@ TlSimtVmStats tl_simt_vm_stats(const TlSimtVm *vm);
  *  TL_SIMT_MMA_SM90        the H200's tensor-core datapath (alignment to
  *                          the largest exponent, truncation, one final
  *                          rounding), bit-exact with the GPU for normal
- *                          operands; other operands sum in order. */
+ *                          operands; other operands sum in order.
+ * The fp8 (e4m3, e5m2) forms always sum in order: their datapath is not
+ * modelled. */
 typedef enum TlSimtMmaModel {
   TL_SIMT_MMA_SEQUENTIAL,
   TL_SIMT_MMA_SM90,

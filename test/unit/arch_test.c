@@ -118,7 +118,7 @@ static void check_atom(const char *atom, int64_t rows, int64_t cols,
 
 static void test_mma_forms(void) {
   unsigned n = tl_mma_form_count();
-  CHECK(n >= 12);
+  CHECK_EQ_INT(n, 16);
   CHECK(tl_mma_form_at(n) == NULL);
   for (unsigned i = 0; i < n; i++) {
     const TlMmaForm *f = tl_mma_form_at(i);
@@ -148,12 +148,16 @@ static void test_mma_forms(void) {
     /* Each row is one form: the lookup finds it. */
     CHECK(tl_mma_form_lookup(f->shape, f->a_type, f->b_type, f->acc_type) == f);
     /* llvm.nvvm.mma[.<b1_op>].<shape>.row.col.<types>, the types as
-     * LLVM's MMA_SIGNATURE names them: f16 forms by D and C, the others
-     * by A (and B when it differs). */
+     * LLVM's MMA_SIGNATURE names them: fp8 forms by D, A, B and C, f16
+     * forms by D and C, the others by A (and B when it differs). */
     char name[128];
     int at = snprintf(name, sizeof name, "llvm.nvvm.mma.%s%s%s.row.col.",
                       f->b1_op, f->b1_op[0] ? "." : "", f->shape);
-    if (!strcmp(f->a_type, "f16"))
+    bool fp8 = !strcmp(f->a_type, "e4m3") || !strcmp(f->a_type, "e5m2");
+    if (fp8)
+      snprintf(name + at, sizeof name - at, "%s.%s.%s.%s", f->acc_type,
+               f->a_type, f->b_type, f->acc_type);
+    else if (!strcmp(f->a_type, "f16"))
       snprintf(name + at, sizeof name - at, "%s.%s", f->acc_type, f->acc_type);
     else if (strcmp(f->a_type, f->b_type))
       snprintf(name + at, sizeof name - at, "%s.%s", f->a_type, f->b_type);
@@ -165,6 +169,9 @@ static void test_mma_forms(void) {
   CHECK(tl_mma_form_lookup("m16n8k16", "f16", "bf16", "f32") == NULL);
   CHECK(tl_mma_form_lookup(NULL, "f16", "f16", "f32") == NULL);
   CHECK(tl_mma_form_lookup("m16n8k32", "s8", "u8", "s32") != NULL);
+  CHECK(tl_mma_form_lookup("m16n8k32", "e5m2", "e4m3", "f32") != NULL);
+  CHECK(tl_mma_form_lookup("m16n8k32", "e4m3", "e4m3", "f16") == NULL);
+  CHECK(tl_mma_form_lookup("m16n8k32", "e4m3", "s8", "f32") == NULL);
   CHECK_EQ_INT(tl_mma_type_bits("s4"), 0);
   CHECK_EQ_INT(tl_mma_type_bits(NULL), 0);
   TlStr s = {0};
@@ -172,7 +179,8 @@ static void test_mma_forms(void) {
   CHECK_EQ_STR(tl_str_cstr(&s),
                "m16n8k16 f16->f32|f16, m16n8k16 bf16->f32, m16n8k8 "
                "f16->f32|f16, m16n8k8 bf16->f32, m16n8k32 s8|u8->s32, "
-               "m16n8k256 b1->s32, m8n8k128 b1->s32");
+               "m16n8k32 e4m3|e5m2->f32, m16n8k256 b1->s32, m8n8k128 "
+               "b1->s32");
   tl_str_free(&s);
 }
 
