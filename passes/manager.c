@@ -212,6 +212,7 @@ TlResult tl_pipeline_run(TlPipeline *pl, TlModule *m,
   TlOp *top = tl_module_op(m);
   for (size_t i = 0; i < pl->passes.len; i++) {
     Entry *e = &pl->passes.data[i];
+    e->opts.arch = cfg->arch ? cfg->arch : tl_arch_default();
     double t0 = cfg->timing ? now() : 0;
     TlResult r = e->pass->run(top, &e->opts);
     if (cfg->timing) {

@@ -6,7 +6,8 @@
  * nested in a tl.kernel and `smem_bytes` (i64) on the kernel, replacing
  * values from an earlier run; an alloc_shared outside a kernel is left as
  * it is. Fails, with an error at the kernel, when a kernel needs more than
- * `limit` bytes.
+ * `limit` bytes (by default the target's dynamic shared memory per block,
+ * TlPassOptions.arch).
  * Guarantees (no verifier checks these; a pass that moves, adds or removes
  * tl.alloc_shared or tl.free_shared ops must run this pass again):
  *  - offset is a multiple of alignment; alignment is a power of two, at
@@ -23,14 +24,14 @@
 #include <string.h>
 
 const TlPassOptionDef tl_pass_plan_shared_memory_options[] = {
-    {"limit", TL_PASS_OPT_INT, "232448",
-     "most bytes of dynamic shared memory a kernel may use (default: the "
-     "sm_90 per-block maximum)"},
+    {"limit", TL_PASS_OPT_INT, "0",
+     "most bytes of dynamic shared memory a kernel may use (0: the "
+     "target's per-block maximum)"},
     {NULL, 0, NULL, NULL}};
 
 TlResult tl_pass_plan_shared_memory(TlOp *module, const TlPassOptions *opts) {
   TlResult r = TL_SUCCESS;
-  int64_t limit = opts->ints[0];
+  int64_t limit = opts->ints[0] ? opts->ints[0] : opts->arch->max_smem;
   for (unsigned i = 0; i < tl_op_num_regions(module); i++)
     for (TlBlock *b = tl_region_first_block(tl_op_region(module, i)); b;
          b = tl_block_next(b))

@@ -5,9 +5,12 @@ and the VM's test programs.
 
   scripts/compile-programs.py --bin BUILD/bin [--ptxas PATH] [--mcpu sm_80,sm_90a]
 
-A program is a .tl file under kernels/ or test/ that defines a tl.kernel,
-except the files listed in SKIP below (syntax and diagnostics tests, whose
-kernels are meant to be refused), each with its reason. Files split into
+The targets are by default every target of the target table
+(include/tl/targets.def). A program is a .tl file under kernels/ or test/
+that defines a tl.kernel, except the files listed in SKIP below (syntax
+and diagnostics tests, whose kernels are meant to be refused), each with
+its reason; the files in SMEM below are not compiled for the targets
+whose blocks have less shared memory than they use. Files split into
 cases by `// -----` lines are compiled case by case, skipping the cases
 that expect a diagnostic (`expected-error`). Prints one line
 per failure and ends with "N programs, M compiled, F failed"; exit 1 on any
@@ -20,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hwtables  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Files with tl.kernel ops that are not programs to compile, and why.
@@ -28,12 +34,22 @@ SKIP = {
     "test/dialect/tl/canonicalize.tl": "canonicalization patterns, not a program",
     "test/dialect/tl/invalid.tl": "verifier diagnostics",
     "test/passes/lower-tl-to-simt-invalid.tl": "what the lowering refuses",
+    "test/passes/plan-shared-memory-target.tl": "kernels over some targets' shared memory",
     "test/target/Inputs/tl-unlowerable.tl": "what the lowering refuses",
     "test/vm/tl-run-errors.tl": "tl-run's argument diagnostics",
     "test/vm/slice-errors.tl": "the VM's slice errors",
     "test/vm/global-races.tl": "the VM's race reports",
     "test/vm/op-budget.tl": "the VM's op budget (a loop that does not end)",
     "test/vm/unexecuted-ops.tl": "ops the VMs refuse (a simt op in a tl.kernel)",
+}
+
+# Files with a kernel of more dynamic shared memory than some targets give
+# a block: the bytes it uses. They are compiled for the other targets only
+# (tl-llc refuses them on these, as test/target/target-checks.test checks).
+SMEM = {
+    "test/passes/plan-shared-memory.tl": 131072,
+    "test/target/Inputs/smem-big.tl": 131072,
+    "kernels/qmatmul_u4.tl": 149504,
 }
 
 
@@ -68,10 +84,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", required=True)
     ap.add_argument("--ptxas", default="")
-    ap.add_argument("--mcpu", default="sm_80,sm_90a")
+    ap.add_argument("--mcpu", default="",
+                    help="comma-separated targets (default: every target of the table)")
     args = ap.parse_args()
     llc = os.path.join(os.path.abspath(args.bin), "tl-llc")
-    targets = args.mcpu.split(",")
+    table = {t["name"]: t for t in hwtables.targets(ROOT)}
+    targets = args.mcpu.split(",") if args.mcpu else list(table)
+    for cpu in targets:
+        if cpu not in table:
+            ap.error("unknown target '%s' (the targets are %s)" % (cpu, ", ".join(table)))
     total = ok = 0
     failed = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -83,6 +104,8 @@ def main():
             with open(src, "w") as h:
                 h.write(text)
             for cpu in targets:
+                if SMEM.get(rel, 0) > table[cpu]["smem"]:
+                    continue
                 ptx = os.path.join(tmp, "out.ptx")
                 p = subprocess.run([llc, "-mcpu=" + cpu, src, "-o", ptx],
                                    capture_output=True, text=True)

@@ -8,14 +8,17 @@
  *
  * Each op stands for one PTX instruction (or, where a target lacks it, an
  * equivalent sequence that the translation to LLVM IR emits), and the
- * verifier accepts only the forms that ptxas assembles for every target TL
- * supports (sm_80 and later), so that a verified op does not fail in ptxas
- * for a reason the IR shows. docs/simt.md lists every rule.
+ * verifier accepts only the forms that ptxas assembles, so that a verified
+ * op does not fail in ptxas for a reason the IR shows: the mma, ldmatrix
+ * and cp.async forms are the rows of the form table (include/tl/forms.def),
+ * and whether the target has a form is checked when translating for it.
+ * docs/simt.md lists every rule.
  *
  * Every op's custom form is `simt.op operands {attrs} : types -> results`;
  * attributes are checked by name and kind before the op's own rules run,
  * so a misspelt hint is an error rather than a silent no-op. */
 #include "tl/simt.h"
+#include "tl/arch.h"
 #include "tl/dialects.h"
 
 #include <stdio.h>
@@ -170,6 +173,28 @@ static bool one_of(const char *s, const char *const *names) {
     if (!strcmp(s, *names))
       return true;
   return false;
+}
+
+/* A list of distinct words for a message, built from the form tables:
+ * "4, 8 or 16". Each word is copied (up to 31 characters). */
+typedef struct Words {
+  char w[16][32];
+  unsigned n;
+} Words;
+
+static void words_add(Words *ws, const char *w) {
+  for (unsigned i = 0; i < ws->n; i++)
+    if (!strcmp(ws->w[i], w))
+      return;
+  if (ws->n < 16)
+    snprintf(ws->w[ws->n++], sizeof ws->w[0], "%s", w);
+}
+
+/* Appends the words joined by ", " and `last` before the last one. */
+static void words_text(TlStr *out, const Words *ws, const char *last) {
+  for (unsigned i = 0; i < ws->n; i++)
+    tl_str_printf(out, "%s%s", i == 0 ? "" : i + 1 < ws->n ? ", " : last,
+                  ws->w[i]);
 }
 
 /* The attributes an op takes: name, kind and whether it is required. The
@@ -448,17 +473,39 @@ static TlResult cp_async_verify(TlOp *op) {
     return bad(op, "the source", "!simt.ptr<global>", ot(op, 1));
   int64_t size = int_attr(op, "size", 0);
   const char *cache = str_attr(op, "cache");
-  if (size != 4 && size != 8 && size != 16) {
-    tl_op_emit_error(op, "copies 4, 8 or 16 bytes, not %lld", (long long)size);
-    return TL_FAILURE;
+  /* The forms are the rows of the cp.async table (forms.def): sizes and
+   * cache levels are checked alone first, for the clearer message. */
+  bool size_ok = false, cache_ok = false;
+  for (unsigned i = 0; i < tl_cp_async_form_count(); i++) {
+    size_ok |= tl_cp_async_form_at(i)->bytes == size;
+    cache_ok |= !strcmp(tl_cp_async_form_at(i)->cache, cache);
   }
-  if (strcmp(cache, "ca") && strcmp(cache, "cg")) {
-    tl_op_emit_error(op, "'cache' must be \"ca\" or \"cg\"");
-    return TL_FAILURE;
-  }
-  /* .cg bypasses L1 and moves whole 16-byte sectors only. */
-  if (!strcmp(cache, "cg") && size != 16) {
-    tl_op_emit_error(op, "cp.async.cg copies 16 bytes only");
+  if (!size_ok || !cache_ok || !tl_cp_async_form_lookup(size, cache)) {
+    /* The list to offer: every size, every cache level, or the sizes of
+     * this cache level. */
+    Words ws = {0};
+    for (unsigned i = 0; i < tl_cp_async_form_count(); i++) {
+      const TlCpAsyncForm *f = tl_cp_async_form_at(i);
+      char w[32];
+      if (!cache_ok && size_ok)
+        snprintf(w, sizeof w, "\"%s\"", f->cache);
+      else if (!size_ok || !strcmp(f->cache, cache))
+        snprintf(w, sizeof w, "%u", f->bytes);
+      else
+        continue;
+      words_add(&ws, w);
+    }
+    TlStr text = {0};
+    words_text(&text, &ws, " or ");
+    if (!size_ok)
+      tl_op_emit_error(op, "copies %s bytes, not %lld", tl_str_cstr(&text),
+                       (long long)size);
+    else if (!cache_ok)
+      tl_op_emit_error(op, "'cache' must be %s", tl_str_cstr(&text));
+    else /* .cg bypasses L1 and moves whole 16-byte sectors only */
+      tl_op_emit_error(op, "cp.async.%s copies %s bytes only", cache,
+                       tl_str_cstr(&text));
+    tl_str_free(&text);
     return TL_FAILURE;
   }
   int64_t src;
@@ -534,9 +581,20 @@ static TlResult ldmatrix_verify(TlOp *op) {
   if (!tl_simt_is_ptr(ot(op, 0)) ||
       tl_simt_ptr_space(ot(op, 0)) != TL_SIMT_SHARED)
     return bad(op, "the address", "!simt.ptr<shared>", ot(op, 0));
+  /* The forms are the rows of the ldmatrix table (forms.def). */
   int64_t num = int_attr(op, "num", 0);
-  if (num != 1 && num != 2 && num != 4) {
-    tl_op_emit_error(op, "loads 1, 2 or 4 matrices, not %lld", (long long)num);
+  if (!tl_ldmatrix_form_lookup(num, tl_op_attr(op, "trans") != NULL)) {
+    Words nums = {0};
+    for (unsigned i = 0; i < tl_ldmatrix_form_count(); i++) {
+      char w[32];
+      snprintf(w, sizeof w, "%u", tl_ldmatrix_form_at(i)->num);
+      words_add(&nums, w);
+    }
+    TlStr text = {0};
+    words_text(&text, &nums, " or ");
+    tl_op_emit_error(op, "loads %s matrices, not %lld", tl_str_cstr(&text),
+                     (long long)num);
+    tl_str_free(&text);
     return TL_FAILURE;
   }
   TlType *i32 = tl_type_int(tl_op_context(op), 32, true);
@@ -550,50 +608,43 @@ static TlResult ldmatrix_verify(TlOp *op) {
 
 /*===--- mma -------------------------------------------------------------===*/
 
-/* The mma.sync.aligned forms TL supports (PTX ISA "Matrix multiply-
- * accumulate operation using mma instruction"), all .row.col, all on
- * sm_80 and later. Every fragment is its PTX registers, one vector
- * element per 32-bit register: A and B are i32 (packed f16, bf16, 8-bit
- * or 1-bit elements), C and D are f32 for f32 accumulation and i32
- * otherwise (s32, or a packed f16x2 pair with element 0 in the low half).
- * Columns: shape; input class (the A and B element types: "int8" stands
- * for s8 or u8 on each side independently); accumulator type; registers
- * of A, of B and of C/D per lane. Not here on purpose: s4/u4 and b1
- * xor.popc (emulated on sm_90, NVPTX-NOTES.md), m16n8k16 s8 and the
- * tf32/fp8 forms (not needed yet). */
-typedef struct MmaForm {
-  const char *shape, *in, *acc;
-  unsigned a_regs, b_regs, cd_regs;
-} MmaForm;
+/* mma.sync.aligned.<shape>.row.col: the forms are the rows of the mma form
+ * table (include/tl/forms.def). Every fragment is its PTX registers, one
+ * vector element per 32-bit register: A and B are i32 (packed elements),
+ * C and D the form's register type (f32 for f32 accumulation, i32 for s32
+ * or a packed f16x2 pair with element 0 in the low half). Whether the
+ * target has the form is the back end's check. */
 
-/* clang-format off */
-static const MmaForm mma_forms[] = {
-    /* shape        in      acc    A  B  C/D */
-    {"m16n8k16",   "f16",  "f32", 4, 2, 4},
-    {"m16n8k16",   "f16",  "f16", 4, 2, 2},
-    {"m16n8k16",   "bf16", "f32", 4, 2, 4},
-    {"m16n8k8",    "f16",  "f32", 2, 1, 4},
-    {"m16n8k8",    "f16",  "f16", 2, 1, 2},
-    {"m16n8k8",    "bf16", "f32", 2, 1, 4},
-    {"m16n8k32",   "int8", "s32", 4, 2, 4},
-    {"m16n8k256",  "b1",   "s32", 4, 2, 4},
-    {"m8n8k128",   "b1",   "s32", 1, 1, 2},
-};
-/* clang-format on */
-
-const char *tl_simt_mma_forms_text(void) {
-  return "m16n8k16 f16->f32|f16, m16n8k16 bf16->f32, m16n8k8 f16->f32|f16, "
-         "m16n8k8 bf16->f32, m16n8k32 s8|u8->s32, m16n8k256 b1->s32, "
-         "m8n8k128 b1->s32";
+/* Appends the A types of the forms, "f16, bf16, ... or b1"; with `mixed`,
+ * the pairs of different A and B types instead, "s8 with u8 and ...". */
+static void mma_types_text(TlStr *out, bool mixed) {
+  Words ws = {0};
+  for (unsigned i = 0; i < tl_mma_form_count(); i++) {
+    const TlMmaForm *f = tl_mma_form_at(i);
+    char w[32];
+    bool differ = strcmp(f->a_type, f->b_type) != 0;
+    /* One word per unordered pair: "s8 with u8" stands for u8 x s8 too. */
+    if (mixed && differ && strcmp(f->a_type, f->b_type) < 0)
+      snprintf(w, sizeof w, "%s with %s", f->a_type, f->b_type);
+    else if (mixed && differ)
+      snprintf(w, sizeof w, "%s with %s", f->b_type, f->a_type);
+    else if (!mixed)
+      snprintf(w, sizeof w, "%s", f->a_type);
+    else
+      continue;
+    words_add(&ws, w);
+  }
+  words_text(out, &ws, mixed ? " and " : " or ");
 }
 
-/* The input class of an A or B type name, NULL if unknown. */
-static const char *mma_class(const char *t) {
-  if (!strcmp(t, "f16") || !strcmp(t, "bf16") || !strcmp(t, "b1"))
-    return t;
-  if (!strcmp(t, "s8") || !strcmp(t, "u8"))
-    return "int8";
-  return NULL;
+/* Whether some form has these input types (any shape). */
+static bool mma_inputs_exist(const char *a, const char *b, bool a_only) {
+  for (unsigned i = 0; i < tl_mma_form_count(); i++) {
+    const TlMmaForm *f = tl_mma_form_at(i);
+    if (!strcmp(f->a_type, a) && (a_only || !strcmp(f->b_type, b)))
+      return true;
+  }
+  return false;
 }
 
 static TlResult mma_verify(TlOp *op) {
@@ -605,66 +656,127 @@ static TlResult mma_verify(TlOp *op) {
     return TL_FAILURE;
   const char *shape = str_attr(op, "shape"), *at = str_attr(op, "a_type"),
              *bt = str_attr(op, "b_type"), *acc = str_attr(op, "acc_type");
-  const char *ac = mma_class(at), *bc = mma_class(bt);
-  if (!ac || !bc) {
-    tl_op_emit_error(op,
-                     "unknown mma input type \"%s\" (f16, bf16, s8, u8 "
-                     "or b1)",
-                     ac ? bt : at);
-    return TL_FAILURE;
+  TlStr text = {0};
+  TlResult r = TL_FAILURE;
+  if (!mma_inputs_exist(at, NULL, true) || !mma_inputs_exist(bt, NULL, true)) {
+    mma_types_text(&text, false);
+    tl_op_emit_error(op, "unknown mma input type \"%s\" (%s)",
+                     mma_inputs_exist(at, NULL, true) ? bt : at,
+                     tl_str_cstr(&text));
+    goto out;
   }
-  /* Only the integer forms take different A and B types (s8 x u8 ...). */
-  if (strcmp(ac, bc) || (strcmp(ac, "int8") && strcmp(at, bt))) {
-    tl_op_emit_error(op,
-                     "mma inputs %s and %s do not match (only s8 and u8 "
-                     "may be mixed)",
-                     at, bt);
-    return TL_FAILURE;
+  if (!mma_inputs_exist(at, bt, false)) {
+    mma_types_text(&text, true);
+    tl_op_emit_error(op, "mma inputs %s and %s do not match (only %s may be mixed)",
+                     at, bt, tl_str_cstr(&text));
+    goto out;
   }
-  const MmaForm *f = NULL;
-  for (size_t i = 0; i < sizeof mma_forms / sizeof mma_forms[0]; i++)
-    if (!strcmp(mma_forms[i].shape, shape) && !strcmp(mma_forms[i].in, ac) &&
-        !strcmp(mma_forms[i].acc, acc))
-      f = &mma_forms[i];
+  const TlMmaForm *f = tl_mma_form_lookup(shape, at, bt, acc);
   if (!f) {
+    tl_mma_forms_text(&text);
     tl_op_emit_error(op,
                      "mma.%s with %s inputs and %s accumulation is not "
                      "supported (supported: %s)",
-                     shape, at, acc, tl_simt_mma_forms_text());
-    return TL_FAILURE;
+                     shape, at, acc, tl_str_cstr(&text));
+    goto out;
   }
   const char *bop = str_attr(op, "b1_op");
-  bool b1 = !strcmp(ac, "b1");
-  if (b1 && (!bop || strcmp(bop, "and.popc"))) {
-    tl_op_emit_error(op, "b1 mma requires b1_op = \"and.popc\" (xor.popc is "
-                         "emulated on sm_90)");
-    return TL_FAILURE;
+  if (f->b1_op[0] && (!bop || strcmp(bop, f->b1_op))) {
+    tl_op_emit_error(op, "%s mma requires b1_op = \"%s\" (xor.popc is "
+                         "emulated on sm_90)", at, f->b1_op);
+    goto out;
   }
-  if (!b1 && bop) {
+  if (!f->b1_op[0] && bop) {
     tl_op_emit_error(op, "b1_op applies to b1 inputs only");
-    return TL_FAILURE;
+    goto out;
   }
-  if (tl_op_attr(op, "satfinite") && strcmp(ac, "int8")) {
-    tl_op_emit_error(op, "satfinite applies to s8 and u8 inputs only");
-    return TL_FAILURE;
+  if (tl_op_attr(op, "satfinite") && !f->satfinite) {
+    Words ws = {0};
+    for (unsigned i = 0; i < tl_mma_form_count(); i++)
+      if (tl_mma_form_at(i)->satfinite)
+        words_add(&ws, tl_mma_form_at(i)->a_type);
+    words_text(&text, &ws, " and ");
+    tl_op_emit_error(op, "satfinite applies to %s inputs only",
+                     tl_str_cstr(&text));
+    goto out;
   }
   TlContext *ctx = tl_op_context(op);
   TlType *i32 = tl_type_int(ctx, 32, true);
-  TlType *cd = !strcmp(acc, "f32") ? tl_type_f32(ctx) : i32;
+  TlType *cd = !strcmp(f->cd_reg, "f32") ? tl_type_f32(ctx) : i32;
   char want[40];
   snprintf(want, sizeof want, "!simt.vec<%uxi32>", f->a_regs);
-  if (!is_vec_of(ot(op, 0), f->a_regs, i32))
-    return bad(op, "operand A", want, ot(op, 0));
+  if (!is_vec_of(ot(op, 0), f->a_regs, i32)) {
+    r = bad(op, "operand A", want, ot(op, 0));
+    goto out;
+  }
   snprintf(want, sizeof want, "!simt.vec<%uxi32>", f->b_regs);
-  if (!is_vec_of(ot(op, 1), f->b_regs, i32))
-    return bad(op, "operand B", want, ot(op, 1));
-  snprintf(want, sizeof want, "!simt.vec<%ux%s>", f->cd_regs,
-           cd == i32 ? "i32" : "f32");
-  if (!is_vec_of(ot(op, 2), f->cd_regs, cd))
-    return bad(op, "the accumulator", want, ot(op, 2));
-  if (rt(op, 0) != ot(op, 2))
-    return bad(op, "the result", want, rt(op, 0));
-  return TL_SUCCESS;
+  if (!is_vec_of(ot(op, 1), f->b_regs, i32)) {
+    r = bad(op, "operand B", want, ot(op, 1));
+    goto out;
+  }
+  snprintf(want, sizeof want, "!simt.vec<%ux%s>", f->cd_regs, f->cd_reg);
+  if (!is_vec_of(ot(op, 2), f->cd_regs, cd)) {
+    r = bad(op, "the accumulator", want, ot(op, 2));
+    goto out;
+  }
+  r = rt(op, 0) == ot(op, 2) ? TL_SUCCESS : bad(op, "the result", want, rt(op, 0));
+out:
+  tl_str_free(&text);
+  return r;
+}
+
+/*===--- Form-table rows of ops ------------------------------------------===*/
+
+/* Attribute values for the lookups: NULL or the default when the
+ * attribute is missing or of another kind (the op is then unverified). */
+static const char *form_str(const TlOp *op, const char *name) {
+  TlAttr *a = tl_op_attr(op, name);
+  return a && tl_attr_kind(a) == TL_ATTR_STRING ? tl_attr_string_value(a, NULL)
+                                                : NULL;
+}
+
+static int64_t form_int(const TlOp *op, const char *name, int64_t dflt) {
+  TlAttr *a = tl_op_attr(op, name);
+  return a && tl_attr_kind(a) == TL_ATTR_INT ? tl_attr_int_value(a) : dflt;
+}
+
+const TlMmaForm *tl_simt_mma_form(const TlOp *op) {
+  if (tl_op_id(op) != TL_OP_SIMT_MMA)
+    return NULL;
+  return tl_mma_form_lookup(form_str(op, "shape"), form_str(op, "a_type"),
+                            form_str(op, "b_type"), form_str(op, "acc_type"));
+}
+
+const TlLdmatrixForm *tl_simt_ldmatrix_form(const TlOp *op) {
+  if (tl_op_id(op) != TL_OP_SIMT_LDMATRIX)
+    return NULL;
+  return tl_ldmatrix_form_lookup(form_int(op, "num", 0),
+                                 tl_op_attr(op, "trans") != NULL);
+}
+
+const TlCpAsyncForm *tl_simt_cp_async_form(const TlOp *op) {
+  if (tl_op_id(op) != TL_OP_SIMT_CP_ASYNC)
+    return NULL;
+  return tl_cp_async_form_lookup(form_int(op, "size", 0),
+                                 form_str(op, "cache"));
+}
+
+bool tl_simt_op_needs(const TlOp *op, TlFeature *feature, unsigned *min_ptx) {
+  const TlMmaForm *m = tl_simt_mma_form(op);
+  const TlLdmatrixForm *l = tl_simt_ldmatrix_form(op);
+  const TlCpAsyncForm *c = tl_simt_cp_async_form(op);
+  if (m || l || c) {
+    *feature = m ? m->feature : l ? l->feature : c->feature;
+    *min_ptx = m ? m->min_ptx : l ? l->min_ptx : c->min_ptx;
+    return true;
+  }
+  if (tl_op_id(op) == TL_OP_SIMT_CP_ASYNC_COMMIT ||
+      tl_op_id(op) == TL_OP_SIMT_CP_ASYNC_WAIT) {
+    *feature = TL_FEATURE_CP_ASYNC;
+    *min_ptx = 0;
+    return true;
+  }
+  return false;
 }
 
 /*===--- Register operations ---------------------------------------------===*/

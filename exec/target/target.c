@@ -1,9 +1,11 @@
-/* The NVPTX target machine: an allow-list of SM targets with their PTX
- * versions (LLVM only warns about unknown -mcpu or +ptx values and falls
- * back, so they are validated here), LLVM's pass pipeline run with the
- * target machine (so NVPTX's own hooks run), and PTX emission. */
+/* The NVPTX target machine: the -mcpu targets and their PTX versions come
+ * from the target table (include/tl/targets.def; LLVM only warns about
+ * unknown -mcpu or +ptx values and falls back, so they are validated
+ * here), LLVM's pass pipeline run with the target machine (so NVPTX's own
+ * hooks run), and PTX emission. */
 #define _POSIX_C_SOURCE 200809L
 #include "target_internal.h"
+#include "tl/simt.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Support.h>
@@ -15,29 +17,30 @@
 #include <string.h>
 #include <time.h>
 
-/* Columns: -mcpu name, SM number, lowest PTX ISA that has it (x10), the
- * default PTX we ask for (every TL feature on that SM: b1 mma needs 7.1,
- * sm_89 needs 7.8, TMA/mbarrier tx on sm_90 need 8.0). */
-static const struct {
-  const char *cpu;
-  unsigned sm, min_ptx, default_ptx;
-} cpus[] = {
-    {"sm_80", 80, 70, 80}, {"sm_86", 86, 71, 80}, {"sm_89", 89, 78, 80},
-    {"sm_90", 90, 78, 80}, {"sm_90a", 90, 80, 80},
-};
 enum { MAX_PTX = 90 }; /* the newest ptxas 13.0 and LLVM 22 both accept */
-
-static const char *const cpu_names[] = {"sm_80", "sm_86", "sm_89", "sm_90",
-                                        "sm_90a", NULL};
-
-const char *const *tl_target_cpus(void) { return cpu_names; }
 
 struct TlTarget {
   TlContext *ctx;
-  LLVMTargetMachineRef tm;
-  unsigned sm, ptx, opt;
-  char cpu[16];
+  LLVMTargetRef target;
+  LLVMTargetMachineRef tm; /* at PTX ISA ptx */
+  const TlArch *arch;
+  unsigned ptx, opt;
+  bool ptx_given; /* -mptx: a module needing a later PTX is refused */
 };
+
+/* A target machine for arch at PTX ISA ptx (x 10); NULL if LLVM makes
+ * none. */
+static LLVMTargetMachineRef make_tm(LLVMTargetRef target, const TlArch *arch,
+                                    unsigned ptx, unsigned opt) {
+  char features[16];
+  snprintf(features, sizeof features, "+ptx%u", ptx);
+  static const LLVMCodeGenOptLevel levels[] = {
+      LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
+      LLVMCodeGenLevelAggressive};
+  return LLVMCreateTargetMachine(target, "nvptx64-nvidia-cuda", arch->name,
+                                 features, levels[opt], LLVMRelocDefault,
+                                 LLVMCodeModelDefault);
+}
 
 static void init_llvm(void) {
   static bool done;
@@ -57,24 +60,23 @@ static void init_llvm(void) {
 }
 
 TlTarget *tl_target_create(TlContext *ctx, const TlTargetOptions *opts) {
-  const char *cpu = opts && opts->cpu ? opts->cpu : "sm_80";
-  int k = -1;
-  for (int i = 0; i < (int)(sizeof cpus / sizeof cpus[0]); i++)
-    if (!strcmp(cpus[i].cpu, cpu))
-      k = i;
-  if (k < 0) {
-    tl_emit_error(ctx, tl_loc_unknown(),
-                  "unknown target '%s' (supported: sm_80, sm_86, sm_89, "
-                  "sm_90, sm_90a)",
-                  cpu);
+  const TlArch *arch =
+      opts && opts->cpu ? tl_arch_lookup(opts->cpu) : tl_arch_default();
+  if (!arch) {
+    TlStr names = {0};
+    tl_arch_names_text(&names, 0, false);
+    tl_emit_error(ctx, tl_loc_unknown(), "unknown target '%s' (supported: %s)",
+                  opts->cpu, tl_str_cstr(&names));
+    tl_str_free(&names);
     return NULL;
   }
-  unsigned ptx = opts && opts->ptx ? opts->ptx : cpus[k].default_ptx;
-  if (ptx < cpus[k].min_ptx || ptx > MAX_PTX) {
+  const char *cpu = arch->name;
+  unsigned ptx = opts && opts->ptx ? opts->ptx : arch->default_ptx;
+  if (ptx < arch->min_ptx || ptx > MAX_PTX) {
     tl_emit_error(ctx, tl_loc_unknown(),
                   "PTX ISA %u.%u cannot target %s (use %u.%u to %u.%u)",
-                  ptx / 10, ptx % 10, cpu, cpus[k].min_ptx / 10,
-                  cpus[k].min_ptx % 10, MAX_PTX / 10, MAX_PTX % 10);
+                  ptx / 10, ptx % 10, cpu, arch->min_ptx / 10,
+                  arch->min_ptx % 10, MAX_PTX / 10, MAX_PTX % 10);
     return NULL;
   }
   unsigned opt = opts ? opts->opt_level : 3;
@@ -91,14 +93,7 @@ TlTarget *tl_target_create(TlContext *ctx, const TlTargetOptions *opts) {
     LLVMDisposeMessage(err);
     return NULL;
   }
-  char features[16];
-  snprintf(features, sizeof features, "+ptx%u", ptx);
-  static const LLVMCodeGenOptLevel levels[] = {
-      LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
-      LLVMCodeGenLevelAggressive};
-  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(
-      target, "nvptx64-nvidia-cuda", cpu, features, levels[opt],
-      LLVMRelocDefault, LLVMCodeModelDefault);
+  LLVMTargetMachineRef tm = make_tm(target, arch, ptx, opt);
   if (!tm) {
     tl_emit_error(ctx, tl_loc_unknown(), "cannot create a target machine for %s",
                   cpu);
@@ -106,11 +101,12 @@ TlTarget *tl_target_create(TlContext *ctx, const TlTargetOptions *opts) {
   }
   TlTarget *t = tl_xcalloc(1, sizeof *t);
   t->ctx = ctx;
+  t->target = target;
   t->tm = tm;
-  t->sm = cpus[k].sm;
+  t->arch = arch;
   t->ptx = ptx;
   t->opt = opt;
-  snprintf(t->cpu, sizeof t->cpu, "%s", cpu);
+  t->ptx_given = opts && opts->ptx;
   return t;
 }
 
@@ -121,7 +117,26 @@ void tl_target_destroy(TlTarget *t) {
   tl_free(t);
 }
 
-unsigned tl_target_sm(const TlTarget *t) { return t->sm; }
+unsigned tl_target_sm(const TlTarget *t) { return t->arch->sm; }
+
+const TlArch *tl_target_arch(const TlTarget *t) { return t->arch; }
+
+/* The latest first PTX ISA (min_ptx) of the warp-level forms of a module
+ * that the target has (a tl_op_walk callback; the translation refuses the
+ * others). */
+typedef struct NeedPtx {
+  const TlArch *arch;
+  unsigned ptx;
+} NeedPtx;
+
+static void need_ptx(TlOp *op, void *user) {
+  NeedPtx *n = user;
+  TlFeature feature;
+  unsigned min_ptx;
+  if (tl_simt_op_needs(op, &feature, &min_ptx) &&
+      tl_arch_has(n->arch, feature) && min_ptx > n->ptx)
+    n->ptx = min_ptx;
+}
 
 static double now_ms(void) {
   struct timespec ts;
@@ -132,13 +147,26 @@ static double now_ms(void) {
 TlResult tl_target_compile(TlTarget *t, TlModule *m, TlStr *ptx,
                            TlStr *llvm_ir, TlCompileTimes *times) {
   double t0 = now_ms();
+  /* Without -mptx, a module whose forms need a later PTX ISA than the
+   * target's default (fp8 mma: 8.4) gets the first one that has them all. */
+  NeedPtx need = {t->arch, t->ptx};
+  if (!t->ptx_given)
+    tl_op_walk(tl_module_op(m), need_ptx, &need, false);
+  LLVMTargetMachineRef tm =
+      need.ptx == t->ptx ? t->tm : make_tm(t->target, t->arch, need.ptx, t->opt);
   LLVMContextRef lctx = LLVMContextCreate();
   LLVMModuleRef mod = NULL;
-  TlResult r = tl_target_translate(t->ctx, t->sm, t->ptx, m, lctx, &mod);
+  TlResult r = TL_FAILURE;
+  if (!tm) {
+    tl_emit_error(t->ctx, tl_loc_unknown(),
+                  "cannot create a target machine for %s", t->arch->name);
+    goto out;
+  }
+  r = tl_target_translate(t->ctx, t->arch, need.ptx, m, lctx, &mod);
   if (TL_FAILED(r))
     goto out;
   LLVMSetTarget(mod, "nvptx64-nvidia-cuda");
-  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(t->tm);
+  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
   LLVMSetModuleDataLayout(mod, dl);
   LLVMDisposeTargetData(dl);
   char *msg = NULL;
@@ -155,7 +183,7 @@ TlResult tl_target_compile(TlTarget *t, TlModule *m, TlStr *ptx,
   char pipeline[32];
   snprintf(pipeline, sizeof pipeline, "default<O%u>", t->opt);
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-  LLVMErrorRef e = LLVMRunPasses(mod, pipeline, t->tm, po);
+  LLVMErrorRef e = LLVMRunPasses(mod, pipeline, tm, po);
   LLVMDisposePassBuilderOptions(po);
   if (e) {
     char *em = LLVMGetErrorMessage(e);
@@ -172,7 +200,7 @@ TlResult tl_target_compile(TlTarget *t, TlModule *m, TlStr *ptx,
   } else {
     LLVMMemoryBufferRef buf = NULL;
     char *err = NULL;
-    if (LLVMTargetMachineEmitToMemoryBuffer(t->tm, mod, LLVMAssemblyFile, &err,
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err,
                                             &buf)) {
       tl_emit_error(t->ctx, tl_loc_unknown(), "PTX emission failed: %s",
                     err ? err : "");
@@ -192,5 +220,7 @@ out:
   if (mod)
     LLVMDisposeModule(mod);
   LLVMContextDispose(lctx);
+  if (tm && tm != t->tm)
+    LLVMDisposeTargetMachine(tm);
   return r;
 }

@@ -26,7 +26,8 @@ typedef struct Map {
 
 typedef struct Tr {
   TlContext *ctx;
-  unsigned sm, ptx;
+  const TlArch *arch; /* the target's row of the target table */
+  unsigned ptx;       /* the PTX ISA, x 10 */
   LLVMContextRef lc;
   LLVMModuleRef mod;
   LLVMBuilderRef b;
@@ -438,22 +439,32 @@ static LLVMValueRef access(Tr *t, TlOp *op, bool load) {
   return LLVMBuildCall2(t->b, fty, ia, args, 1 + nregs, "");
 }
 
-/* The mma intrinsic name for a verified simt.mma: f16 names its D and C
- * types, bf16 and b1 only the inputs, the integer forms their A and B
- * types (one name when equal) after an optional .satfinite. */
+/* The intrinsic names of verified simt.mma, simt.cp_async and
+ * simt.ldmatrix ops: their rows of the form table (include/tl/forms.def;
+ * the verifier accepts no other forms). .satfinite follows .row.col. */
 static void mma_name(const TlOp *op, char *buf, size_t n) {
-  const char *shape = str_attr(op, "shape"), *a = str_attr(op, "a_type"),
-             *b = str_attr(op, "b_type"), *acc = str_attr(op, "acc_type");
-  if (!strcmp(a, "b1"))
-    snprintf(buf, n, "llvm.nvvm.mma.and.popc.%s.row.col.b1", shape);
-  else if (!strcmp(a, "bf16"))
-    snprintf(buf, n, "llvm.nvvm.mma.%s.row.col.bf16", shape);
-  else if (!strcmp(a, "f16"))
-    snprintf(buf, n, "llvm.nvvm.mma.%s.row.col.%s.%s", shape, acc, acc);
+  const TlMmaForm *f = tl_simt_mma_form(op);
+  tl_assert(f);
+  const char *rc = strstr(f->intrinsic, ".row.col");
+  if (tl_op_attr(op, "satfinite") && rc)
+    snprintf(buf, n, "%.*s.satfinite%s", (int)(rc + 8 - f->intrinsic),
+             f->intrinsic, rc + 8);
   else
-    snprintf(buf, n, "llvm.nvvm.mma.%s.row.col%s.%s%s%s", shape,
-             tl_op_attr(op, "satfinite") ? ".satfinite" : "", a,
-             strcmp(a, b) ? "." : "", strcmp(a, b) ? b : "");
+    snprintf(buf, n, "%s", f->intrinsic);
+}
+
+/* With a source size operand, the zero-filling form. */
+static void cp_async_name(const TlOp *op, char *buf, size_t n) {
+  const TlCpAsyncForm *f = tl_simt_cp_async_form(op);
+  tl_assert(f);
+  snprintf(buf, n, "%s",
+           tl_op_num_operands(op) == 3 ? f->zfill_intrinsic : f->intrinsic);
+}
+
+static void ldmatrix_name(const TlOp *op, char *buf, size_t n) {
+  const TlLdmatrixForm *f = tl_simt_ldmatrix_form(op);
+  tl_assert(f);
+  snprintf(buf, n, "%s", f->intrinsic);
 }
 
 /* Calls an intrinsic whose parameters are the scalar elements of our
@@ -688,8 +699,7 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
   case TL_OP_SIMT_CP_ASYNC: {
     char name[80];
     bool zfill = tl_op_num_operands(op) == 3;
-    snprintf(name, sizeof name, "llvm.nvvm.cp.async.%s.shared.global.%lld%s",
-             str_attr(op, "cache"), (long long)int_attr(op, "size", 16), zfill ? ".s" : "");
+    cp_async_name(op, name, sizeof name);
     LLVMValueRef args[3] = {operand(t, op, 0), operand(t, op, 1),
                             zfill ? operand(t, op, 2) : NULL};
     return call(t, op, name, NULL, 0, args, zfill ? 3 : 2);
@@ -712,8 +722,7 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
   }
   case TL_OP_SIMT_LDMATRIX: {
     char name[96];
-    snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%lld%s.b16",
-             (long long)int_attr(op, "num", 1), tl_op_attr(op, "trans") ? ".trans" : "");
+    ldmatrix_name(op, name, sizeof name);
     LLVMTypeRef ov[1] = {LLVMTypeOf(operand(t, op, 0))};
     return call_unpacked(t, op, name, ov, 1);
   }
@@ -972,9 +981,75 @@ static TlOp *translate_block(Tr *t, TlBlock *b) {
   return NULL;
 }
 
+/*===--- Target checks ---------------------------------------------------===*/
+
+/* Refuses, at the op, a form the target lacks: a feature it does not have
+ * or a later PTX ISA than it uses (LLVM would abort with "Cannot select"
+ * on either). */
+static void need(Tr *t, TlOp *op, const char *what, TlFeature f,
+                 unsigned min_ptx) {
+  if (!tl_arch_has(t->arch, f)) {
+    TlStr names = {0};
+    tl_arch_names_text(&names, f, true);
+    tl_op_emit_error(op, "%s needs a target with %s (%s), not %s", what,
+                     tl_feature_name(f), tl_str_cstr(&names), t->arch->name);
+    tl_str_free(&names);
+    t->failed = true;
+  } else if (t->ptx < min_ptx) {
+    tl_op_emit_error(op, "%s needs PTX ISA %u.%u or later (-mptx=%u), not %u.%u",
+                     what, min_ptx / 10, min_ptx % 10, min_ptx, t->ptx / 10,
+                     t->ptx % 10);
+    t->failed = true;
+  }
+}
+
+/* Checks one op of a kernel against the target (a tl_op_walk callback):
+ * the warp-level forms through their rows of the form table. */
+static void check_op(TlOp *op, void *user) {
+  Tr *t = user;
+  TlFeature feature;
+  unsigned min_ptx;
+  if (!tl_simt_op_needs(op, &feature, &min_ptx))
+    return;
+  char what[64];
+  const TlMmaForm *m = tl_simt_mma_form(op);
+  const TlLdmatrixForm *l = tl_simt_ldmatrix_form(op);
+  const TlCpAsyncForm *c = tl_simt_cp_async_form(op);
+  if (m)
+    snprintf(what, sizeof what, "mma.%s %s x %s -> %s", m->shape, m->a_type,
+             m->b_type, m->acc_type);
+  else if (l)
+    snprintf(what, sizeof what, "ldmatrix.x%u%s.%s", l->num,
+             l->trans ? ".trans" : "", l->elem);
+  else if (c)
+    snprintf(what, sizeof what, "cp.async.%s of %u bytes", c->cache, c->bytes);
+  else
+    snprintf(what, sizeof what, "cp.async");
+  need(t, op, what, feature, min_ptx);
+}
+
+/* Whether the target can run the kernel: every warp-level form, and the
+ * dynamic shared memory the kernel declares (`smem_bytes`, set by the
+ * lowering) within the target's per-block limit. Reports each problem. */
+static bool check_target(Tr *t, TlOp *fn) {
+  int64_t smem = int_attr(fn, "smem_bytes", 0);
+  if (smem > t->arch->max_smem) {
+    tl_emit_error(t->ctx, tl_op_loc(fn),
+                  "kernel @%s uses %lld bytes of dynamic shared memory, more "
+                  "than the %lld a block of %s may have",
+                  tl_symbol_name(fn), (long long)smem,
+                  (long long)t->arch->max_smem, t->arch->name);
+    t->failed = true;
+  }
+  tl_op_walk(fn, check_op, t, false);
+  return !t->failed;
+}
+
 /*===--- Kernels ---------------------------------------------------------===*/
 
 static void translate_func(Tr *t, TlOp *fn) {
+  if (!check_target(t, fn))
+    return;
   TlType *ft = tl_attr_type_value(tl_op_attr(fn, "function_type"));
   unsigned n = tl_type_function_num_inputs(ft);
   if (tl_type_function_num_results(ft)) {
@@ -1017,13 +1092,13 @@ static void translate_func(Tr *t, TlOp *fn) {
     LLVMBuildRetVoid(t->b);
 }
 
-TlResult tl_target_translate(TlContext *ctx, unsigned sm, unsigned ptx,
+TlResult tl_target_translate(TlContext *ctx, const TlArch *arch, unsigned ptx,
                              TlModule *m, LLVMContextRef lc,
                              LLVMModuleRef *out) {
   Tr t;
   memset(&t, 0, sizeof t);
   t.ctx = ctx;
-  t.sm = sm;
+  t.arch = arch;
   t.ptx = ptx;
   t.lc = lc;
   t.mod = LLVMModuleCreateWithNameInContext("tl", lc);

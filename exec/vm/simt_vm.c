@@ -10,6 +10,7 @@
  * thread-level VM") states the semantics. */
 #include "tl/simt_vm.h"
 #include "simt_vm_internal.h"
+#include "tl/arch.h"
 #include "tl/layout.h"
 #include "tl/simt.h"
 
@@ -96,12 +97,13 @@ static const SRun runner_of[TL_OP_COUNT] = {
 };
 
 /* How an mma form's fragments map to matrices and how its sums round. */
-typedef enum MmaIn { MI_F16, MI_BF16, MI_INT8, MI_B1 } MmaIn;
+typedef enum MmaIn { MI_FLOAT, MI_INT8, MI_B1 } MmaIn;
 typedef enum MmaAcc { MA_F32, MA_F16, MA_S32 } MmaAcc;
 typedef struct Mma {
   unsigned m, n, k, bits; /* shape; bits of an A/B element */
   MmaIn in;
   MmaAcc acc;
+  TlType *a_float, *b_float; /* MI_FLOAT: the element types of A and B */
   bool a_signed, b_signed, satfinite;
   unsigned alocal, blocal, clocal; /* elements per lane of A, B, C */
   int32_t *amap, *bmap, *cmap;     /* [lane * local + i] -> row * cols + col */
@@ -447,33 +449,42 @@ static int32_t *atom_map(TlSimtVm *vm, const char *name, unsigned *local) {
   return map;
 }
 
+/* The float type of an mma input type name (e4m3 and e5m2 are f8e4m3 and
+ * f8e5m2), NULL for the others. */
+static TlType *mma_float(TlContext *ctx, const char *name) {
+  if (!strcmp(name, "f16"))
+    return tl_type_f16(ctx);
+  if (!strcmp(name, "bf16"))
+    return tl_type_bf16(ctx);
+  if (!strcmp(name, "e4m3"))
+    return tl_type_float(ctx, 4, 3);
+  if (!strcmp(name, "e5m2"))
+    return tl_type_float(ctx, 5, 2);
+  return NULL;
+}
+
+/* The form's row of the form table gives the shape, the element widths
+ * and the atoms that place each lane's registers in the matrices. */
 static Mma *compile_mma(TlSimtVm *vm, TlOp *op) {
   Mma *m = TL_ARENA_NEW(&vm->arena, Mma);
-  const char *shape = str_attr(op, "shape"), *a = str_attr(op, "a_type"),
-             *b = str_attr(op, "b_type"), *acc = str_attr(op, "acc_type");
-  unsigned dm, dn, dk;
-  sscanf(shape, "m%un%uk%u", &dm, &dn, &dk);
-  m->m = dm;
-  m->n = dn;
-  m->k = dk;
-  m->in = !strcmp(a, "f16")    ? MI_F16
-          : !strcmp(a, "bf16") ? MI_BF16
-          : !strcmp(a, "b1")   ? MI_B1
-                               : MI_INT8;
-  m->bits = m->in == MI_B1 ? 1 : m->in == MI_INT8 ? 8 : 16;
-  m->acc = !strcmp(acc, "f32") ? MA_F32 : !strcmp(acc, "f16") ? MA_F16 : MA_S32;
-  m->a_signed = !strcmp(a, "s8");
-  m->b_signed = !strcmp(b, "s8");
+  const TlMmaForm *f = tl_simt_mma_form(op);
+  tl_assert(f); /* the verifier accepts no other forms */
+  m->m = f->m;
+  m->n = f->n;
+  m->k = f->k;
+  m->bits = tl_mma_type_bits(f->a_type);
+  m->a_float = mma_float(vm->ctx, f->a_type);
+  m->b_float = mma_float(vm->ctx, f->b_type);
+  m->in = m->a_float ? MI_FLOAT : f->b1_op[0] ? MI_B1 : MI_INT8;
+  m->acc = !strcmp(f->acc_type, "f32")   ? MA_F32
+           : !strcmp(f->acc_type, "f16") ? MA_F16
+                                         : MA_S32;
+  m->a_signed = !strcmp(f->a_type, "s8");
+  m->b_signed = !strcmp(f->b_type, "s8");
   m->satfinite = tl_op_attr(op, "satfinite") != NULL;
-  /* The bf16 fragments are the f16 ones (PTX gives one layout for both). */
-  const char *kind = m->in == MI_B1 ? "b1" : m->in == MI_INT8 ? "s8" : "f16";
-  char name[64];
-  snprintf(name, sizeof name, "mma_%s_%s_a", shape, kind);
-  m->amap = atom_map(vm, name, &m->alocal);
-  snprintf(name, sizeof name, "mma_%s_%s_b", shape, kind);
-  m->bmap = atom_map(vm, name, &m->blocal);
-  snprintf(name, sizeof name, "mma_%s_%s_c", shape, kind);
-  m->cmap = atom_map(vm, name, &m->clocal);
+  m->amap = atom_map(vm, f->a_atom, &m->alocal);
+  m->bmap = atom_map(vm, f->b_atom, &m->blocal);
+  m->cmap = atom_map(vm, f->c_atom, &m->clocal);
   return m;
 }
 
@@ -1267,10 +1278,8 @@ static bool exec_mma(TlSimtVm *vm, SInst *in, const Mask *m) {
   uint32_t *A = tl_xmalloc(sizeof(uint32_t) * M * K);
   uint32_t *B = tl_xmalloc(sizeof(uint32_t) * K * N);
   uint64_t *C = tl_xmalloc(sizeof(uint64_t) * M * N);
-  const EType *in_et = f->in == MI_F16 || f->in == MI_BF16
-                           ? etype(vm, f->in == MI_F16 ? tl_type_f16(vm->ctx)
-                                                       : tl_type_bf16(vm->ctx))
-                           : NULL;
+  const EType *a_et = f->a_float ? etype(vm, f->a_float) : NULL,
+              *b_et = f->b_float ? etype(vm, f->b_float) : NULL;
   const EType *acc_et =
       f->acc == MA_S32 ? NULL
                        : etype(vm, f->acc == MA_F32 ? tl_type_f32(vm->ctx)
@@ -1292,8 +1301,10 @@ static bool exec_mma(TlSimtVm *vm, SInst *in, const Mask *m) {
     }
     /* d[i][j] = c[i][j] + sum over k of a[i][k] * b[k][j]. Floats: k in
      * increasing order, each product exact and each sum rounded once to
-     * the accumulator type (the order and rounding of tl.dot); integers:
-     * exact, then wrapped (or clamped with satfinite) to 32 bits. */
+     * the accumulator type (the order and rounding of tl.dot; the SM90
+     * model, measured for the f16 and bf16 forms only, replaces it for
+     * those); integers: exact, then wrapped (or clamped with satfinite)
+     * to 32 bits. */
     for (unsigned i = 0; i < M; i++)
       for (unsigned j = 0; j < N; j++) {
         uint64_t *d = &C[i * N + j];
@@ -1310,13 +1321,13 @@ static bool exec_mma(TlSimtVm *vm, SInst *in, const Mask *m) {
           if (f->satfinite)
             s = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s;
           *d = (uint32_t)s;
-        } else if (vm->mma_model == TL_SIMT_MMA_SM90 &&
-                   mma_sm90(f, in_et, acc_et, A + i * K, B + j, N, d)) {
+        } else if (vm->mma_model == TL_SIMT_MMA_SM90 && f->bits == 16 &&
+                   mma_sm90(f, a_et, acc_et, A + i * K, B + j, N, d)) {
           /* the H200's datapath computed *d */
         } else {
           uint64_t acc = *d;
           for (unsigned kk = 0; kk < K; kk++) {
-            double p = e_f(in_et, A[i * K + kk]) * e_f(in_et, B[kk * N + j]);
+            double p = e_f(a_et, A[i * K + kk]) * e_f(b_et, B[kk * N + j]);
             double sum = e_add_odd(e_f(acc_et, acc), p);
             acc = isnan(sum) ? sv_nan(acc_et) : e_fencode(acc_et, sum);
           }
@@ -1801,11 +1812,12 @@ static bool check_launch(TlOp *func, const TlSimtLaunch *l) {
                      (long long)T);
     return false;
   }
-  if (l->smem_bytes < 0 || l->smem_bytes > TL_SIMT_VM_MAX_SMEM) {
+  if (l->smem_bytes < 0 || l->smem_bytes > tl_arch_max_smem_any()) {
     tl_op_emit_error(func,
                      "%lld bytes of dynamic shared memory; a block has 0 to "
-                     "%d",
-                     (long long)l->smem_bytes, TL_SIMT_VM_MAX_SMEM);
+                     "%lld",
+                     (long long)l->smem_bytes,
+                     (long long)tl_arch_max_smem_any());
     return false;
   }
   int64_t req = int_attr(func, "threads", 0),

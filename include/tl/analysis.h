@@ -24,10 +24,6 @@ extern "C" {
  * Shared-memory plan
  *===------------------------------------------------------------------===*/
 
-/* The per-block dynamic shared memory limit of sm_90 (H100, H200):
- * 227 KiB. The default limit of plan-shared-memory. */
-#define TL_SMEM_LIMIT_SM90 232448
-
 /* Bytes a !tl.shared tile occupies: the cosize of its element layout
  * (tl_shared_layout_cosize: one past the largest element offset, rounded up
  * to the swizzle block) times the element's bits, rounded up to whole

@@ -238,7 +238,7 @@ void tl_layout_render(const TlLayout *l, TlStr *out);
 /* Named warp-level register layouts of PTX instructions, each over one warp
  * (32 threads), element = one operand element (.b1 bit for b1 types):
  *   mma_m16n8k16_f16_{a,b,c}  (also bf16; c is the f32 accumulator)
- *   mma_m16n8k8_f16_{a,b,c}   mma_m16n8k32_s8_{a,b,c}
+ *   mma_m16n8k8_f16_{a,b,c}   mma_m16n8k32_s8_{a,b,c} (also u8, e4m3, e5m2)
  *   mma_m16n8k256_b1_{a,b,c}  mma_m8n8k128_b1_{a,b,c}
  *   ldmatrix_x{1,2,4}[_trans]  (b16 elements; the N 8x8 matrices are
  *                               stacked along dimension 0, matrix j in

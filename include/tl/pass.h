@@ -7,6 +7,7 @@
 #ifndef TL_PASS_H
 #define TL_PASS_H
 
+#include "tl/arch.h"
 #include "tl/ir.h"
 
 #ifdef __cplusplus
@@ -26,12 +27,15 @@ typedef struct TlPassOptionDef {
   const char *help;
 } TlPassOptionDef;
 
-/* Parsed option values of one pass instance, by option index. */
+/* Parsed option values of one pass instance, by option index, and the
+ * target the pipeline compiles for. */
 typedef struct TlPassOptions {
   unsigned n;
   int64_t ints[8];
   bool bools[8];
   const char *strings[8]; /* owned by the pipeline */
+  const TlArch *arch;     /* the run's TlPipelineConfig.arch, never NULL
+                             while a pass runs (static; do not free) */
 } TlPassOptions;
 
 typedef struct TlPassInfo {
@@ -68,6 +72,9 @@ typedef struct TlPipelineConfig {
   bool timing;               /* collect wall time per pass */
   TlPrintOptions print;
   FILE *print_stream;        /* where IR dumps go (stderr if NULL) */
+  const TlArch *arch;        /* the target the passes compile for (what
+                                they see as TlPassOptions.arch); NULL:
+                                tl_arch_default() */
 } TlPipelineConfig;
 
 /* Runs the pipeline on a module. Stops at the first failing pass or

@@ -9,6 +9,7 @@
 #ifndef TL_SIMT_H
 #define TL_SIMT_H
 
+#include "tl/arch.h"
 #include "tl/ir.h"
 
 #ifdef __cplusplus
@@ -34,8 +35,19 @@ bool tl_simt_is_ptr(const TlType *t);
 TlSimtSpace tl_simt_ptr_space(const TlType *t);
 /* Bits of a scalar or vector register value, 0 for other types. */
 unsigned tl_simt_value_bits(const TlType *t);
-/* The mma forms simt.mma accepts, as one line of text (static storage). */
-const char *tl_simt_mma_forms_text(void);
+
+/* The rows of the form table (include/tl/forms.def) of simt.mma,
+ * simt.ldmatrix and simt.cp_async ops, read from their attributes: never
+ * NULL for a verified op of that name; NULL for another op or a form the
+ * table lacks. Static storage. */
+const TlMmaForm *tl_simt_mma_form(const TlOp *op);
+const TlLdmatrixForm *tl_simt_ldmatrix_form(const TlOp *op);
+const TlCpAsyncForm *tl_simt_cp_async_form(const TlOp *op);
+/* What a target needs to run op: true, with the feature and the first PTX
+ * ISA (x 10), for an op whose form is a row of the form table (and
+ * cp.async's commit and wait, which need cp.async); false for the others,
+ * which every target runs. */
+bool tl_simt_op_needs(const TlOp *op, TlFeature *feature, unsigned *min_ptx);
 
 /* One conversion of a simt.printf format: text[start, end) is the whole
  * `%...c` (flags "-+ #0", width, `.precision`, `ll` for 64-bit integers),

@@ -30,15 +30,13 @@ extern "C" {
 /* The launch: blocks in the grid and threads in a block (x fastest), and
  * the bytes of dynamic shared memory each block gets. Every size is at
  * least 1 (smem_bytes at least 0); a block has at most 1024 threads and
- * at most TL_SIMT_VM_MAX_SMEM bytes of shared memory. */
+ * at most as much dynamic shared memory as a block of any target may have
+ * (tl_arch_max_smem_any(), tl/arch.h: sm_90's 232448 bytes). */
 typedef struct TlSimtLaunch {
   int64_t grid[3];
   int64_t block[3];
   int64_t smem_bytes;
 } TlSimtLaunch;
-
-/* The most dynamic shared memory a block may have (sm_90's 227 KB). */
-#define TL_SIMT_VM_MAX_SMEM 232448
 
 /* Counters of the last run. */
 typedef struct TlSimtVmStats {
@@ -96,7 +94,9 @@ TlSimtVmStats tl_simt_vm_stats(const TlSimtVm *vm);
  *  TL_SIMT_MMA_SM90        the H200's tensor-core datapath (alignment to
  *                          the largest exponent, truncation, one final
  *                          rounding), bit-exact with the GPU for normal
- *                          operands; other operands sum in order. */
+ *                          operands; other operands sum in order.
+ * The fp8 (e4m3, e5m2) forms always sum in order: their datapath is not
+ * modelled. */
 typedef enum TlSimtMmaModel {
   TL_SIMT_MMA_SEQUENTIAL,
   TL_SIMT_MMA_SM90,

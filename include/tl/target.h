@@ -9,6 +9,7 @@
 #ifndef TL_TARGET_H
 #define TL_TARGET_H
 
+#include "tl/arch.h"
 #include "tl/ir.h"
 
 #ifdef __cplusplus
@@ -16,15 +17,13 @@ extern "C" {
 #endif
 
 typedef struct TlTargetOptions {
-  const char *cpu;    /* sm_80, sm_86, sm_89, sm_90, sm_90a; NULL: sm_80 */
+  const char *cpu;    /* a name of the target table (tl_arch_names());
+                         NULL: tl_arch_default() */
   unsigned ptx;       /* PTX ISA version x 10 (80 = 8.0); 0: the default */
   unsigned opt_level; /* 0..3 */
 } TlTargetOptions;
 
 typedef struct TlTarget TlTarget;
-
-/* The supported -mcpu values, NULL-terminated. */
-const char *const *tl_target_cpus(void);
 
 /* Creates a target machine; NULL with a diagnostic (through ctx) for an
  * unknown cpu or a PTX version it cannot use. Caller owns it. */
@@ -32,6 +31,8 @@ TlTarget *tl_target_create(TlContext *ctx, const TlTargetOptions *opts);
 void tl_target_destroy(TlTarget *t);
 /* The SM number (80, 86, 89, 90) of the target. */
 unsigned tl_target_sm(const TlTarget *t);
+/* The target's row of the target table. */
+const TlArch *tl_target_arch(const TlTarget *t);
 
 typedef struct TlCompileTimes {
   double translate_ms, optimize_ms, codegen_ms;

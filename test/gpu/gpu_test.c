@@ -58,10 +58,8 @@ static void *compile(const char *text, const char *name) {
     tl_module_destroy(m);
     return NULL;
   }
-  char cpu[16];
-  unsigned sm = tl_runtime_sm(rt);
-  snprintf(cpu, sizeof cpu, sm >= 90 ? "sm_90a" : sm >= 89 ? "sm_89" : sm >= 86 ? "sm_86" : "sm_80");
-  TlTargetOptions o = {cpu, 0, 3};
+  const TlArch *arch = tl_arch_for_device(tl_runtime_sm(rt));
+  TlTargetOptions o = {arch ? arch->name : NULL, 0, 3};
   TlTarget *t = tl_target_create(ctx, &o);
   TlStr ptx = {0};
   void *k = NULL;
@@ -117,7 +115,8 @@ static void test_matmul_f16_i6(const char *dir) {
   TlModule *vm_mod = tl_parse_module(ctx, path, text, n, 1);
   TlModule *gpu_mod = tl_parse_module(ctx, path, text, n, 1);
   TlPipeline *pl = tl_pipeline_create();
-  TlPipelineConfig cfg = {.verify_each = true};
+  TlPipelineConfig cfg = {.verify_each = true,
+                          .arch = tl_arch_for_device(tl_runtime_sm(rt))};
   bool ok = vm_mod && gpu_mod && !TL_FAILED(tl_verify(tl_module_op(vm_mod))) &&
             !TL_FAILED(tl_pipeline_parse(pl, "lower-tl-to-simt,canonicalize,cse", tl_context_diag(ctx))) &&
             !TL_FAILED(tl_pipeline_run(pl, gpu_mod, &cfg));
@@ -196,18 +195,24 @@ typedef struct MmaCase {
   unsigned m, n, k, a_regs, b_regs, c_elems;
   unsigned bits;      /* bits per A/B element */
   bool float_in, f16_acc;
+  const char *b;      /* B's type when it is not A's */
 } MmaCase;
 
 static const MmaCase mma_cases[] = {
-    {"m16n8k16", "f16", "f32", "mma_m16n8k16_f16", 16, 8, 16, 4, 2, 4, 16, true, false},
-    {"m16n8k16", "f16", "f16", "mma_m16n8k16_f16", 16, 8, 16, 4, 2, 2, 16, true, true},
-    {"m16n8k16", "bf16", "f32", "mma_m16n8k16_bf16", 16, 8, 16, 4, 2, 4, 16, true, false},
-    {"m16n8k8", "f16", "f32", "mma_m16n8k8_f16", 16, 8, 8, 2, 1, 4, 16, true, false},
-    {"m16n8k8", "bf16", "f32", "mma_m16n8k8_f16", 16, 8, 8, 2, 1, 4, 16, true, false},
-    {"m16n8k32", "s8", "s32", "mma_m16n8k32_s8", 16, 8, 32, 4, 2, 4, 8, false, false},
-    {"m16n8k32", "u8", "s32", "mma_m16n8k32_s8", 16, 8, 32, 4, 2, 4, 8, false, false},
-    {"m16n8k256", "b1", "s32", "mma_m16n8k256_b1", 16, 8, 256, 4, 2, 4, 1, false, false},
-    {"m8n8k128", "b1", "s32", "mma_m8n8k128_b1", 8, 8, 128, 1, 1, 2, 1, false, false},
+    {"m16n8k16", "f16", "f32", "mma_m16n8k16_f16", 16, 8, 16, 4, 2, 4, 16, true, false, NULL},
+    {"m16n8k16", "f16", "f16", "mma_m16n8k16_f16", 16, 8, 16, 4, 2, 2, 16, true, true, NULL},
+    {"m16n8k16", "bf16", "f32", "mma_m16n8k16_bf16", 16, 8, 16, 4, 2, 4, 16, true, false, NULL},
+    {"m16n8k8", "f16", "f32", "mma_m16n8k8_f16", 16, 8, 8, 2, 1, 4, 16, true, false, NULL},
+    {"m16n8k8", "bf16", "f32", "mma_m16n8k8_f16", 16, 8, 8, 2, 1, 4, 16, true, false, NULL},
+    {"m16n8k32", "s8", "s32", "mma_m16n8k32_s8", 16, 8, 32, 4, 2, 4, 8, false, false, NULL},
+    {"m16n8k32", "u8", "s32", "mma_m16n8k32_s8", 16, 8, 32, 4, 2, 4, 8, false, false, NULL},
+    /* fp8: sm_89 and later (the GPU's target has it on an H100). */
+    {"m16n8k32", "e4m3", "f32", "mma_m16n8k32_s8", 16, 8, 32, 4, 2, 4, 8, true, false, NULL},
+    {"m16n8k32", "e5m2", "f32", "mma_m16n8k32_s8", 16, 8, 32, 4, 2, 4, 8, true, false, NULL},
+    {"m16n8k32", "e4m3", "f32", "mma_m16n8k32_s8", 16, 8, 32, 4, 2, 4, 8, true, false,
+     "e5m2"},
+    {"m16n8k256", "b1", "s32", "mma_m16n8k256_b1", 16, 8, 256, 4, 2, 4, 1, false, false, NULL},
+    {"m8n8k128", "b1", "s32", "mma_m8n8k128_b1", 8, 8, 128, 1, 1, 2, 1, false, false, NULL},
 };
 
 static void atom(const char *prefix, const char *which, TlLayout *l) {
@@ -220,22 +225,34 @@ static void atom(const char *prefix, const char *which, TlLayout *l) {
   }
 }
 
-/* Value of element code c of the A/B type as a double. */
-static double in_value(const MmaCase *mc, uint32_t code) {
-  if (!strcmp(mc->ab, "f16"))
-    return tl_dtype_decode(tl_dtype_f16(), code);
-  if (!strcmp(mc->ab, "bf16"))
-    return tl_dtype_decode(tl_dtype_bf16(), code);
-  if (!strcmp(mc->ab, "s8"))
+/* The dtype of a float input type name (e4m3 and e5m2 are fp8). */
+static TlDType float_dtype(const char *type) {
+  return !strcmp(type, "f16")    ? tl_dtype_f16()
+         : !strcmp(type, "bf16") ? tl_dtype_bf16()
+         : !strcmp(type, "e4m3") ? tl_dtype_small_float(4, 3)
+                                 : tl_dtype_small_float(5, 2);
+}
+
+/* Value of element code c of an A/B type as a double. */
+static double in_value(const MmaCase *mc, const char *type, uint32_t code) {
+  if (mc->float_in)
+    return tl_dtype_decode(float_dtype(type), code);
+  if (!strcmp(type, "s8"))
     return (double)(int8_t)code;
   return (double)code; /* u8, b1 */
 }
 
-static uint32_t random_code(const MmaCase *mc) {
+static uint32_t random_code(const MmaCase *mc, const char *type) {
+  if (mc->float_in && mc->bits == 8) {
+    /* fp8: halves in [-2, 2], so every partial sum of a dot product is a
+     * multiple of 1/4 below 2^8: exact in any accumulator of 10 or more
+     * bits, whatever the tensor cores' fp8 summation keeps. */
+    return (uint32_t)tl_dtype_encode(float_dtype(type), ((int)(rnd() % 9) - 4) / 2.0);
+  }
   if (mc->float_in) {
     /* Values in [-2, 2) with few significant bits, so products are exact. */
     double v = ((int)(rnd() % 64) - 32) / 16.0;
-    return (uint32_t)tl_dtype_encode(!strcmp(mc->ab, "f16") ? tl_dtype_f16() : tl_dtype_bf16(), v);
+    return (uint32_t)tl_dtype_encode(float_dtype(type), v);
   }
   return rnd() & ((1u << mc->bits) - 1);
 }
@@ -273,7 +290,7 @@ static void test_mma(const MmaCase *mc) {
            "  simt.store %%d, %%pc : !simt.vec<%ux%s>, !simt.ptr<global>\n"
            "  return\n}\n",
            mc->a_regs * 4, mc->b_regs * 4, mc->c_elems * 4, mc->a_regs, mc->b_regs,
-           mc->c_elems, cd, mc->shape, mc->ab, mc->ab, mc->acc,
+           mc->c_elems, cd, mc->shape, mc->ab, mc->b ? mc->b : mc->ab, mc->acc,
            !strcmp(mc->ab, "b1") ? ", b1_op = \"and.popc\"" : "", mc->a_regs,
            mc->b_regs, mc->c_elems, cd, mc->c_elems, cd, mc->c_elems, cd);
   void *k = compile(text, "mma");
@@ -288,9 +305,9 @@ static void test_mma(const MmaCase *mc) {
   uint32_t *A = tl_xcalloc(M * K, 4), *B = tl_xcalloc(K * N, 4);
   double *C = tl_xcalloc(M * N, sizeof(double));
   for (unsigned i = 0; i < M * K; i++)
-    A[i] = random_code(mc);
+    A[i] = random_code(mc, mc->ab);
   for (unsigned i = 0; i < K * N; i++)
-    B[i] = random_code(mc);
+    B[i] = random_code(mc, mc->b ? mc->b : mc->ab);
   for (unsigned i = 0; i < M * N; i++)
     C[i] = mc->float_in ? ((int)(rnd() % 16) - 8) / 4.0 : (double)((int)(rnd() % 2001) - 1000);
   uint32_t *fa = tl_xcalloc(32 * mc->a_regs, 4), *fb = tl_xcalloc(32 * mc->b_regs, 4),
@@ -332,7 +349,8 @@ static void test_mma(const MmaCase *mc) {
       unsigned r = (unsigned)idx[0], c = (unsigned)idx[1];
       double ref = C[r * N + c], mag = fabs(ref);
       for (unsigned kk = 0; kk < K; kk++) {
-        double p = in_value(mc, A[r * K + kk]) * in_value(mc, B[kk * N + c]);
+        double p = in_value(mc, mc->ab, A[r * K + kk]) *
+                   in_value(mc, mc->b ? mc->b : mc->ab, B[kk * N + c]);
         ref += p;
         mag += fabs(p);
       }
@@ -359,9 +377,10 @@ static void test_mma(const MmaCase *mc) {
       if (err > tol)
         bad++;
     }
-  CHECK(ran && !bad, "mma.%s %s->%s: %u of %u results wrong (worst error %g)", mc->shape,
-        mc->ab, mc->acc, bad, 32u * mc->c_elems, worst);
-  printf("mma.%s.%s.%s: %s (worst error %g)\n", mc->shape, mc->ab, mc->acc,
+  const char *bt = mc->b ? mc->b : mc->ab;
+  CHECK(ran && !bad, "mma.%s %s.%s->%s: %u of %u results wrong (worst error %g)", mc->shape,
+        mc->ab, bt, mc->acc, bad, 32u * mc->c_elems, worst);
+  printf("mma.%s.%s.%s.%s: %s (worst error %g)\n", mc->shape, mc->ab, bt, mc->acc,
          ran && !bad ? "ok" : "FAILED", worst);
   tl_free(A);
   tl_free(B);

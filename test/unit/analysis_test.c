@@ -11,6 +11,7 @@
  * (wrapping to the type, division toward zero, remainder with the sign of
  * the dividend) must be divisible by what the analysis claims for %r. */
 #include "tl/analysis.h"
+#include "tl/arch.h"
 #include "tl/dialects.h"
 #include "tl/tl.h"
 #include "unit.h"
@@ -98,7 +99,7 @@ static void test_plan(TlContext *ctx) {
   CHECK_EQ_INT(tl_kernel_smem_bytes(k), -1);
   CHECK(!tl_shared_offset(a, &v) && v == -7);
   CHECK(!tl_shared_reuses(a));
-  CHECK(!TL_FAILED(tl_plan_shared_memory(k, TL_SMEM_LIMIT_SM90)));
+  CHECK(!TL_FAILED(tl_plan_shared_memory(k, tl_arch_lookup("sm_90")->max_smem)));
   /* %a at 0 (1024 bytes, then freed); %b (64 bytes, swizzle block 2^4 f32
    * = 64 bytes) reuses 0; %c, live with %b, goes to 64. */
   CHECK(tl_shared_offset(a, &v) && v == 0);

@@ -112,29 +112,36 @@ typedef struct MmaCase {
   unsigned m, n, k, a_regs, b_regs, c_elems;
   unsigned bits;
   bool float_in, f16_acc;
+  const char *b; /* B's type when it is not A's */
 } MmaCase;
 
 static const MmaCase mma_cases[] = {
     {"m16n8k16", "f16", "f32", "mma_m16n8k16_f16", 16, 8, 16, 4, 2, 4, 16, true,
-     false},
+     false, NULL},
     {"m16n8k16", "f16", "f16", "mma_m16n8k16_f16", 16, 8, 16, 4, 2, 2, 16, true,
-     true},
+     true, NULL},
     {"m16n8k16", "bf16", "f32", "mma_m16n8k16_bf16", 16, 8, 16, 4, 2, 4, 16,
-     true, false},
+     true, false, NULL},
     {"m16n8k8", "f16", "f32", "mma_m16n8k8_f16", 16, 8, 8, 2, 1, 4, 16, true,
-     false},
+     false, NULL},
     {"m16n8k8", "f16", "f16", "mma_m16n8k8_f16", 16, 8, 8, 2, 1, 2, 16, true,
-     true},
+     true, NULL},
     {"m16n8k8", "bf16", "f32", "mma_m16n8k8_f16", 16, 8, 8, 2, 1, 4, 16, true,
-     false},
+     false, NULL},
     {"m16n8k32", "s8", "s32", "mma_m16n8k32_s8", 16, 8, 32, 4, 2, 4, 8, false,
-     false},
+     false, NULL},
     {"m16n8k32", "u8", "s32", "mma_m16n8k32_s8", 16, 8, 32, 4, 2, 4, 8, false,
-     false},
+     false, NULL},
+    {"m16n8k32", "e4m3", "f32", "mma_m16n8k32_s8", 16, 8, 32, 4, 2, 4, 8, true,
+     false, NULL},
+    {"m16n8k32", "e5m2", "f32", "mma_m16n8k32_s8", 16, 8, 32, 4, 2, 4, 8, true,
+     false, NULL},
+    {"m16n8k32", "e4m3", "f32", "mma_m16n8k32_s8", 16, 8, 32, 4, 2, 4, 8, true,
+     false, "e5m2"},
     {"m16n8k256", "b1", "s32", "mma_m16n8k256_b1", 16, 8, 256, 4, 2, 4, 1,
-     false, false},
+     false, false, NULL},
     {"m8n8k128", "b1", "s32", "mma_m8n8k128_b1", 8, 8, 128, 1, 1, 2, 1, false,
-     false},
+     false, NULL},
 };
 
 static void atom(const char *prefix, const char *which, TlLayout *l) {
@@ -144,21 +151,26 @@ static void atom(const char *prefix, const char *which, TlLayout *l) {
   CHECK(ok);
 }
 
-static double in_value(const MmaCase *mc, uint32_t code) {
-  if (!strcmp(mc->ab, "f16"))
-    return tl_dtype_decode(tl_dtype_f16(), code);
-  if (!strcmp(mc->ab, "bf16"))
-    return tl_dtype_decode(tl_dtype_bf16(), code);
-  if (!strcmp(mc->ab, "s8"))
+/* The dtype of a float input type name (e4m3 and e5m2 are fp8). */
+static TlDType float_dtype(const char *type) {
+  return !strcmp(type, "f16")    ? tl_dtype_f16()
+         : !strcmp(type, "bf16") ? tl_dtype_bf16()
+         : !strcmp(type, "e4m3") ? tl_dtype_small_float(4, 3)
+                                 : tl_dtype_small_float(5, 2);
+}
+
+static double in_value(const MmaCase *mc, const char *type, uint32_t code) {
+  if (mc->float_in)
+    return tl_dtype_decode(float_dtype(type), code);
+  if (!strcmp(type, "s8"))
     return (double)(int8_t)code;
   return (double)code;
 }
 
-static uint32_t random_code(const MmaCase *mc) {
+static uint32_t random_code(const MmaCase *mc, const char *type) {
   if (mc->float_in) {
     double v = ((int)(rnd() % 64) - 32) / 16.0;
-    return (uint32_t)tl_dtype_encode(
-        !strcmp(mc->ab, "f16") ? tl_dtype_f16() : tl_dtype_bf16(), v);
+    return (uint32_t)tl_dtype_encode(float_dtype(type), v);
   }
   return rnd() & ((1u << mc->bits) - 1);
 }
@@ -200,7 +212,7 @@ static void test_mma(const MmaCase *mc) {
       "  simt.store %%d, %%pc : !simt.vec<%ux%s>, !simt.ptr<global>\n"
       "  return\n}\n",
       mc->a_regs * 4, mc->b_regs * 4, mc->c_elems * 4, mc->a_regs, mc->b_regs,
-      mc->c_elems, cd, mc->shape, mc->ab, mc->ab, mc->acc,
+      mc->c_elems, cd, mc->shape, mc->ab, mc->b ? mc->b : mc->ab, mc->acc,
       !strcmp(mc->ab, "b1") ? ", b1_op = \"and.popc\"" : "", mc->a_regs,
       mc->b_regs, mc->c_elems, cd, mc->c_elems, cd, mc->c_elems, cd);
   TlLayout la, lb, lc;
@@ -211,9 +223,9 @@ static void test_mma(const MmaCase *mc) {
   uint32_t *A = tl_xcalloc(M * K, 4), *B = tl_xcalloc(K * N, 4);
   double *C = tl_xcalloc(M * N, sizeof(double));
   for (unsigned i = 0; i < M * K; i++)
-    A[i] = random_code(mc);
+    A[i] = random_code(mc, mc->ab);
   for (unsigned i = 0; i < K * N; i++)
-    B[i] = random_code(mc);
+    B[i] = random_code(mc, mc->b ? mc->b : mc->ab);
   for (unsigned i = 0; i < M * N; i++)
     C[i] = mc->float_in ? ((int)(rnd() % 16) - 8) / 4.0
                         : (double)((int)(rnd() % 2001) - 1000);
@@ -257,7 +269,8 @@ static void test_mma(const MmaCase *mc) {
       float seq = (float)C[r * N + c];
       double seq16 = C[r * N + c];
       for (unsigned kk = 0; kk < K; kk++) {
-        double p = in_value(mc, A[r * K + kk]) * in_value(mc, B[kk * N + c]);
+        double p = in_value(mc, mc->ab, A[r * K + kk]) *
+                   in_value(mc, mc->b ? mc->b : mc->ab, B[kk * N + c]);
         ref += p;
         mag += fabs(p);
         seq = (float)((double)seq + p);
@@ -288,7 +301,7 @@ static void test_mma(const MmaCase *mc) {
     fprintf(stderr,
             "mma.%s %s->%s: %u beyond tolerance, %u not the VM's "
             "order\n",
-            mc->shape, mc->ab, mc->acc, bad, inexact);
+            mc->shape, mc->b ? mc->b : mc->ab, mc->acc, bad, inexact);
   CHECK(ran && !bad && !inexact);
   tl_free(A);
   tl_free(B);

@@ -26,7 +26,12 @@ static void usage(FILE *out) {
         "options:\n"
         "  -o FILE          write the output to FILE (default: stdout); with PTX,\n"
         "                   also FILE.json, the kernels' launch metadata\n"
-        "  -mcpu=SM         target: sm_80 (default), sm_86, sm_89, sm_90, sm_90a\n"
+        "  -mcpu=SM         target:",
+        out);
+  for (const char *const *n = tl_arch_names(); *n; n++)
+    fprintf(out, "%s %s%s", n == tl_arch_names() ? "" : ",", *n,
+            tl_arch_lookup(*n) == tl_arch_default() ? " (default)" : "");
+  fputs("\n"
         "  -mptx=N          PTX ISA version x 10 (default 80 = PTX 8.0)\n"
         "  -O0 .. -O3       LLVM optimization level (default -O3)\n"
         "  -emit-llvm       write the optimized LLVM IR instead of PTX\n"
@@ -37,9 +42,10 @@ static void usage(FILE *out) {
         out);
 }
 
-/* Lowers the module's tl.kernel ops to simt kernels, the pipeline tl-opt
- * and tl-run use; a module of simt kernels is left as it is. */
-static TlResult lower_tl_kernels(TlModule *m) {
+/* Lowers the module's tl.kernel ops to simt kernels for the target, the
+ * pipeline tl-opt and tl-run use; a module of simt kernels is left as it
+ * is. */
+static TlResult lower_tl_kernels(TlModule *m, const TlArch *arch) {
   bool has_tl = false;
   for (TlOp *op = tl_block_first_op(tl_module_body(m)); op && !has_tl;
        op = tl_op_next(op))
@@ -47,7 +53,7 @@ static TlResult lower_tl_kernels(TlModule *m) {
   if (!has_tl)
     return TL_SUCCESS;
   TlPipeline *pl = tl_pipeline_create();
-  TlPipelineConfig cfg = {.verify_each = true};
+  TlPipelineConfig cfg = {.verify_each = true, .arch = arch};
   TlResult r = tl_pipeline_parse(pl, "lower-tl-to-simt,canonicalize,cse",
                                  tl_context_diag(tl_op_context(tl_module_op(m))));
   if (!TL_FAILED(r))
@@ -99,7 +105,7 @@ static void json_string(TlStr *out, const char *s) {
  * Names and expressions come from the lowered func's attributes. */
 static void write_metadata(TlModule *m, const TlTargetOptions *o, TlStr *out) {
   tl_str_puts(out, "{\n  \"target\": ");
-  json_string(out, o->cpu ? o->cpu : "sm_80");
+  json_string(out, o->cpu ? o->cpu : tl_arch_default()->name);
   tl_str_puts(out, ",\n  \"kernels\": [");
   bool first = true;
   for (TlOp *op = tl_block_first_op(tl_module_body(m)); op; op = tl_op_next(op)) {
@@ -162,7 +168,7 @@ static double now_ms(void) {
 
 int main(int argc, char **argv) {
   const char *input = NULL, *output = NULL;
-  TlTargetOptions topts = {"sm_80", 0, 3};
+  TlTargetOptions topts = {NULL, 0, 3};
   bool emit_llvm = false, emit_simt = false, timing = false;
   TlContext *ctx = tl_context_create();
   tl_register_all_dialects(ctx);
@@ -235,19 +241,18 @@ int main(int argc, char **argv) {
   TlStr out = {0};
   bool parsed = m && !TL_FAILED(tl_verify(tl_module_op(m)));
   double t1 = now_ms();
-  if (!parsed || TL_FAILED(lower_tl_kernels(m)))
+  /* The target comes first: the lowering compiles for it. */
+  if (!parsed || !(target = tl_target_create(ctx, &topts)) ||
+      TL_FAILED(lower_tl_kernels(m, tl_target_arch(target))))
     goto fail;
   double t2 = now_ms();
   TlCompileTimes times = {0, 0, 0};
   if (emit_simt) {
     /* The module as the lowering leaves it: what the target translates. */
     tl_module_print(m, NULL, &out);
-  } else {
-    target = tl_target_create(ctx, &topts);
-    if (!target)
-      goto fail;
-    if (TL_FAILED(tl_target_compile(target, m, &out, emit_llvm ? &out : NULL, &times)))
-      goto fail;
+  } else if (TL_FAILED(tl_target_compile(target, m, &out,
+                                         emit_llvm ? &out : NULL, &times))) {
+    goto fail;
   }
   if (timing)
     fprintf(stderr,

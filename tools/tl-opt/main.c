@@ -25,6 +25,7 @@ typedef struct Options {
   bool verify_diagnostics;
   bool timing;
   bool generic;
+  const TlArch *arch; /* -mcpu; NULL: the default target */
 } Options;
 
 static void usage(FILE *out) {
@@ -36,6 +37,13 @@ static void usage(FILE *out) {
         "  -o FILE                  write the output to FILE (default: stdout)\n"
         "  -D NAME=VALUE            set a kernel template parameter (overrides\n"
         "                           the default given in tl.kernel template(...))\n"
+        "  -mcpu=SM                 the target the passes compile for:\n"
+        "                          ",
+        out);
+  for (const char *const *n = tl_arch_names(); *n; n++)
+    fprintf(out, "%s %s%s", n == tl_arch_names() ? "" : ",", *n,
+            tl_arch_lookup(*n) == tl_arch_default() ? " (default)" : "");
+  fputs("\n"
         "  --pass-pipeline=PIPE     run a pipeline, e.g. 'canonicalize,cse'\n"
         "                           (options in braces: 'canonicalize{max-iterations=3}')\n"
         "  --verify-each[=BOOL]     verify after every pass (default: true)\n"
@@ -164,6 +172,16 @@ static int parse_args(int argc, char **argv, Options *o, TlDiagEngine *diag) {
       if (++i >= argc)
         return cli_error("option '%s' needs a file name", a);
       o->output = argv[i];
+    } else if (!strncmp(a, "-mcpu=", 6)) {
+      if (!(o->arch = tl_arch_lookup(a + 6))) {
+        TlStr msg = {0};
+        tl_str_printf(&msg, "unknown target '%s' (supported: ", a + 6);
+        tl_arch_names_text(&msg, 0, false);
+        tl_str_putc(&msg, ')');
+        cli_error("%s", tl_str_cstr(&msg));
+        tl_str_free(&msg);
+        return 1;
+      }
     } else if (IS("--pass-pipeline")) {
       if (!val) {
         if (++i >= argc)
@@ -375,6 +393,7 @@ static bool run_chunk(TlContext *ctx, const Options *o, const char *name,
         .print_after = o->print_after,
         .timing = o->timing,
         .print = {.generic = o->generic},
+        .arch = o->arch,
     };
     ok = !TL_FAILED(tl_pipeline_run(o->pipeline, m, &cfg));
   }

@@ -688,10 +688,21 @@ static void *gpu_compile(TlContext *ctx, TlRuntime *rt, const char *name,
                          unsigned *smem_bytes, int64_t *workspace_bytes) {
   TlModule *m = tl_parse_module(ctx, name, text, len, 1);
   TlPipeline *pl = tl_pipeline_create();
-  TlPipelineConfig cfg = {.verify_each = true};
   void *k = NULL;
   TlTarget *t = NULL;
   TlStr ptx = {0};
+  unsigned sm = tl_runtime_sm(rt);
+  const TlArch *arch = tl_arch_for_device(sm);
+  if (!arch) {
+    TlStr names = {0};
+    tl_arch_names_text(&names, 0, true);
+    tl_emit_error(ctx, tl_loc_unknown(),
+                  "no target runs on this GPU (sm_%u); the targets are %s", sm,
+                  tl_str_cstr(&names));
+    tl_str_free(&names);
+    goto out;
+  }
+  TlPipelineConfig cfg = {.verify_each = true, .arch = arch};
   if (!m || TL_FAILED(tl_pipeline_parse(pl, "lower-tl-to-simt,canonicalize,cse",
                                         tl_context_diag(ctx))) ||
       TL_FAILED(tl_pipeline_run(pl, m, &cfg)))
@@ -706,9 +717,7 @@ static void *gpu_compile(TlContext *ctx, TlRuntime *rt, const char *name,
     if (wb && tl_attr_kind(wb) == TL_ATTR_INT && fname && !strcmp(fname, kernel_name))
       *workspace_bytes = tl_attr_int_value(wb);
   }
-  unsigned sm = tl_runtime_sm(rt);
-  TlTargetOptions o = {sm >= 90 ? "sm_90a" : sm >= 89 ? "sm_89" : sm >= 86 ? "sm_86" : "sm_80",
-                       0, 3};
+  TlTargetOptions o = {arch->name, 0, 3};
   t = tl_target_create(ctx, &o);
   if (t && !TL_FAILED(tl_target_compile(t, m, &ptx, NULL, NULL)))
     k = tl_runtime_kernel(rt, ptx.data, ptx.len, kernel_name);
