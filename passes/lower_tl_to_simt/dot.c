@@ -16,75 +16,42 @@ static void block_of(const TlLayout *q, int64_t w, int64_t ql, int64_t *rc) {
   tl_layout_map(q, w, ql, rc, NULL);
 }
 
-/* The mma forms tl.dot uses, tried in order for its element types. An
- * operand class: "f16", "bf16", "int8" (i8 or u8 on each side), "b1" (u1
- * or bool: products are ANDs, sums popcounts); accumulators f32, f16 or
- * i32. The atoms name the fragments' register layouts. */
-typedef struct DotForm {
-  const char *shape, *in, *acc, *atom;
-  unsigned ra, rb, rc; /* 32-bit registers of A, B and C/D per lane */
-  int64_t k;           /* the atom's K */
-} DotForm;
-
-/* clang-format off */
-static const DotForm dot_forms[] = {
-    {"m16n8k16",  "f16",  "f32", "mma_m16n8k16_f16",  4, 2, 4, 16},
-    {"m16n8k8",   "f16",  "f32", "mma_m16n8k8_f16",   2, 1, 4, 8},
-    {"m16n8k16",  "f16",  "f16", "mma_m16n8k16_f16",  4, 2, 2, 16},
-    {"m16n8k8",   "f16",  "f16", "mma_m16n8k8_f16",   2, 1, 2, 8},
-    {"m16n8k16",  "bf16", "f32", "mma_m16n8k16_bf16", 4, 2, 4, 16},
-    {"m16n8k8",   "bf16", "f32", "mma_m16n8k8_f16",   2, 1, 4, 8},
-    {"m16n8k32",  "int8", "i32", "mma_m16n8k32_s8",   4, 2, 4, 32},
-    {"m16n8k256", "b1",   "i32", "mma_m16n8k256_b1",  4, 2, 4, 256},
-    {"m8n8k128",  "b1",   "i32", "mma_m8n8k128_b1",   1, 1, 2, 128},
-};
-/* clang-format on */
-
-/* The mma class of an operand element type, NULL if none. */
-static const char *dot_class(const TlType *t) {
+/* The PTX name of an mma operand element type (include/tl/forms.def's
+ * a_type, b_type), NULL if no form takes it: u1 and bool are b1 (products
+ * are ANDs, sums popcounts). */
+static const char *mma_elem(const TlType *t) {
   if (lw_is_f(t, 5, 10))
     return "f16";
   if (lw_is_f(t, 8, 7))
     return "bf16";
   if (tl_type_is_int(t) && tl_type_int_width(t) == 8)
-    return "int8";
+    return tl_type_int_signed(t) ? "s8" : "u8";
   if (tl_type_bitwidth(t) == 1)
     return "b1";
   return NULL;
 }
 
-/* The accumulator class of a C element type, NULL if none. */
-static const char *acc_class(const TlType *t) {
+/* The PTX name of an accumulator type, NULL if no form has it. */
+static const char *mma_acc(const TlType *t) {
   if (lw_is_f(t, 8, 23))
     return "f32";
   if (lw_is_f(t, 5, 10))
     return "f16";
   if (tl_type_is_int(t) && tl_type_int_width(t) == 32)
-    return "i32";
+    return "s32";
   return NULL;
-}
-
-/* The PTX type of an mma operand element. */
-static const char *mma_type(const TlType *t, const char *cls) {
-  if (strcmp(cls, "int8"))
-    return cls;
-  return tl_type_int_signed(t) ? "s8" : "u8";
 }
 
 /* Whether the dot's layouts are tilings of form f's fragments whose warps
  * hold matching blocks: for every C block a thread holds and every k, the
  * A and B blocks at the same local positions in every warp (pair_a and
  * pair_b, nqc * K entries each, get those positions). */
-static bool dot_pairs(const DotForm *f, Tile *a, Tile *b, Tile *c, TlLayout *qc,
+static bool dot_pairs(const TlMmaForm *f, Tile *a, Tile *b, Tile *c, TlLayout *qc,
                       int64_t *K, int64_t **pair_a, int64_t **pair_b) {
-  char na[64], nb[64], nc[64];
-  snprintf(na, sizeof na, "%s_a", f->atom);
-  snprintf(nb, sizeof nb, "%s_b", f->atom);
-  snprintf(nc, sizeof nc, "%s_c", f->atom);
   TlLayout qa, qb;
-  if (!tiling(tl_reg_layout(a->type), na, &qa) ||
-      !tiling(tl_reg_layout(b->type), nb, &qb) ||
-      !tiling(tl_reg_layout(c->type), nc, qc))
+  if (!tiling(tl_reg_layout(a->type), f->a_atom, &qa) ||
+      !tiling(tl_reg_layout(b->type), f->b_atom, &qb) ||
+      !tiling(tl_reg_layout(c->type), f->c_atom, qc))
     return false;
   int64_t warps = tl_layout_num_threads(qc);
   if (tl_layout_num_threads(&qa) != warps ||
@@ -239,18 +206,23 @@ bool lw_lower_dot(Lower *L, TlOp *op) {
        *c = lw_tile_of(L, tl_op_operand(op, 2));
   TlType *ea = tl_tensor_elem(a->type), *eb = tl_tensor_elem(b->type),
          *ec = tl_tensor_elem(c->type);
-  const char *ca = dot_class(ea), *cb = dot_class(eb), *cc = acc_class(ec);
-  const DotForm *f = NULL;
+  const char *ta = mma_elem(ea), *tb = mma_elem(eb), *tc = mma_acc(ec);
+  const TlMmaForm *f = NULL, *missing = NULL;
   TlLayout qc;
   int64_t K = 0, *pair_a = NULL, *pair_b = NULL;
   bool typed = false;
-  for (size_t i = 0;
-       ca && cb && cc && i < sizeof dot_forms / sizeof *dot_forms && !f; i++) {
-    const DotForm *g = &dot_forms[i];
-    if (strcmp(g->in, ca) || strcmp(g->in, cb) || strcmp(g->acc, cc) ||
-        (strcmp(ca, "int8") && ea != eb))
+  /* The forms of these types in table order (the larger k first); 8-bit
+   * integers may mix signedness, other types must be equal. */
+  for (unsigned i = 0; ta && tb && tc && i < tl_mma_form_count() && !f; i++) {
+    const TlMmaForm *g = tl_mma_form_at(i);
+    if (strcmp(g->a_type, ta) || strcmp(g->b_type, tb) ||
+        strcmp(g->acc_type, tc) || (ea != eb && tl_type_bitwidth(ea) != 8))
       continue;
     typed = true;
+    if (!tl_arch_has(L->arch, g->feature) || L->arch->sm < g->min_sm) {
+      missing = missing ? missing : g;
+      continue;
+    }
     if (dot_pairs(g, a, b, c, &qc, &K, &pair_a, &pair_b))
       f = g;
   }
@@ -259,6 +231,17 @@ bool lw_lower_dot(Lower *L, TlOp *op) {
     if (simt_dot(L, a, b, c, &d)) {
       lw_put_tile(L, tl_op_result(op, 0), d);
       return true;
+    }
+    if (missing && typed) {
+      TlStr msg = {0};
+      tl_str_printf(&msg, "mma.%s with %s x %s -> %s on %s, which lacks %s (",
+                    missing->shape, ta, tb, tc, L->arch->name,
+                    tl_feature_name(missing->feature));
+      tl_arch_names_text(&msg, missing->feature, true);
+      tl_str_puts(&msg, " have it)");
+      bool r = lw_fail(L, op, tl_str_cstr(&msg));
+      tl_str_free(&msg);
+      return r;
     }
     if (!typed)
       return lw_fail(
@@ -276,37 +259,36 @@ bool lw_lower_dot(Lower *L, TlOp *op) {
   int64_t nqc = tl_layout_local_size(&qc);
   Tile *d = lw_new_tile(L, c->type);
   memcpy(d->words, c->words, sizeof *d->words * d->nwords);
-  bool fa = !strcmp(f->acc, "f32");
+  bool fa = !strcmp(f->cd_reg, "f32");
   TlType *rt = fa ? tl_type_f32(L->ctx) : lw_i32(L);
-  TlType *va = tl_simt_vec_type(L->ctx, f->ra, lw_i32(L)),
-         *vb = tl_simt_vec_type(L->ctx, f->rb, lw_i32(L));
-  TlType *vc = tl_simt_vec_type(L->ctx, f->rc, rt);
+  TlType *va = tl_simt_vec_type(L->ctx, f->a_regs, lw_i32(L)),
+         *vb = tl_simt_vec_type(L->ctx, f->b_regs, lw_i32(L));
+  TlType *vc = tl_simt_vec_type(L->ctx, f->cd_regs, rt);
   for (int64_t qlc = 0; qlc < nqc; qlc++) {
     for (int64_t k = 0; k < K; k++) {
       TlValue *av[4], *bv[4], *cv[4];
-      for (unsigned j = 0; j < f->ra; j++)
+      for (unsigned j = 0; j < f->a_regs; j++)
         av[j] = tl_arith_bitcast(
-            &L->b, a->words[pair_a[qlc * K + k] * f->ra + j], lw_i32(L));
-      for (unsigned j = 0; j < f->rb; j++)
+            &L->b, a->words[pair_a[qlc * K + k] * f->a_regs + j], lw_i32(L));
+      for (unsigned j = 0; j < f->b_regs; j++)
         bv[j] = tl_arith_bitcast(
-            &L->b, b->words[pair_b[qlc * K + k] * f->rb + j], lw_i32(L));
-      for (unsigned j = 0; j < f->rc; j++)
-        cv[j] = tl_arith_bitcast(&L->b, d->words[qlc * f->rc + j], rt);
+            &L->b, b->words[pair_b[qlc * K + k] * f->b_regs + j], lw_i32(L));
+      for (unsigned j = 0; j < f->cd_regs; j++)
+        cv[j] = tl_arith_bitcast(&L->b, d->words[qlc * f->cd_regs + j], rt);
       TlValue *ops[3];
-      ops[0] = tl_build1(&L->b, TL_OP_SIMT_BUILD, f->ra, av, va);
-      ops[1] = tl_build1(&L->b, TL_OP_SIMT_BUILD, f->rb, bv, vb);
-      ops[2] = tl_build1(&L->b, TL_OP_SIMT_BUILD, f->rc, cv, vc);
+      ops[0] = tl_build1(&L->b, TL_OP_SIMT_BUILD, f->a_regs, av, va);
+      ops[1] = tl_build1(&L->b, TL_OP_SIMT_BUILD, f->b_regs, bv, vb);
+      ops[2] = tl_build1(&L->b, TL_OP_SIMT_BUILD, f->cd_regs, cv, vc);
       TlOp *mma = tl_build(&L->b, TL_OP_SIMT_MMA, 3, ops, 1, &vc);
       tl_op_set_attr(mma, "shape", lw_str(L, f->shape));
-      tl_op_set_attr(mma, "a_type", lw_str(L, mma_type(ea, ca)));
-      tl_op_set_attr(mma, "b_type", lw_str(L, mma_type(eb, cb)));
-      tl_op_set_attr(mma, "acc_type",
-                     lw_str(L, !strcmp(f->acc, "i32") ? "s32" : f->acc));
-      if (!strcmp(f->in, "b1"))
-        tl_op_set_attr(mma, "b1_op", lw_str(L, "and.popc"));
-      for (unsigned j = 0; j < f->rc; j++) {
+      tl_op_set_attr(mma, "a_type", lw_str(L, f->a_type));
+      tl_op_set_attr(mma, "b_type", lw_str(L, f->b_type));
+      tl_op_set_attr(mma, "acc_type", lw_str(L, f->acc_type));
+      if (*f->b1_op)
+        tl_op_set_attr(mma, "b1_op", lw_str(L, f->b1_op));
+      for (unsigned j = 0; j < f->cd_regs; j++) {
         TlValue *x = lw_extract(L, tl_op_result(mma, 0), rt, j);
-        d->words[qlc * f->rc + j] = tl_arith_bitcast(&L->b, x, lw_u32(L));
+        d->words[qlc * f->cd_regs + j] = tl_arith_bitcast(&L->b, x, lw_u32(L));
       }
     }
   }

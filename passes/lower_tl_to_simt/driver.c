@@ -27,7 +27,6 @@
 #include "lower.h"
 
 /* The most dynamic shared memory a block may use (sm_90's 227 KB). */
-#define TL_SMEM_LIMIT 232448
 
 const TlPassOptionDef tl_pass_lower_tl_to_simt_options[] = {
     {NULL, 0, NULL, NULL}};
@@ -415,10 +414,11 @@ static bool template_lookup(void *user, const char *name, size_t len,
 }
 
 /* Replaces one tl.kernel by a kernel func. */
-static bool lower_kernel(TlContext *ctx, TlOp *k) {
+static bool lower_kernel(TlContext *ctx, const TlArch *arch, TlOp *k) {
   Lower L;
   memset(&L, 0, sizeof L);
   L.ctx = ctx;
+  L.arch = arch;
   L.module = tl_op_module(k);
   tl_builder_init(&L.b, L.module);
   tl_builder_set_loc(&L.b, tl_op_loc(k));
@@ -474,7 +474,7 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
   st.nregions = 1;
   L.facts = tl_analysis_run(k);
   /* Shared tiles at their planned offsets, the total on the func. */
-  if (L.facts && TL_FAILED(tl_plan_shared_memory(k, TL_SMEM_LIMIT))) {
+  if (L.facts && TL_FAILED(tl_plan_shared_memory(k, arch->max_smem))) {
     tl_analysis_destroy(L.facts);
     L.facts = NULL;
   }
@@ -515,12 +515,14 @@ static bool lower_kernel(TlContext *ctx, TlOp *k) {
   bool ok = lower_block(&L, old);
   if (ok && L.scratch_bytes) {
     int64_t total = L.scratch_base + L.scratch_bytes;
-    if (total > TL_SMEM_LIMIT) {
+    if (total > arch->max_smem) {
       tl_op_emit_error(
           k,
           "cannot lower: the shared tiles (%lld bytes) and the reduction "
-          "scratch (%lld bytes) exceed the %d bytes of shared memory",
-          (long long)L.scratch_base, (long long)L.scratch_bytes, TL_SMEM_LIMIT);
+          "scratch (%lld bytes) exceed the %lld bytes of shared memory a "
+          "block of %s may have",
+          (long long)L.scratch_base, (long long)L.scratch_bytes,
+          (long long)arch->max_smem, arch->name);
       ok = false;
     } else {
       tl_op_set_attr(fn, "smem_bytes",
@@ -553,7 +555,7 @@ TlResult tl_pass_lower_tl_to_simt(TlOp *module, const TlPassOptions *opts) {
   tl_op_walk(module, collect_kernels, &ks, false);
   bool ok = true;
   for (size_t i = 0; i < ks.len && ok; i++)
-    ok = lower_kernel(tl_op_context(module), ks.data[i]);
+    ok = lower_kernel(tl_op_context(module), opts->arch, ks.data[i]);
   tl_vec_free(&ks);
   return ok ? TL_SUCCESS : TL_FAILURE;
 }

@@ -16,6 +16,7 @@
 #define TL_LOWER_TL_TO_SIMT_LOWER_H
 
 #include "tl/analysis.h"
+#include "tl/arch.h"
 #include "tl/build.h"
 #include "tl/dialects.h"
 #include "tl/simt.h"
@@ -61,6 +62,7 @@ typedef struct Entry {
 /* The lowering of one kernel. */
 typedef struct Lower {
   TlContext *ctx;
+  const TlArch *arch; /* the target (its shared memory, its mma forms) */
   TlModule *module;
   TlBuilder b; /* its location: the op being lowered */
   TL_VEC(Entry) map;
