@@ -6,6 +6,7 @@
 #include "target_internal.h"
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
 #include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
@@ -31,6 +32,17 @@ static const char *const cpu_names[] = {"sm_80", "sm_86", "sm_89", "sm_90",
                                         "sm_90a", NULL};
 
 const char *const *tl_target_cpus(void) { return cpu_names; }
+
+const char *tl_target_version(void) {
+  static char text[64];
+  if (!text[0]) {
+    unsigned major, minor, patch;
+    LLVMGetVersion(&major, &minor, &patch);
+    snprintf(text, sizeof text, "TL %s, LLVM %u.%u.%u", TL_VERSION, major,
+             minor, patch);
+  }
+  return text;
+}
 
 struct TlTarget {
   TlContext *ctx;

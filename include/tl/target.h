@@ -23,6 +23,10 @@ typedef struct TlTargetOptions {
 
 typedef struct TlTarget TlTarget;
 
+/* The compiler's version: TL's and the LLVM it runs ("TL 0.1, LLVM
+ * 22.1.0"). A static string; never fails. */
+const char *tl_target_version(void);
+
 /* The supported -mcpu values, NULL-terminated. */
 const char *const *tl_target_cpus(void);
 
