@@ -720,67 +720,127 @@ out:
   return k;
 }
 
-/* Runs the kernel on the GPU with the bound arguments, leaving the results
- * in args; compares them with the VM's (run on copies) unless told not
- * to; times it with --bench. */
-static bool run_gpu(const Options *o, TlContext *ctx, TlOp *kernel, Arg *args,
-                    unsigned n, const char *text, size_t len) {
-  TlRuntime *rt = tl_runtime_create(tl_context_diag(ctx), 0);
-  if (!rt)
-    return !fail("cannot run on the GPU (use --vm to run on the CPU)");
-  bool ok = false;
-  TlDevPtr ws = 0;
-  TlDevPtr *dev = tl_xcalloc(n + 1, sizeof *dev);
-  Scalar *vals = tl_xcalloc(n + 1, sizeof *vals);
-  void **kargs = tl_xcalloc(n + 1, sizeof *kargs);
+/* A kernel compiled, with its arguments on the device, ready to launch. */
+typedef struct Launch {
+  void *kernel;
+  TlLaunch launch;
+  TlDevPtr ws; /* the global workspace, or 0 */
+  TlDevPtr *dev;
+  Scalar *vals;
+  void **kargs;
+  unsigned n;
+} Launch;
+
+/* A failure of prepare_launch: printed, or kept in why while tuning. */
+static bool refuse(TlStr *why, const char *fmt, ...) TL_PRINTF(2, 3);
+static bool refuse(TlStr *why, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (why) {
+    if (!why->len)
+      tl_str_vprintf(why, fmt, ap);
+  } else {
+    fputs("tl-run: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+  }
+  va_end(ap);
+  return false;
+}
+
+static void release_launch(TlRuntime *rt, Launch *L) {
+  if (L->ws)
+    tl_runtime_free(rt, L->ws);
+  for (unsigned i = 0; L->dev && i < L->n; i++)
+    tl_runtime_free(rt, L->dev[i]);
+  tl_free(L->dev);
+  tl_free(L->vals);
+  tl_free(L->kargs);
+  memset(L, 0, sizeof *L);
+}
+
+/* Compiles the kernel (the instance the context's defines give) for the
+ * device, uploads the bound arguments (buffers from their host copies, a
+ * zeroed workspace) and checks the kernel's `assume` promises. Failures
+ * go to why when it is non-NULL (diagnostics to the context's engine);
+ * release_launch frees what was made either way. */
+static bool prepare_launch(TlContext *ctx, TlRuntime *rt, TlOp *kernel,
+                           Arg *args, unsigned n, const char *input,
+                           const char *text, size_t len, Launch *L,
+                           TlStr *why) {
+  memset(L, 0, sizeof *L);
+  L->n = n;
+  L->dev = tl_xcalloc(n + 1, sizeof *L->dev);
+  L->vals = tl_xcalloc(n + 1, sizeof *L->vals);
+  L->kargs = tl_xcalloc(n + 1, sizeof *L->kargs);
   int64_t *ints = tl_xcalloc(n + 1, sizeof *ints);
-  TlVmArg *ref = tl_xcalloc(n + 1, sizeof *ref);
   int64_t grid[3], threads;
   TlErr err;
+  bool ok = false;
   for (unsigned i = 0; i < n; i++)
     ints[i] = args[i].vm.kind == TL_VM_ARG_INT ? args[i].vm.i : 0;
   if (!tl_kernel_launch_dims(kernel, ints, grid, &threads, &err)) {
-    fail("cannot launch @%s: %s", tl_symbol_name(kernel), err.msg);
+    refuse(why, "cannot launch @%s: %s", tl_symbol_name(kernel), err.msg);
     goto out;
   }
   unsigned smem = 0;
   int64_t ws_bytes = 0;
-  void *k = gpu_compile(ctx, rt, o->input, text, len, tl_symbol_name(kernel), &smem,
-                        &ws_bytes);
-  if (!k)
+  L->kernel = gpu_compile(ctx, rt, input, text, len, tl_symbol_name(kernel),
+                          &smem, &ws_bytes);
+  if (!L->kernel)
     goto out;
   /* The kernel's global workspace, zero at the launch (timed runs reuse
    * it as the previous run left it). */
   if (ws_bytes) {
-    if (!(ws = tl_runtime_alloc(rt, (size_t)ws_bytes)) ||
-        TL_FAILED(tl_runtime_memset(rt, ws, 0, (size_t)ws_bytes)))
+    if (!(L->ws = tl_runtime_alloc(rt, (size_t)ws_bytes)) ||
+        TL_FAILED(tl_runtime_memset(rt, L->ws, 0, (size_t)ws_bytes)))
       goto out;
-    kargs[n] = &ws;
+    L->kargs[n] = &L->ws;
   }
   for (unsigned i = 0; i < n; i++) {
     TlVmArg *a = &args[i].vm;
     if (a->kind == TL_VM_ARG_BUFFER) {
-      if (!(dev[i] = tl_runtime_alloc(rt, a->size)) ||
-          TL_FAILED(tl_runtime_upload(rt, dev[i], a->data, a->size)))
+      if (!(L->dev[i] = tl_runtime_alloc(rt, a->size)) ||
+          TL_FAILED(tl_runtime_upload(rt, L->dev[i], a->data, a->size)))
         goto out;
-      kargs[i] = &dev[i];
+      L->kargs[i] = &L->dev[i];
     } else {
-      if (!scalar_value(param_type(kernel, i), a, &vals[i])) {
-        fail("parameter %s: scalars of this type cannot be passed to the GPU",
-             param_name(kernel, i));
+      if (!scalar_value(param_type(kernel, i), a, &L->vals[i])) {
+        refuse(why,
+               "parameter %s: scalars of this type cannot be passed to "
+               "the GPU",
+               param_name(kernel, i));
         goto out;
       }
-      kargs[i] = &vals[i];
+      L->kargs[i] = &L->vals[i];
     }
   }
   /* The launch must keep the kernel's `assume` promises: integer values
    * and the device addresses of the buffers. */
   uint64_t *assumed = tl_xcalloc(n + 1, sizeof *assumed);
   for (unsigned i = 0; i < n; i++)
-    assumed[i] = dev[i] ? dev[i] : (uint64_t)ints[i];
-  bool kept = !TL_FAILED(tl_kernel_check_launch_assumptions(kernel, n, assumed));
+    assumed[i] = L->dev[i] ? L->dev[i] : (uint64_t)ints[i];
+  ok = !TL_FAILED(tl_kernel_check_launch_assumptions(kernel, n, assumed));
   tl_free(assumed);
-  if (!kept)
+  TlLaunch l = {{(unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2]},
+                {(unsigned)threads, 1, 1},
+                smem};
+  L->launch = l;
+out:
+  tl_free(ints);
+  return ok;
+}
+
+/* Runs the kernel on the GPU with the bound arguments, leaving the results
+ * in args; compares them with the VM's (run on copies) unless told not
+ * to; times it with --bench. */
+static bool run_gpu(const Options *o, TlContext *ctx, TlRuntime *rt,
+                    TlOp *kernel, Arg *args, unsigned n, const char *text,
+                    size_t len) {
+  bool ok = false;
+  Launch L;
+  TlVmArg *ref = tl_xcalloc(n + 1, sizeof *ref);
+  if (!prepare_launch(ctx, rt, kernel, args, n, o->input, text, len, &L, NULL))
     goto out;
   /* The VM's results on copies of the inputs, before the GPU's overwrite
    * the buffers. */
@@ -790,12 +850,10 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlOp *kernel, Arg *args,
       ref[i].data = memcpy(tl_xmalloc(ref[i].size ? ref[i].size : 1), args[i].vm.data,
                            ref[i].size);
   }
-  TlLaunch l = {{(unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2]},
-                {(unsigned)threads, 1, 1}, smem};
-  if (TL_FAILED(tl_runtime_launch(rt, k, &l, kargs)))
+  if (TL_FAILED(tl_runtime_launch(rt, L.kernel, &L.launch, L.kargs)))
     goto out;
   for (unsigned i = 0; i < n; i++)
-    if (dev[i] && TL_FAILED(tl_runtime_download(rt, args[i].vm.data, dev[i], args[i].vm.size)))
+    if (L.dev[i] && TL_FAILED(tl_runtime_download(rt, args[i].vm.data, L.dev[i], args[i].vm.size)))
       goto out;
   ok = true;
   if (!o->no_vm_check) {
@@ -851,7 +909,7 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlOp *kernel, Arg *args,
   }
   if (ok && o->bench) {
     double ms;
-    ok = !TL_FAILED(tl_runtime_time(rt, k, &l, kargs, 5, 50, &ms));
+    ok = !TL_FAILED(tl_runtime_time(rt, L.kernel, &L.launch, L.kargs, 5, 50, &ms));
     double bytes = 0;
     for (unsigned i = 0; i < n; i++)
       if (args[i].vm.kind == TL_VM_ARG_BUFFER)
@@ -873,19 +931,11 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlOp *kernel, Arg *args,
       printf(", %.2f TFLOP/s\n", o->flops / (ms * 1e9));
   }
 out:
-  if (ws)
-    tl_runtime_free(rt, ws);
-  for (unsigned i = 0; i < n; i++) {
-    tl_runtime_free(rt, dev[i]);
+  release_launch(rt, &L);
+  for (unsigned i = 0; i < n; i++)
     if (ref[i].kind == TL_VM_ARG_BUFFER && !o->no_vm_check && ref[i].data != args[i].vm.data)
       tl_free(ref[i].data);
-  }
-  tl_free(dev);
-  tl_free(vals);
-  tl_free(kargs);
-  tl_free(ints);
   tl_free(ref);
-  tl_runtime_destroy(rt);
   return ok;
 }
 
@@ -954,6 +1004,7 @@ int main(int argc, char **argv) {
   Arg *args = NULL;
   unsigned nparams = 0;
   char *text = NULL;
+  TlRuntime *rt = NULL;
   if (status)
     goto out;
   status = 1;
@@ -1025,7 +1076,13 @@ int main(int argc, char **argv) {
     vargs[i] = args[i].vm;
   TlResult r;
   if (!o.vm && !o.simt) {
-    r = run_gpu(&o, ctx, kernel, args, nparams, text, len) ? TL_SUCCESS : TL_FAILURE;
+    if (!(rt = tl_runtime_create(tl_context_diag(ctx), 0))) {
+      fail("cannot run on the GPU (use --vm to run on the CPU)");
+      r = TL_FAILURE;
+    } else {
+      r = run_gpu(&o, ctx, rt, kernel, args, nparams, text, len) ? TL_SUCCESS
+                                                                   : TL_FAILURE;
+    }
   } else if (o.simt) {
     TlSimtVm *svm = tl_simt_vm_create(ctx);
     if (o.mma_sm90)
@@ -1078,6 +1135,7 @@ out:
   tl_vm_destroy(vm);
   if (m)
     tl_module_destroy(m);
+  tl_runtime_destroy(rt);
   tl_free(text);
   if (ctx)
     tl_context_destroy(ctx);
