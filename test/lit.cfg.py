@@ -19,6 +19,8 @@ config.substitutions.append(("%unitdir", unitdir))
 config.substitutions.append(("%bindir", bindir))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%srcroot", config.tl_src_root))
+# A stand-in CUDA driver (test/gpu/fake_cuda.c): LD_LIBRARY_PATH=%fakecuda.
+config.substitutions.append(("%fakecuda", os.path.join(config.tl_obj_root, "test", "fake-cuda")))
 
 # Sanitizer builds: leaks are errors; the report must fail the test.
 config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"

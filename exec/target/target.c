@@ -8,6 +8,7 @@
 #include "tl/simt.h"
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
 #include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
@@ -18,6 +19,17 @@
 #include <time.h>
 
 enum { MAX_PTX = 90 }; /* the newest ptxas 13.0 and LLVM 22 both accept */
+
+const char *tl_target_version(void) {
+  static char text[64];
+  if (!text[0]) {
+    unsigned major, minor, patch;
+    LLVMGetVersion(&major, &minor, &patch);
+    snprintf(text, sizeof text, "TL %s, LLVM %u.%u.%u", TL_VERSION, major,
+             minor, patch);
+  }
+  return text;
+}
 
 struct TlTarget {
   TlContext *ctx;

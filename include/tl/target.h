@@ -25,6 +25,10 @@ typedef struct TlTargetOptions {
 
 typedef struct TlTarget TlTarget;
 
+/* The compiler's version: TL's and the LLVM it runs ("TL 0.1, LLVM
+ * 22.1.0"). A static string; never fails. */
+const char *tl_target_version(void);
+
 /* Creates a target machine; NULL with a diagnostic (through ctx) for an
  * unknown cpu or a PTX version it cannot use. Caller owns it. */
 TlTarget *tl_target_create(TlContext *ctx, const TlTargetOptions *opts);

@@ -160,7 +160,7 @@ static int parse_args(int argc, char **argv, Options *o, TlDiagEngine *diag) {
       usage(stdout);
       return 2;
     } else if (!strcmp(a, "--version")) {
-      puts("tl-opt (TL) 0.1");
+      puts("tl-opt (TL) " TL_VERSION);
       return 2;
     } else if (!strncmp(a, "-D", 2)) {
       const char *def = a[2] ? a + 2 : (++i < argc ? argv[i] : NULL);

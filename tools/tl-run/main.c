@@ -2,6 +2,7 @@
  * save outputs as .npy, compare them with references.
  *
  *   tl-run kernel.tl [--bench [--json] [--flops N]] ... (on the GPU)
+ *   tl-run [--vm] kernel.tl --tune NAME=V1,V2,... [--retune] ...
  *   tl-run --vm kernel.tl [--kernel NAME] [-D NAME=VALUE] --arg NAME=SPEC...
  *          [--save NAME=out.npy] [--check NAME=ref.npy --atol X --rtol Y]
  *          [--seed N] [--print NAME]
@@ -23,6 +24,7 @@
 #include "tl/runtime.h"
 #include "tl/target.h"
 #include "tl/tl.h"
+#include "tl/tune.h"
 #include "tl/vm.h"
 
 #include <errno.h>
@@ -43,6 +45,8 @@ typedef struct Options {
   bool mma_sm90;                   /* --mma sm90 */
   bool bench, json, no_vm_check;   /* GPU: --bench, --json, --no-vm-check */
   double flops;                    /* GPU: --flops N for --bench */
+  TlTuneSpace *space;              /* --tune lists, or NULL */
+  bool retune;                     /* --retune */
   const char *input;
   const char *kernel;
   TL_VEC(Pair) args, saves, checks;
@@ -90,6 +94,17 @@ static void usage(FILE *out) {
         "  --json                GPU: print the timing as JSON\n"
         "  --flops N             GPU: the kernel's operation count, for FLOP/s\n"
         "  --no-vm-check         GPU: skip the comparison with the VM\n"
+        "  --tune NAME=V1,V2,... tune a template parameter over these values\n"
+        "                        (repeatable: the candidates are the product of\n"
+        "                        the lists, -D fixing the rest). GPU: compile\n"
+        "                        and time each (as --bench), run the fastest,\n"
+        "                        and cache the choice under $TL_CACHE_DIR\n"
+        "                        (default $XDG_CACHE_HOME/tl or ~/.cache/tl).\n"
+        "                        --vm or no GPU: run the kernel's defaults when\n"
+        "                        the lists hold them, else the first candidate\n"
+        "                        its requires clause accepts\n"
+        "  --retune              time the candidates even when the cache has a\n"
+        "                        choice (and replace it)\n"
         "  --vm                  run on the block-level VM instead of the GPU\n"
         "  --simt                the kernel is a simt func; run it on the "
         "thread-level VM\n"
@@ -242,6 +257,17 @@ static int parse_args(int argc, char **argv, Options *o) {
       o->json = o->bench = true;
     } else if (!strcmp(a, "--no-vm-check")) {
       o->no_vm_check = true;
+    } else if (!strcmp(a, "--retune")) {
+      o->retune = true;
+    } else if (FLAG("--tune")) {
+      v = flag_value(argc, argv, &i, "--tune");
+      if (!v)
+        return fail("--tune needs NAME=V1,V2,...");
+      if (!o->space)
+        o->space = tl_tune_space_create();
+      TlErr err;
+      if (!tl_tune_space_add(o->space, v, &err))
+        return fail("--tune: %s", err.msg);
     } else if (FLAG("--flops")) {
       v = flag_value(argc, argv, &i, "--flops");
       if (!v || !parse_double(v, &o->flops) || o->flops < 0)
@@ -331,6 +357,21 @@ static int parse_args(int argc, char **argv, Options *o) {
   if ((o->vm || o->simt) && (o->bench || o->no_vm_check || o->flops))
     return fail("--bench, --json, --flops and --no-vm-check apply to GPU runs "
                 "(no --vm or --simt)");
+  if (o->retune && !o->space)
+    return fail("--retune applies with --tune");
+  if (o->space && o->simt)
+    return fail("--tune applies to tl.kernel runs (on the GPU or with --vm), "
+                "not to --simt");
+  for (size_t i = 0; o->space && i < o->defines.len; i++) {
+    const char *d = o->defines.data[i], *eq = strchr(d, '=');
+    for (unsigned j = 0; eq && j < tl_tune_space_num_params(o->space); j++) {
+      const char *name = tl_tune_space_name(o->space, j);
+      if (strlen(name) == (size_t)(eq - d) && !strncmp(d, name, strlen(name)))
+        return fail("--tune %s: %s is also set with -D (a parameter is fixed "
+                    "or tuned, not both)",
+                    name, name);
+    }
+  }
   return 0;
 }
 
@@ -729,67 +770,127 @@ out:
   return k;
 }
 
-/* Runs the kernel on the GPU with the bound arguments, leaving the results
- * in args; compares them with the VM's (run on copies) unless told not
- * to; times it with --bench. */
-static bool run_gpu(const Options *o, TlContext *ctx, TlOp *kernel, Arg *args,
-                    unsigned n, const char *text, size_t len) {
-  TlRuntime *rt = tl_runtime_create(tl_context_diag(ctx), 0);
-  if (!rt)
-    return !fail("cannot run on the GPU (use --vm to run on the CPU)");
-  bool ok = false;
-  TlDevPtr ws = 0;
-  TlDevPtr *dev = tl_xcalloc(n + 1, sizeof *dev);
-  Scalar *vals = tl_xcalloc(n + 1, sizeof *vals);
-  void **kargs = tl_xcalloc(n + 1, sizeof *kargs);
+/* A kernel compiled, with its arguments on the device, ready to launch. */
+typedef struct Launch {
+  void *kernel;
+  TlLaunch launch;
+  TlDevPtr ws; /* the global workspace, or 0 */
+  TlDevPtr *dev;
+  Scalar *vals;
+  void **kargs;
+  unsigned n;
+} Launch;
+
+/* A failure of prepare_launch: printed, or kept in why while tuning. */
+static bool refuse(TlStr *why, const char *fmt, ...) TL_PRINTF(2, 3);
+static bool refuse(TlStr *why, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (why) {
+    if (!why->len)
+      tl_str_vprintf(why, fmt, ap);
+  } else {
+    fputs("tl-run: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+  }
+  va_end(ap);
+  return false;
+}
+
+static void release_launch(TlRuntime *rt, Launch *L) {
+  if (L->ws)
+    tl_runtime_free(rt, L->ws);
+  for (unsigned i = 0; L->dev && i < L->n; i++)
+    tl_runtime_free(rt, L->dev[i]);
+  tl_free(L->dev);
+  tl_free(L->vals);
+  tl_free(L->kargs);
+  memset(L, 0, sizeof *L);
+}
+
+/* Compiles the kernel (the instance the context's defines give) for the
+ * device, uploads the bound arguments (buffers from their host copies, a
+ * zeroed workspace) and checks the kernel's `assume` promises. Failures
+ * go to why when it is non-NULL (diagnostics to the context's engine);
+ * release_launch frees what was made either way. */
+static bool prepare_launch(TlContext *ctx, TlRuntime *rt, TlOp *kernel,
+                           Arg *args, unsigned n, const char *input,
+                           const char *text, size_t len, Launch *L,
+                           TlStr *why) {
+  memset(L, 0, sizeof *L);
+  L->n = n;
+  L->dev = tl_xcalloc(n + 1, sizeof *L->dev);
+  L->vals = tl_xcalloc(n + 1, sizeof *L->vals);
+  L->kargs = tl_xcalloc(n + 1, sizeof *L->kargs);
   int64_t *ints = tl_xcalloc(n + 1, sizeof *ints);
-  TlVmArg *ref = tl_xcalloc(n + 1, sizeof *ref);
   int64_t grid[3], threads;
   TlErr err;
+  bool ok = false;
   for (unsigned i = 0; i < n; i++)
     ints[i] = args[i].vm.kind == TL_VM_ARG_INT ? args[i].vm.i : 0;
   if (!tl_kernel_launch_dims(kernel, ints, grid, &threads, &err)) {
-    fail("cannot launch @%s: %s", tl_symbol_name(kernel), err.msg);
+    refuse(why, "cannot launch @%s: %s", tl_symbol_name(kernel), err.msg);
     goto out;
   }
   unsigned smem = 0;
   int64_t ws_bytes = 0;
-  void *k = gpu_compile(ctx, rt, o->input, text, len, tl_symbol_name(kernel), &smem,
-                        &ws_bytes);
-  if (!k)
+  L->kernel = gpu_compile(ctx, rt, input, text, len, tl_symbol_name(kernel),
+                          &smem, &ws_bytes);
+  if (!L->kernel)
     goto out;
   /* The kernel's global workspace, zero at the launch (timed runs reuse
    * it as the previous run left it). */
   if (ws_bytes) {
-    if (!(ws = tl_runtime_alloc(rt, (size_t)ws_bytes)) ||
-        TL_FAILED(tl_runtime_memset(rt, ws, 0, (size_t)ws_bytes)))
+    if (!(L->ws = tl_runtime_alloc(rt, (size_t)ws_bytes)) ||
+        TL_FAILED(tl_runtime_memset(rt, L->ws, 0, (size_t)ws_bytes)))
       goto out;
-    kargs[n] = &ws;
+    L->kargs[n] = &L->ws;
   }
   for (unsigned i = 0; i < n; i++) {
     TlVmArg *a = &args[i].vm;
     if (a->kind == TL_VM_ARG_BUFFER) {
-      if (!(dev[i] = tl_runtime_alloc(rt, a->size)) ||
-          TL_FAILED(tl_runtime_upload(rt, dev[i], a->data, a->size)))
+      if (!(L->dev[i] = tl_runtime_alloc(rt, a->size)) ||
+          TL_FAILED(tl_runtime_upload(rt, L->dev[i], a->data, a->size)))
         goto out;
-      kargs[i] = &dev[i];
+      L->kargs[i] = &L->dev[i];
     } else {
-      if (!scalar_value(param_type(kernel, i), a, &vals[i])) {
-        fail("parameter %s: scalars of this type cannot be passed to the GPU",
-             param_name(kernel, i));
+      if (!scalar_value(param_type(kernel, i), a, &L->vals[i])) {
+        refuse(why,
+               "parameter %s: scalars of this type cannot be passed to "
+               "the GPU",
+               param_name(kernel, i));
         goto out;
       }
-      kargs[i] = &vals[i];
+      L->kargs[i] = &L->vals[i];
     }
   }
   /* The launch must keep the kernel's `assume` promises: integer values
    * and the device addresses of the buffers. */
   uint64_t *assumed = tl_xcalloc(n + 1, sizeof *assumed);
   for (unsigned i = 0; i < n; i++)
-    assumed[i] = dev[i] ? dev[i] : (uint64_t)ints[i];
-  bool kept = !TL_FAILED(tl_kernel_check_launch_assumptions(kernel, n, assumed));
+    assumed[i] = L->dev[i] ? L->dev[i] : (uint64_t)ints[i];
+  ok = !TL_FAILED(tl_kernel_check_launch_assumptions(kernel, n, assumed));
   tl_free(assumed);
-  if (!kept)
+  TlLaunch l = {{(unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2]},
+                {(unsigned)threads, 1, 1},
+                smem};
+  L->launch = l;
+out:
+  tl_free(ints);
+  return ok;
+}
+
+/* Runs the kernel on the GPU with the bound arguments, leaving the results
+ * in args; compares them with the VM's (run on copies) unless told not
+ * to; times it with --bench. */
+static bool run_gpu(const Options *o, TlContext *ctx, TlRuntime *rt,
+                    TlOp *kernel, Arg *args, unsigned n, const char *text,
+                    size_t len) {
+  bool ok = false;
+  Launch L;
+  TlVmArg *ref = tl_xcalloc(n + 1, sizeof *ref);
+  if (!prepare_launch(ctx, rt, kernel, args, n, o->input, text, len, &L, NULL))
     goto out;
   /* The VM's results on copies of the inputs, before the GPU's overwrite
    * the buffers. */
@@ -799,12 +900,10 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlOp *kernel, Arg *args,
       ref[i].data = memcpy(tl_xmalloc(ref[i].size ? ref[i].size : 1), args[i].vm.data,
                            ref[i].size);
   }
-  TlLaunch l = {{(unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2]},
-                {(unsigned)threads, 1, 1}, smem};
-  if (TL_FAILED(tl_runtime_launch(rt, k, &l, kargs)))
+  if (TL_FAILED(tl_runtime_launch(rt, L.kernel, &L.launch, L.kargs)))
     goto out;
   for (unsigned i = 0; i < n; i++)
-    if (dev[i] && TL_FAILED(tl_runtime_download(rt, args[i].vm.data, dev[i], args[i].vm.size)))
+    if (L.dev[i] && TL_FAILED(tl_runtime_download(rt, args[i].vm.data, L.dev[i], args[i].vm.size)))
       goto out;
   ok = true;
   if (!o->no_vm_check) {
@@ -860,7 +959,7 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlOp *kernel, Arg *args,
   }
   if (ok && o->bench) {
     double ms;
-    ok = !TL_FAILED(tl_runtime_time(rt, k, &l, kargs, 5, 50, &ms));
+    ok = !TL_FAILED(tl_runtime_time(rt, L.kernel, &L.launch, L.kargs, 5, 50, &ms));
     double bytes = 0;
     for (unsigned i = 0; i < n; i++)
       if (args[i].vm.kind == TL_VM_ARG_BUFFER)
@@ -882,19 +981,354 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlOp *kernel, Arg *args,
       printf(", %.2f TFLOP/s\n", o->flops / (ms * 1e9));
   }
 out:
-  if (ws)
-    tl_runtime_free(rt, ws);
-  for (unsigned i = 0; i < n; i++) {
-    tl_runtime_free(rt, dev[i]);
+  release_launch(rt, &L);
+  for (unsigned i = 0; i < n; i++)
     if (ref[i].kind == TL_VM_ARG_BUFFER && !o->no_vm_check && ref[i].data != args[i].vm.data)
       tl_free(ref[i].data);
-  }
-  tl_free(dev);
-  tl_free(vals);
-  tl_free(kargs);
-  tl_free(ints);
   tl_free(ref);
-  tl_runtime_destroy(rt);
+  return ok;
+}
+
+/*===--- Tuning -----------------------------------------------------------===*/
+
+/* Sets the context's definitions: the -D values (checked by main), then
+ * the tuned parameters' values when values is non-NULL. */
+static void set_defines(TlContext *ctx, const Options *o,
+                        const int64_t *values) {
+  tl_context_clear_defines(ctx);
+  for (size_t i = 0; i < o->defines.len; i++)
+    add_define(ctx, o->defines.data[i]);
+  for (unsigned i = 0; values && i < tl_tune_space_num_params(o->space); i++)
+    tl_context_set_define(ctx, tl_tune_space_name(o->space, i), values[i]);
+}
+
+/* The state of one --tune. While it runs, the context's diagnostics are
+ * captured: the first error's first line says why a candidate is
+ * skipped. */
+typedef struct Tuner {
+  const Options *o;
+  TlContext *ctx;
+  const char *text;
+  size_t len;
+  TlStr why;
+} Tuner;
+
+static void capture(const TlDiag *d, void *user) {
+  TlStr *why = user;
+  if (d->severity == TL_DIAG_ERROR && !why->len)
+    tl_str_putn(why, d->message, strcspn(d->message, "\n"));
+}
+
+/* Parses and verifies the instance of the kernel with the tuned values
+ * (NULL: the kernel's defaults). The module, *kernel its kernel; NULL
+ * with the reason in t->why when the kernel refuses the values. */
+static TlModule *instance(Tuner *t, const int64_t *values, TlOp **kernel) {
+  tl_str_clear(&t->why);
+  set_defines(t->ctx, t->o, values);
+  TlModule *m = tl_parse_module(t->ctx, t->o->input, t->text, t->len, 1);
+  *kernel = NULL;
+  if (m && !TL_FAILED(tl_verify(tl_module_op(m))))
+    *kernel = tl_vm_find_kernel(m, t->o->kernel);
+  if (!*kernel) {
+    if (m)
+      tl_module_destroy(m);
+    if (!t->why.len)
+      tl_str_puts(&t->why, "the kernel refuses it");
+    return NULL;
+  }
+  return m;
+}
+
+static bool template_value(TlOp *kernel, const char *name, int64_t *v) {
+  TlAttr *templ = tl_op_attr(kernel, "template");
+  for (unsigned i = 0; templ && i < tl_attr_dict_size(templ); i++) {
+    TlNamedAttr e = tl_attr_dict_entry(templ, i);
+    if (!strcmp(e.name, name)) {
+      *v = tl_attr_int_value(e.attr);
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Every tuned name is a template parameter of the kernel; values (may be
+ * NULL) gets the instance's values of them. */
+static bool check_names(const Tuner *t, TlOp *kernel, int64_t *values) {
+  const TlTuneSpace *s = t->o->space;
+  for (unsigned i = 0; i < tl_tune_space_num_params(s); i++) {
+    int64_t v;
+    const char *name = tl_tune_space_name(s, i);
+    if (!template_value(kernel, name, &v))
+      return !fail("--tune %s: @%s has no template parameter '%s'", name,
+                   tl_symbol_name(kernel), name);
+    if (values)
+      values[i] = v;
+  }
+  return true;
+}
+
+/* "BN=64 W=8" of candidate values. */
+static const char *label(const TlTuneSpace *s, const int64_t *values,
+                         TlStr *buf) {
+  tl_str_clear(buf);
+  tl_tune_space_format(s, values, buf);
+  return tl_str_cstr(buf);
+}
+
+static void print_skip(Tuner *t, size_t i, const int64_t *values) {
+  TlStr b = {0};
+  printf("tune [%zu/%zu] %s: skipped: %s\n", i + 1,
+         tl_tune_space_size(t->o->space), label(t->o->space, values, &b),
+         tl_str_cstr(&t->why));
+  fflush(stdout);
+  tl_str_free(&b);
+}
+
+/* Without a GPU: the kernel's defaults when the space holds them and the
+ * kernel accepts them, else the first candidate it accepts. */
+static bool heuristic(Tuner *t, int64_t *choice) {
+  const TlTuneSpace *s = t->o->space;
+  const char *why = NULL;
+  TlOp *k;
+  TlModule *m = instance(t, NULL, &k);
+  if (m) {
+    bool named = check_names(t, k, choice);
+    tl_module_destroy(m);
+    if (!named)
+      return false;
+    if (tl_tune_space_find(s, choice, NULL))
+      why = "the kernel's defaults";
+  }
+  for (size_t i = 0; !why && i < tl_tune_space_size(s); i++) {
+    tl_tune_space_candidate(s, i, choice);
+    if (!(m = instance(t, choice, &k))) {
+      print_skip(t, i, choice);
+      continue;
+    }
+    bool named = check_names(t, k, NULL);
+    tl_module_destroy(m);
+    if (!named)
+      return false;
+    why = "the first candidate the kernel accepts";
+  }
+  if (!why)
+    return !fail("--tune: the kernel refuses every candidate");
+  TlStr b = {0};
+  printf("tune: no GPU; heuristic choice %s (%s)\n", label(s, choice, &b), why);
+  tl_str_free(&b);
+  return true;
+}
+
+typedef struct Define {
+  char name[128];
+  int64_t value;
+} Define;
+
+static int define_cmp(const void *a, const void *b) {
+  return strcmp(((const Define *)a)->name, ((const Define *)b)->name);
+}
+
+/* The cache key of a tuning run: the kernel's text and name, the -D
+ * values (sorted by name, the last of a name winning, as the context
+ * keeps them), the space, the bound arguments' shapes and scalar values,
+ * the device and the compiler. */
+static void make_key(const Tuner *t, TlOp *kernel, const Arg *args, unsigned n,
+                     TlRuntime *rt, TlTuneKey *key) {
+  tl_tune_key_init(key, t->text, t->len);
+  tl_tune_key_add(key, "kernel", "%s", tl_symbol_name(kernel));
+  const Options *o = t->o;
+  Define *defs = tl_xcalloc(o->defines.len + 1, sizeof *defs);
+  size_t nd = 0;
+  for (size_t i = 0; i < o->defines.len; i++) {
+    const char *d = o->defines.data[i], *eq = strchr(d, '=');
+    Define x;
+    snprintf(x.name, sizeof x.name, "%.*s", (int)(eq - d), d);
+    parse_i64(eq + 1, &x.value);
+    size_t j = 0;
+    while (j < nd && strcmp(defs[j].name, x.name))
+      j++;
+    defs[j] = x;
+    nd += j == nd;
+  }
+  qsort(defs, nd, sizeof *defs, define_cmp);
+  for (size_t i = 0; i < nd; i++)
+    tl_tune_key_add(key, "define", "%s=%lld", defs[i].name,
+                    (long long)defs[i].value);
+  tl_free(defs);
+  tl_tune_key_add_space(key, o->space);
+  for (unsigned i = 0; i < n; i++) {
+    const Arg *a = &args[i];
+    const char *name = param_name(kernel, i);
+    if (a->vm.kind == TL_VM_ARG_BUFFER) {
+      TlStr shape = {0};
+      for (int d = 0; d < a->rank; d++)
+        tl_str_printf(&shape, "%s%lld", d ? "x" : "", (long long)a->shape[d]);
+      tl_tune_key_add(key, "arg", "%s = %s[%s]", name,
+                      tl_dtype_name(a->vm.dtype), tl_str_cstr(&shape));
+      tl_str_free(&shape);
+    } else if (a->vm.kind == TL_VM_ARG_INT) {
+      tl_tune_key_add(key, "arg", "%s = %lld", name, (long long)a->vm.i);
+    } else {
+      tl_tune_key_add(key, "arg", "%s = %.17g", name, a->vm.f);
+    }
+  }
+  tl_tune_key_add(key, "device", "%s", tl_runtime_device_name(rt));
+  tl_tune_key_add(key, "compiler", "%s", tl_target_version());
+}
+
+/* Compiles and times one candidate (as --bench times) on the bound
+ * arguments, uploaded afresh; false with the reason in t->why. sig: the
+ * parameter types the arguments were bound for. */
+static bool time_candidate(Tuner *t, TlRuntime *rt, const int64_t *values,
+                           Arg *args, unsigned n, TlType *const *sig,
+                           double *ms) {
+  TlOp *k;
+  TlModule *m = instance(t, values, &k);
+  if (!m)
+    return false;
+  bool ok = false, same = num_params(k) == n;
+  for (unsigned i = 0; same && i < n; i++)
+    same = param_type(k, i) == sig[i];
+  if (!same) {
+    tl_str_puts(&t->why, "its parameters differ from those of the kernel "
+                         "the arguments were bound for");
+  } else {
+    Launch L;
+    ok = prepare_launch(t->ctx, rt, k, args, n, t->o->input, t->text, t->len,
+                        &L, &t->why) &&
+         !TL_FAILED(
+             tl_runtime_time(rt, L.kernel, &L.launch, L.kargs, 5, 50, ms));
+    release_launch(rt, &L);
+  }
+  tl_module_destroy(m);
+  return ok;
+}
+
+/* On the GPU: the cached choice for this run's key, or every candidate
+ * timed and the fastest kept (and cached). */
+static bool tune_gpu(Tuner *t, TlRuntime *rt, int64_t *choice) {
+  const TlTuneSpace *s = t->o->space;
+  size_t count = tl_tune_space_size(s);
+  unsigned np = tl_tune_space_num_params(s), nargs = 0;
+  int64_t *values = tl_xcalloc(np + 1, sizeof *values);
+  Arg *args = NULL;
+  TlType **sig = NULL;
+  TlTuneKey key = {0, {0}};
+  char *dir = NULL, *path = NULL;
+  TlStr b = {0};
+  bool ok = false;
+  /* The arguments are bound for the kernel's defaults or, when it refuses
+   * them, for the first candidate it accepts; with none, every candidate
+   * is skipped below. */
+  TlOp *k;
+  TlModule *m = instance(t, NULL, &k);
+  for (size_t i = 0; !m && i < count; i++) {
+    tl_tune_space_candidate(s, i, values);
+    m = instance(t, values, &k);
+  }
+  if (m) {
+    nargs = num_params(k);
+    args = tl_xcalloc(nargs + 1, sizeof *args);
+    sig = tl_xcalloc(nargs + 1, sizeof *sig);
+    for (unsigned i = 0; i < nargs; i++)
+      sig[i] = param_type(k, i);
+    if (!check_names(t, k, NULL) || !bind_args(t->o, k, args)) {
+      tl_module_destroy(m);
+      goto out;
+    }
+    make_key(t, k, args, nargs, rt, &key);
+    tl_module_destroy(m);
+    if ((dir = tl_tune_cache_dir()))
+      path = tl_tune_cache_path(dir, &key);
+    else
+      fprintf(stderr, "tl-run: note: no cache directory (TL_CACHE_DIR, "
+                      "XDG_CACHE_HOME and HOME are unset): the choice is not "
+                      "kept\n");
+    double ms;
+    TlErr err;
+    TlTuneCacheStatus st =
+        path && !t->o->retune
+            ? tl_tune_cache_read(path, &key, s, values, &ms, &err)
+            : TL_TUNE_CACHE_MISS;
+    if (st == TL_TUNE_CACHE_HIT) {
+      /* Trusted only as far as the kernel accepts it. */
+      if ((m = instance(t, values, &k))) {
+        tl_module_destroy(m);
+        memcpy(choice, values, np * sizeof *values);
+        printf("tune: cached %s (%.4f ms, %s)\n", label(s, choice, &b), ms,
+               path);
+        ok = true;
+        goto out;
+      }
+      snprintf(err.msg, sizeof err.msg, "the kernel refuses its choice %s (%s)",
+               label(s, values, &b), tl_str_cstr(&t->why));
+      st = TL_TUNE_CACHE_INVALID;
+    }
+    if (st == TL_TUNE_CACHE_INVALID)
+      fprintf(stderr, "tl-run: note: ignoring the tune cache entry '%s': %s\n",
+              path, err.msg);
+  }
+  double best = INFINITY;
+  for (size_t i = 0; i < count; i++) {
+    double ms;
+    tl_tune_space_candidate(s, i, values);
+    if (!time_candidate(t, rt, values, args, nargs, sig, &ms)) {
+      print_skip(t, i, values);
+      continue;
+    }
+    printf("tune [%zu/%zu] %s: %.4f ms\n", i + 1, count, label(s, values, &b),
+           ms);
+    fflush(stdout);
+    if (ms < best) {
+      best = ms;
+      memcpy(choice, values, np * sizeof *values);
+    }
+  }
+  if (best == INFINITY) {
+    fail("--tune: no candidate could be run");
+    goto out;
+  }
+  printf("tune best: %s (%.4f ms)\n", label(s, choice, &b), best);
+  fflush(stdout);
+  TlErr err;
+  if (path && !tl_tune_cache_write(path, &key, s, choice, best, &err))
+    fprintf(stderr, "tl-run: warning: the choice is not cached: %s\n", err.msg);
+  ok = true;
+out:
+  for (unsigned i = 0; args && i < nargs; i++)
+    if (args[i].vm.kind == TL_VM_ARG_BUFFER)
+      tl_free(args[i].vm.data);
+  tl_free(args);
+  tl_free(sig);
+  tl_free(values);
+  tl_tune_key_free(&key);
+  tl_free(dir);
+  tl_free(path);
+  tl_str_free(&b);
+  return ok;
+}
+
+/* --tune: leaves the values of the candidate to run in choice. On the GPU
+ * (*rt made here) it times them or reads the cache; without one (--vm, or
+ * no device) it picks by the heuristic and sets *on_vm. false after an
+ * error message. */
+static bool tune(const Options *o, TlContext *ctx, const char *text, size_t len,
+                 TlRuntime **rt, bool *on_vm, int64_t *choice) {
+  Tuner t = {o, ctx, text, len, {0}};
+  TlDiagEngine *e = tl_context_diag(ctx);
+  tl_diag_set_handler(e, capture, &t.why);
+  if (!*on_vm && !(*rt = tl_runtime_create(e, 0))) {
+    fprintf(stderr,
+            "tl-run: warning: cannot run on the GPU (%s): --tune "
+            "picks without timing and the kernel runs on the VM\n",
+            tl_str_cstr(&t.why));
+    *on_vm = true;
+  }
+  bool ok = *on_vm ? heuristic(&t, choice) : tune_gpu(&t, *rt, choice);
+  tl_diag_set_handler(e, NULL, NULL);
+  tl_diag_reset_count(e);
+  tl_str_free(&t.why);
+  fflush(stdout);
   return ok;
 }
 
@@ -963,6 +1397,9 @@ int main(int argc, char **argv) {
   Arg *args = NULL;
   unsigned nparams = 0;
   char *text = NULL;
+  TlRuntime *rt = NULL;
+  bool on_vm = o.vm;
+  int64_t *choice = NULL;
   if (status)
     goto out;
   status = 1;
@@ -978,6 +1415,12 @@ int main(int argc, char **argv) {
   if (!text)
     goto out;
   tl_diag_add_source(tl_context_diag(ctx), o.input, text, len);
+  if (o.space) {
+    choice = tl_xcalloc(tl_tune_space_num_params(o.space) + 1, sizeof *choice);
+    if (!tune(&o, ctx, text, len, &rt, &on_vm, choice))
+      goto out;
+    set_defines(ctx, &o, choice);
+  }
   m = tl_parse_module(ctx, o.input, text, len, 1);
   if (!m || TL_FAILED(tl_verify(tl_module_op(m))))
     goto out;
@@ -1033,8 +1476,14 @@ int main(int argc, char **argv) {
   for (unsigned i = 0; i < nparams; i++)
     vargs[i] = args[i].vm;
   TlResult r;
-  if (!o.vm && !o.simt) {
-    r = run_gpu(&o, ctx, kernel, args, nparams, text, len) ? TL_SUCCESS : TL_FAILURE;
+  if (!on_vm && !o.simt) {
+    if (!rt && !(rt = tl_runtime_create(tl_context_diag(ctx), 0))) {
+      fail("cannot run on the GPU (use --vm to run on the CPU)");
+      r = TL_FAILURE;
+    } else {
+      r = run_gpu(&o, ctx, rt, kernel, args, nparams, text, len) ? TL_SUCCESS
+                                                                   : TL_FAILURE;
+    }
   } else if (o.simt) {
     TlSimtVm *svm = tl_simt_vm_create(ctx);
     if (o.mma_sm90)
@@ -1087,6 +1536,9 @@ out:
   tl_vm_destroy(vm);
   if (m)
     tl_module_destroy(m);
+  tl_runtime_destroy(rt);
+  tl_free(choice);
+  tl_tune_space_destroy(o.space);
   tl_free(text);
   if (ctx)
     tl_context_destroy(ctx);

@@ -1,0 +1,136 @@
+/* A stand-in for the CUDA driver (built as libcuda.so.1 in
+ * BUILD/test/fake-cuda), so that the CPU test suite can run tl-run's GPU
+ * flow: with LD_LIBRARY_PATH pointing at it, exec/runtime loads these
+ * entry points instead of the driver's. Device memory is host memory,
+ * every PTX image loads, and launches do nothing (kernels do not run:
+ * their outputs are not computed, so tests pass --no-vm-check). Each
+ * launch takes, by the events' clock,
+ *
+ *     threads per block / 1000 + 1 / blocks   milliseconds,
+ *
+ * a made-up cost that ranks launch shapes deterministically, which is what
+ * tests of --tune's choice need. The device reports itself as
+ * "TL fake GPU", sm_90 with 132 SMs, 1 MiB of L2 and the H100's 232448
+ * bytes of shared memory per block. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The driver's types as exec/runtime/runtime.c declares them. */
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext, *CUmodule, *CUfunction, *CUevent, *CUstream;
+typedef unsigned long long CUdeviceptr;
+
+/* The entry points are looked up by name; nothing declares them. */
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+
+static float last_ms; /* the time of the last launch */
+static char module_token, context_token;
+
+CUresult cuInit(unsigned flags) { return 0; }
+CUresult cuDeviceGet(CUdevice *d, int ordinal) {
+  *d = ordinal;
+  return 0;
+}
+CUresult cuDeviceGetCount(int *count) {
+  *count = 1;
+  return 0;
+}
+CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
+  snprintf(name, (size_t)len, "TL fake GPU");
+  return 0;
+}
+/* Attribute numbers as exec/runtime/runtime.c names them. */
+CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
+  switch (attr) {
+  case 75: /* compute capability major */
+    *v = 9;
+    break;
+  case 16: /* multiprocessors */
+    *v = 132;
+    break;
+  case 38: /* L2 bytes */
+    *v = 1 << 20;
+    break;
+  case 97: /* opt-in shared memory per block */
+    *v = 232448;
+    break;
+  default:
+    *v = 0;
+  }
+  return 0;
+}
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
+  *c = &context_token;
+  return 0;
+}
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { return 0; }
+CUresult cuCtxSetCurrent(CUcontext c) { return 0; }
+CUresult cuCtxSynchronize(void) { return 0; }
+CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n,
+                            int *options, void **values) {
+  *m = &module_token;
+  return 0;
+}
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+  *f = m;
+  return 0;
+}
+CUresult cuModuleUnload(CUmodule m) { return 0; }
+CUresult cuFuncSetAttribute(CUfunction f, int attr, int v) { return 0; }
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
+  /* 256-byte aligned, as the driver's allocations are (kernels' `assume`
+   * promises about buffer addresses are checked against them). */
+  *p = (CUdeviceptr)aligned_alloc(256, (bytes + 255) / 256 * 256);
+  return *p ? 0 : 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+}
+CUresult cuMemFree_v2(CUdeviceptr p) {
+  free((void *)p);
+  return 0;
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+  memcpy((void *)dst, src, n);
+  return 0;
+}
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+  memcpy(dst, (const void *)src, n);
+  return 0;
+}
+CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n) {
+  memset((void *)dst, v, n);
+  return 0;
+}
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n,
+                         CUstream s) {
+  memset((void *)dst, v, n);
+  return 0;
+}
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                        unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                        CUstream s, void **args, void **extra) {
+  last_ms = (float)(bx * by * bz) / 1000.0f + 1.0f / (float)(gx * gy * gz);
+  return 0;
+}
+CUresult cuEventCreate(CUevent *e, unsigned flags) {
+  *e = malloc(1);
+  return 0;
+}
+CUresult cuEventRecord(CUevent e, CUstream s) { return 0; }
+CUresult cuEventSynchronize(CUevent e) { return 0; }
+CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent stop) {
+  *ms = last_ms;
+  return 0;
+}
+CUresult cuEventDestroy_v2(CUevent e) {
+  free(e);
+  return 0;
+}
+CUresult cuGetErrorName(CUresult r, const char **s) {
+  *s = r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_UNKNOWN";
+  return 0;
+}
+CUresult cuGetErrorString(CUresult r, const char **s) {
+  *s = r == 2 ? "out of memory" : "unknown error";
+  return 0;
+}
