@@ -7,6 +7,7 @@
 #include "../cast_recipe.h"
 #include "../small_float.h"
 #include "lower.h"
+#include "tl/predicates.h"
 #include "tl/dtype.h"
 
 #include <stdio.h>
@@ -648,7 +649,9 @@ bool lw_lower_math(Lower *L, TlOp *op) {
  * the ordered predicate (false on NaN) except `ne`, which is unordered
  * (true on NaN); each i1 result becomes one bit of the tile. */
 bool lw_lower_cmp(Lower *L, TlOp *op) {
-  const char *pred = tl_attr_string_value(tl_op_attr(op, "predicate"), NULL);
+  TlCmpiPredicate pred = tl_cmpi_predicate_of(op);
+  const char *ipred = tl_cmpi_predicate_name(pred),
+             *fpred = tl_cmpf_predicate_name(tl_cmpi_predicate_on_floats(pred));
   Tile *x = lw_tile_of(L, tl_op_operand(op, 0)),
        *y = lw_tile_of(L, tl_op_operand(op, 1));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
@@ -667,10 +670,8 @@ bool lw_lower_cmp(Lower *L, TlOp *op) {
     if (!a)
       return lw_fail(L, op, "comparisons of this element type (cast it first)");
     bool fl = tl_type_is_float(ct);
-    char fpred[8];
-    snprintf(fpred, sizeof fpred, "%s%s", strcmp(pred, "ne") ? "o" : "u", pred);
     TlValue *c = fl ? tl_arith_cmpf(&L->b, fpred, a, b)
-                    : tl_arith_cmpi(&L->b, pred, a, b);
+                    : tl_arith_cmpi(&L->b, ipred, a, b);
     lw_set_elem(L, t, (unsigned)i, tl_arith_select(&L->b, c, one, zero));
   }
   lw_put_tile(L, tl_op_result(op, 0), t);

@@ -2,6 +2,7 @@
  * tl.reduce, by butterfly shuffles within a warp and through a shared
  * scratch, placed after the planned tiles, across warps. */
 #include "lower.h"
+#include "tl/predicates.h"
 
 /*===--- Broadcasts ------------------------------------------------------===*/
 
@@ -185,12 +186,12 @@ static TlValue *scratch_slot(Lower *L, TlValue *scratch, int64_t r,
  * max/min results equal the VM's; a float sum adds in another order than
  * its index order. */
 bool lw_lower_reduce(Lower *L, TlOp *op) {
-  const char *kind = tl_attr_string_value(tl_op_attr(op, "kind"), NULL);
+  TlReduceKind kind = tl_reduce_kind_of(op);
   int d = (int)tl_attr_int_value(tl_op_attr(op, "dim"));
   Tile *x = lw_tile_of(L, tl_op_operand(op, 0));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
   const TlLayout *A = tl_reg_layout(x->type), *R = tl_reg_layout(rt);
-  bool sum = !strcmp(kind, "sum"), max = !strcmp(kind, "max");
+  bool sum = kind == TL_REDUCE_SUM, max = kind == TL_REDUCE_MAX;
   TlOpId fop = sum   ? TL_OP_ARITH_ADDF
                : max ? TL_OP_ARITH_MAXF
                      : TL_OP_ARITH_MINF;
