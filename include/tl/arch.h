@@ -62,18 +62,18 @@ const char *tl_feature_name(unsigned f);
 
 /* One mma.sync form (the columns of forms.def's TL_MMA_FORM). */
 typedef struct TlMmaForm {
-  const char *shape;                  /* "m16n8k16" */
-  unsigned m, n, k;                   /* the shape as numbers */
-  const char *a_type, *b_type;        /* "f16", "s8", "b1", ... */
-  const char *acc_type;               /* "f32", "f16" or "s32" */
-  unsigned a_regs, b_regs, cd_regs;   /* 32-bit registers per lane */
-  const char *cd_reg;                 /* "f32" or "i32" */
+  const char *shape;                    /* "m16n8k16" */
+  unsigned m, n, k;                     /* the shape as numbers */
+  const char *a_type, *b_type;          /* "f16", "s8", "b1", ... */
+  const char *acc_type;                 /* "f32", "f16" or "s32" */
+  unsigned a_regs, b_regs, cd_regs;     /* 32-bit registers per lane */
+  const char *cd_reg;                   /* "f32" or "i32" */
   const char *a_atom, *b_atom, *c_atom; /* lib/layout atom names */
   TlFeature feature;
-  unsigned min_sm, min_ptx;           /* min_ptx x 10 */
-  const char *b1_op;                  /* "and.popc" for b1, "" otherwise */
-  bool satfinite;                     /* takes .satfinite */
-  const char *intrinsic;              /* without .satfinite */
+  unsigned min_sm, min_ptx; /* min_ptx x 10 */
+  const char *b1_op;        /* "and.popc" for b1, "" otherwise */
+  bool satfinite;           /* takes .satfinite */
+  const char *intrinsic;    /* without .satfinite */
 } TlMmaForm;
 
 unsigned tl_mma_form_count(void);
@@ -94,10 +94,10 @@ void tl_mma_forms_text(TlStr *out);
 
 /* One ldmatrix form (forms.def's TL_LDMATRIX_FORM). */
 typedef struct TlLdmatrixForm {
-  unsigned num;         /* 8x8 matrices: 1, 2 or 4 (= i32 registers) */
-  bool trans;           /* .trans */
-  const char *elem;     /* "b16" */
-  const char *atom;     /* "ldmatrix_x4_trans" */
+  unsigned num;     /* 8x8 matrices: 1, 2 or 4 (= i32 registers) */
+  bool trans;       /* .trans */
+  const char *elem; /* "b16" */
+  const char *atom; /* "ldmatrix_x4_trans" */
   TlFeature feature;
   unsigned min_sm, min_ptx;
   const char *intrinsic;
@@ -110,8 +110,8 @@ const TlLdmatrixForm *tl_ldmatrix_form_lookup(int64_t num, bool trans);
 
 /* One cp.async form (forms.def's TL_CP_ASYNC_FORM). */
 typedef struct TlCpAsyncForm {
-  unsigned bytes;       /* 4, 8 or 16 */
-  const char *cache;    /* "ca" or "cg" */
+  unsigned bytes;    /* 4, 8 or 16 */
+  const char *cache; /* "ca" or "cg" */
   TlFeature feature;
   unsigned min_sm, min_ptx;
   const char *intrinsic, *zfill_intrinsic;
