@@ -45,7 +45,8 @@ const TlArch *tl_arch_default(void);
  * exact target of that SM if the table has one, else the latest target
  * whose code runs there. NULL for a device older than every target. */
 const TlArch *tl_arch_for_device(unsigned sm);
-/* Whether the target has every feature of `features` (TlFeature bits). */
+/* Whether the target (not NULL) has every feature of `features`
+ * (TlFeature bits; 0: true). */
 bool tl_arch_has(const TlArch *arch, unsigned features);
 /* The most dynamic shared memory per block of any target. */
 int64_t tl_arch_max_smem_any(void);
@@ -56,8 +57,8 @@ const char *const *tl_arch_names(void);
  * that have every feature of `features` (0: all targets), for
  * diagnostics; "or" before the last name when `or_last`. */
 void tl_arch_names_text(TlStr *out, unsigned features, bool or_last);
-/* How diagnostics name a feature ("fp8 mma"); NULL when f is not exactly
- * one feature bit. */
+/* How diagnostics name a feature ("fp8 mma"); NULL when f is not one of
+ * the table's feature bits (0 and combinations included). */
 const char *tl_feature_name(unsigned f);
 
 /* One mma.sync form (the columns of forms.def's TL_MMA_FORM). */
