@@ -193,7 +193,10 @@ static void words_add(Words *ws, const char *w) {
 /* Appends the words joined by ", " and `last` before the last one. */
 static void words_text(TlStr *out, const Words *ws, const char *last) {
   for (unsigned i = 0; i < ws->n; i++)
-    tl_str_printf(out, "%s%s", i == 0 ? "" : i + 1 < ws->n ? ", " : last,
+    tl_str_printf(out, "%s%s",
+                  i == 0          ? ""
+                  : i + 1 < ws->n ? ", "
+                                  : last,
                   ws->w[i]);
 }
 
@@ -667,7 +670,8 @@ static TlResult mma_verify(TlOp *op) {
   }
   if (!mma_inputs_exist(at, bt, false)) {
     mma_types_text(&text, true);
-    tl_op_emit_error(op, "mma inputs %s and %s do not match (only %s may be mixed)",
+    tl_op_emit_error(op,
+                     "mma inputs %s and %s do not match (only %s may be mixed)",
                      at, bt, tl_str_cstr(&text));
     goto out;
   }
@@ -682,8 +686,10 @@ static TlResult mma_verify(TlOp *op) {
   }
   const char *bop = str_attr(op, "b1_op");
   if (f->b1_op[0] && (!bop || strcmp(bop, f->b1_op))) {
-    tl_op_emit_error(op, "%s mma requires b1_op = \"%s\" (xor.popc is "
-                         "emulated on sm_90)", at, f->b1_op);
+    tl_op_emit_error(op,
+                     "%s mma requires b1_op = \"%s\" (xor.popc is "
+                     "emulated on sm_90)",
+                     at, f->b1_op);
     goto out;
   }
   if (!f->b1_op[0] && bop) {
@@ -719,7 +725,8 @@ static TlResult mma_verify(TlOp *op) {
     r = bad(op, "the accumulator", want, ot(op, 2));
     goto out;
   }
-  r = rt(op, 0) == ot(op, 2) ? TL_SUCCESS : bad(op, "the result", want, rt(op, 0));
+  r = rt(op, 0) == ot(op, 2) ? TL_SUCCESS
+                             : bad(op, "the result", want, rt(op, 0));
 out:
   tl_str_free(&text);
   return r;

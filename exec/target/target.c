@@ -164,8 +164,9 @@ TlResult tl_target_compile(TlTarget *t, TlModule *m, TlStr *ptx,
   NeedPtx need = {t->arch, t->ptx};
   if (!t->ptx_given)
     tl_op_walk(tl_module_op(m), need_ptx, &need, false);
-  LLVMTargetMachineRef tm =
-      need.ptx == t->ptx ? t->tm : make_tm(t->target, t->arch, need.ptx, t->opt);
+  LLVMTargetMachineRef tm = need.ptx == t->ptx
+                                ? t->tm
+                                : make_tm(t->target, t->arch, need.ptx, t->opt);
   LLVMContextRef lctx = LLVMContextCreate();
   LLVMModuleRef mod = NULL;
   TlResult r = TL_FAILURE;

@@ -996,9 +996,9 @@ static void need(Tr *t, TlOp *op, const char *what, TlFeature f,
     tl_str_free(&names);
     t->failed = true;
   } else if (t->ptx < min_ptx) {
-    tl_op_emit_error(op, "%s needs PTX ISA %u.%u or later (-mptx=%u), not %u.%u",
-                     what, min_ptx / 10, min_ptx % 10, min_ptx, t->ptx / 10,
-                     t->ptx % 10);
+    tl_op_emit_error(
+        op, "%s needs PTX ISA %u.%u or later (-mptx=%u), not %u.%u", what,
+        min_ptx / 10, min_ptx % 10, min_ptx, t->ptx / 10, t->ptx % 10);
     t->failed = true;
   }
 }

@@ -45,7 +45,8 @@ const TlArch *tl_arch_default(void);
  * exact target of that SM if the table has one, else the latest target
  * whose code runs there. NULL for a device older than every target. */
 const TlArch *tl_arch_for_device(unsigned sm);
-/* Whether the target has every feature of `features` (TlFeature bits). */
+/* Whether the target (not NULL) has every feature of `features`
+ * (TlFeature bits; 0: true). */
 bool tl_arch_has(const TlArch *arch, unsigned features);
 /* The most dynamic shared memory per block of any target. */
 int64_t tl_arch_max_smem_any(void);
@@ -56,24 +57,24 @@ const char *const *tl_arch_names(void);
  * that have every feature of `features` (0: all targets), for
  * diagnostics; "or" before the last name when `or_last`. */
 void tl_arch_names_text(TlStr *out, unsigned features, bool or_last);
-/* How diagnostics name a feature ("fp8 mma"); NULL when f is not exactly
- * one feature bit. */
+/* How diagnostics name a feature ("fp8 mma"); NULL when f is not one of
+ * the table's feature bits (0 and combinations included). */
 const char *tl_feature_name(unsigned f);
 
 /* One mma.sync form (the columns of forms.def's TL_MMA_FORM). */
 typedef struct TlMmaForm {
-  const char *shape;                  /* "m16n8k16" */
-  unsigned m, n, k;                   /* the shape as numbers */
-  const char *a_type, *b_type;        /* "f16", "s8", "b1", ... */
-  const char *acc_type;               /* "f32", "f16" or "s32" */
-  unsigned a_regs, b_regs, cd_regs;   /* 32-bit registers per lane */
-  const char *cd_reg;                 /* "f32" or "i32" */
+  const char *shape;                    /* "m16n8k16" */
+  unsigned m, n, k;                     /* the shape as numbers */
+  const char *a_type, *b_type;          /* "f16", "s8", "b1", ... */
+  const char *acc_type;                 /* "f32", "f16" or "s32" */
+  unsigned a_regs, b_regs, cd_regs;     /* 32-bit registers per lane */
+  const char *cd_reg;                   /* "f32" or "i32" */
   const char *a_atom, *b_atom, *c_atom; /* lib/layout atom names */
   TlFeature feature;
-  unsigned min_sm, min_ptx;           /* min_ptx x 10 */
-  const char *b1_op;                  /* "and.popc" for b1, "" otherwise */
-  bool satfinite;                     /* takes .satfinite */
-  const char *intrinsic;              /* without .satfinite */
+  unsigned min_sm, min_ptx; /* min_ptx x 10 */
+  const char *b1_op;        /* "and.popc" for b1, "" otherwise */
+  bool satfinite;           /* takes .satfinite */
+  const char *intrinsic;    /* without .satfinite */
 } TlMmaForm;
 
 unsigned tl_mma_form_count(void);
@@ -94,10 +95,10 @@ void tl_mma_forms_text(TlStr *out);
 
 /* One ldmatrix form (forms.def's TL_LDMATRIX_FORM). */
 typedef struct TlLdmatrixForm {
-  unsigned num;         /* 8x8 matrices: 1, 2 or 4 (= i32 registers) */
-  bool trans;           /* .trans */
-  const char *elem;     /* "b16" */
-  const char *atom;     /* "ldmatrix_x4_trans" */
+  unsigned num;     /* 8x8 matrices: 1, 2 or 4 (= i32 registers) */
+  bool trans;       /* .trans */
+  const char *elem; /* "b16" */
+  const char *atom; /* "ldmatrix_x4_trans" */
   TlFeature feature;
   unsigned min_sm, min_ptx;
   const char *intrinsic;
@@ -110,8 +111,8 @@ const TlLdmatrixForm *tl_ldmatrix_form_lookup(int64_t num, bool trans);
 
 /* One cp.async form (forms.def's TL_CP_ASYNC_FORM). */
 typedef struct TlCpAsyncForm {
-  unsigned bytes;       /* 4, 8 or 16 */
-  const char *cache;    /* "ca" or "cg" */
+  unsigned bytes;    /* 4, 8 or 16 */
+  const char *cache; /* "ca" or "cg" */
   TlFeature feature;
   unsigned min_sm, min_ptx;
   const char *intrinsic, *zfill_intrinsic;

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+/* clang-format off */
 static const TlMmaForm mma_forms[] = {
 #define TL_MMA_FORM(shape, m, n, k, a_type, b_type, acc_type, a_regs, b_regs, \
                     cd_regs, cd_reg, a_atom, b_atom, c_atom, feature, min_sm,  \
@@ -29,6 +30,7 @@ static const TlCpAsyncForm cp_async_forms[] = {
    zfill_intrinsic},
 #include "tl/forms.def"
 };
+/* clang-format on */
 
 #define COUNT(a) ((unsigned)(sizeof a / sizeof a[0]))
 
@@ -57,9 +59,8 @@ unsigned tl_mma_type_bits(const char *type) {
   static const struct {
     const char *name;
     unsigned bits;
-  } types[] = {{"f32", 32}, {"s32", 32}, {"f16", 16}, {"bf16", 16},
-               {"s8", 8},   {"u8", 8},   {"e4m3", 8}, {"e5m2", 8},
-               {"b1", 1}};
+  } types[] = {{"f32", 32}, {"s32", 32}, {"f16", 16}, {"bf16", 16}, {"s8", 8},
+               {"u8", 8},   {"e4m3", 8}, {"e5m2", 8}, {"b1", 1}};
   for (unsigned i = 0; type && i < COUNT(types); i++)
     if (!strcmp(types[i].name, type))
       return types[i].bits;
@@ -135,7 +136,8 @@ const TlLdmatrixForm *tl_ldmatrix_form_at(unsigned i) {
 
 const TlLdmatrixForm *tl_ldmatrix_form_lookup(int64_t num, bool trans) {
   for (unsigned i = 0; i < COUNT(ldmatrix_forms); i++)
-    if ((int64_t)ldmatrix_forms[i].num == num && ldmatrix_forms[i].trans == trans)
+    if ((int64_t)ldmatrix_forms[i].num == num &&
+        ldmatrix_forms[i].trans == trans)
       return &ldmatrix_forms[i];
   return NULL;
 }

@@ -191,14 +191,16 @@ static void test_ldmatrix_forms(void) {
   for (unsigned i = 0; i < n; i++) {
     const TlLdmatrixForm *f = tl_ldmatrix_form_at(i);
     char what[64], name[96];
-    snprintf(what, sizeof what, "ldmatrix x%u%s", f->num, f->trans ? " trans" : "");
+    snprintf(what, sizeof what, "ldmatrix x%u%s", f->num,
+             f->trans ? " trans" : "");
     CHECK(f->num == 1 || f->num == 2 || f->num == 4);
     CHECK_EQ_STR(f->elem, "b16");
     /* num 8x8 matrices of b16 stacked along the rows, one register each. */
     check_atom(f->atom, 8 * f->num, 8, f->num, 16, what);
     check_feature(f->feature, f->min_sm, what);
-    snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%u%s.b16",
-             f->num, f->trans ? ".trans" : "");
+    snprintf(name, sizeof name,
+             "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%u%s.b16", f->num,
+             f->trans ? ".trans" : "");
     CHECK_EQ_STR(f->intrinsic, name);
     CHECK(tl_ldmatrix_form_lookup(f->num, f->trans) == f);
   }
@@ -216,7 +218,8 @@ static void test_cp_async_forms(void) {
     snprintf(what, sizeof what, "cp.async.%s %u", f->cache, f->bytes);
     CHECK(f->bytes == 4 || f->bytes == 8 || f->bytes == 16);
     /* .cg bypasses L1 and moves whole 16-byte sectors. */
-    CHECK(!strcmp(f->cache, "ca") || (!strcmp(f->cache, "cg") && f->bytes == 16));
+    CHECK(!strcmp(f->cache, "ca") ||
+          (!strcmp(f->cache, "cg") && f->bytes == 16));
     check_feature(f->feature, f->min_sm, what);
     snprintf(name, sizeof name, "llvm.nvvm.cp.async.%s.shared.global.%u",
              f->cache, f->bytes);
