@@ -271,17 +271,22 @@ static void mark_live(const TlCastRecipe *r, const bool *need_word,
 }
 
 /* One group: n (1..r->n_values) values from in[0..n_in), which may be fewer
- * than r->n_in_words words; results into out in identity order. */
+ * than r->n_in_words words; result i into out is the cast of value pg[i]
+ * (i when pg is NULL). */
 static void emit_group(Em *e, const TlCastRecipe *r, TlValue *const *in,
-                       unsigned n_in, unsigned n, TlValue **out) {
+                       unsigned n_in, unsigned n, const unsigned *pg,
+                       TlValue **out) {
   Reg regs[256];
   bool live[256], need[TL_RECIPE_MAX_WORDS] = {false};
   unsigned per = r->dst.bits == 32 ? 1 : 2;
   int elem_of[TL_RECIPE_MAX_VALUES]; /* recipe element holding value i */
   for (unsigned k = 0; k < r->n_values; k++)
     elem_of[r->value_of[k]] = (int)k;
+  int want[TL_RECIPE_MAX_VALUES]; /* recipe element of result i */
   for (unsigned i = 0; i < n; i++)
-    need[elem_of[i] / per] = true;
+    want[i] = elem_of[pg ? pg[i] : i];
+  for (unsigned i = 0; i < n; i++)
+    need[want[i] / per] = true;
   mark_live(r, need, live);
   memset(regs, 0, sizeof regs);
   for (unsigned k = 0; k < r->n_in_words; k++)
@@ -299,15 +304,15 @@ static void emit_group(Em *e, const TlCastRecipe *r, TlValue *const *in,
   }
   if (per == 1) { /* one word per element: reordering is free */
     for (unsigned i = 0; i < n; i++)
-      out[i] = u32(e, &regs[r->out_regs[elem_of[i]]]);
+      out[i] = u32(e, &regs[r->out_regs[want[i]]]);
     return;
   }
-  /* Output word k holds values 2k (low half) and 2k + 1 (high half). Free
+  /* Output word k holds results 2k (low half) and 2k + 1 (high half). Free
    * when they are one recipe word's halves in order; otherwise one prmt
    * picks the two halves' bytes from {b, a} (bytes 0-3 of a, 4-7 of b),
    * with b a zero word when only the low half is wanted. */
   for (unsigned k = 0; 2 * k < n; k++) {
-    int lo = elem_of[2 * k], hi = 2 * k + 1 < n ? elem_of[2 * k + 1] : -1;
+    int lo = want[2 * k], hi = 2 * k + 1 < n ? want[2 * k + 1] : -1;
     TlValue *wa = u32(e, &regs[r->out_regs[lo / 2]]);
     if (hi == lo + 1 && lo % 2 == 0) {
       out[k] = wa;
@@ -334,10 +339,37 @@ static void emit_group(Em *e, const TlCastRecipe *r, TlValue *const *in,
 bool tl_emit_cast_recipe(TlBuilder *b, TlLoc loc, const TlCastRecipe *r,
                          TlValue *const *in, unsigned n_elems, TlValue **out,
                          TlErr *err) {
+  return tl_emit_cast_recipe_perm(b, loc, r, in, n_elems, NULL, out, err);
+}
+
+bool tl_cast_recipe_perm_ok(const TlCastRecipe *r, unsigned n_elems,
+                            const unsigned *perm) {
+  unsigned nv = r->n_values;
+  bool seen[TL_RECIPE_MAX_VALUES];
+  for (unsigned g = 0; g * nv < n_elems; g++) {
+    unsigned n = n_elems - g * nv < nv ? n_elems - g * nv : nv;
+    memset(seen, 0, sizeof seen);
+    for (unsigned i = 0; i < n; i++) {
+      unsigned p = perm[g * nv + i];
+      if (p < g * nv || p >= g * nv + n || seen[p - g * nv])
+        return false;
+      seen[p - g * nv] = true;
+    }
+  }
+  return true;
+}
+
+bool tl_emit_cast_recipe_perm(TlBuilder *b, TlLoc loc, const TlCastRecipe *r,
+                              TlValue *const *in, unsigned n_elems,
+                              const unsigned *perm, TlValue **out,
+                              TlErr *err) {
   if (!tl_cast_recipe_emittable(r, err))
     return false;
   if (n_elems == 0)
     return tl_err(err, "no values to cast");
+  if (perm && !tl_cast_recipe_perm_ok(r, n_elems, perm))
+    return tl_err(err, "the order of the results is not a permutation "
+                       "within the recipe's groups of values");
   Em *e = tl_xcalloc(1, sizeof *e);
   e->at = *b;
   e->at.loc = loc;
@@ -361,7 +393,11 @@ bool tl_emit_cast_recipe(TlBuilder *b, TlLoc loc, const TlCastRecipe *r,
     unsigned n = n_elems - g * nv < nv ? n_elems - g * nv : nv;
     unsigned avail =
         total_in - first < r->n_in_words ? total_in - first : r->n_in_words;
-    emit_group(e, r, in + first, avail, n, out + g * per_out);
+    unsigned pg[TL_RECIPE_MAX_VALUES];
+    for (unsigned i = 0; perm && i < n; i++)
+      pg[i] = perm[g * nv + i] - g * nv;
+    emit_group(e, r, in + first, avail, n, perm ? pg : NULL,
+               out + g * per_out);
   }
   tl_free(e);
   return true;

@@ -84,4 +84,18 @@ bool tl_emit_cast_recipe(TlBuilder *b, TlLoc loc, const TlCastRecipe *r,
                          TlValue *const *in, unsigned n_elems, TlValue **out,
                          TlErr *err);
 
+/* The same with the results in another order: result i is the cast of
+ * value perm[i], where perm keeps each group of r->n_values values (values
+ * g*n_values .. (g+1)*n_values - 1, the last group possibly shorter) within
+ * itself (tl_cast_recipe_perm_ok). A tl.cast between layouts that order a
+ * thread's elements differently uses it: when the source's order is the
+ * one the recipe leaves its results in (a packer's tl_cast_recipe_arrange
+ * order), the outputs need no reordering at all. */
+bool tl_cast_recipe_perm_ok(const TlCastRecipe *r, unsigned n_elems,
+                            const unsigned *perm);
+bool tl_emit_cast_recipe_perm(TlBuilder *b, TlLoc loc, const TlCastRecipe *r,
+                              TlValue *const *in, unsigned n_elems,
+                              const unsigned *perm, TlValue **out,
+                              TlErr *err);
+
 #endif

@@ -26,15 +26,22 @@ import numpy as np
 
 
 def lane_order(g, bn):
-    """(k, n) of lane t's local element j in the mma B layout
-    local(G / 16, BN / 8).local(2, 1).column_spatial(4, 8).local(2, 1):
-    j = ((kstep * BN / 8 + ntile) * 2 + i1) * 2 + i0."""
+    """(k, n) of lane t's local element j of the weight tile as the kernel
+    views it, the layout (tile [G/16, 2, 4, 2, BN/16, 2, 8] of k = 16 ks +
+    8 i1 + 2 r + i0, n = 16 nh + 8 nl + c)
+        local(G/16, BN/16).local(i0).local(nl).local(i1)
+        .column_spatial(r = 4, c = 8):
+    j = (((ks * BN/16 + nh) * 2 + i0) * 2 + nl) * 2 + i1, lane t = r + 4 c.
+    Within each group of eight codes the order is (i0, nl, i1), so the
+    i4 -> f16 cast recipe, which pairs code i with code i + 4 of a word,
+    leaves k and k + 1 of one column in one f16x2 word: the order of the
+    mma B fragment, with no reordering."""
     t = np.arange(32)[:, None]
     j = np.arange(g * bn // 32)[None, :]
-    i0, i1 = j % 2, (j // 2) % 2
-    ntile, kstep = (j // 4) % (bn // 8), j // (4 * (bn // 8))
-    k = 16 * kstep + 8 * i1 + 2 * (t % 4) + i0
-    n = 8 * ntile + t // 4
+    i1, nl, i0 = j % 2, (j // 2) % 2, (j // 4) % 2
+    nh, ks = (j // 8) % (bn // 16), j // (8 * (bn // 16))
+    k = 16 * ks + 8 * i1 + 2 * (t % 4) + i0
+    n = 16 * nh + 8 * nl + t // 4
     return k, n  # [32, G * BN / 32] each
 
 

@@ -136,6 +136,27 @@ static bool cast_to_small_float(Lower *L, TlOp *op, Tile *src, TlType *rt,
   return true;
 }
 
+/* The order of a cast between two layouts that give every thread the same
+ * elements: perm[i] is the source's local index of the result's local
+ * element i, the same in every thread; NULL when it differs between
+ * threads. The caller frees it. */
+static unsigned *cast_order(const TlLayout *ls, const TlLayout *lr) {
+  int64_t n = tl_layout_local_size(lr), threads = tl_layout_num_threads(lr);
+  unsigned *perm = tl_xcalloc((size_t)n + 1, sizeof *perm);
+  for (int64_t t = 0; t < threads; t++)
+    for (int64_t i = 0; i < n; i++) {
+      int64_t idx[TL_LAYOUT_MAX_RANK], s, holder, count;
+      if (!tl_layout_map(lr, t, i, idx, NULL) ||
+          !tl_layout_locate(ls, idx, &s, &holder, 1, &count, NULL) ||
+          count != 1 || holder != t || (t > 0 && perm[i] != (unsigned)s)) {
+        tl_free(perm);
+        return NULL;
+      }
+      perm[i] = (unsigned)s;
+    }
+  return perm;
+}
+
 /* tl.cast, each element in place (the shape and layout stay): by the
  * first of the ways below that serves the two element types. */
 bool lw_lower_cast(Lower *L, TlOp *op) {
@@ -143,22 +164,47 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
   TlType *rt = tl_value_type(tl_op_result(op, 0));
   TlType *se = tl_tensor_elem(src->type), *de = tl_tensor_elem(rt);
   int64_t n = tl_layout_local_size(tl_reg_layout(rt));
+  /* Layouts that order a thread's elements differently: result local i
+   * is the source's local perm[i] (the verifier checked that every thread
+   * holds the same elements; the order must be the same in every
+   * thread). */
+  unsigned *perm = NULL;
+  if (!tl_layout_equal(tl_reg_layout(src->type), tl_reg_layout(rt))) {
+    perm = cast_order(tl_reg_layout(src->type), tl_reg_layout(rt));
+    if (!perm)
+      return lw_fail(L, op,
+                     "a cast whose layouts order the elements differently "
+                     "in different threads");
+  }
   /* Types of at most 8 bits to f16, bf16 and f32: the dtype library's
    * exhaustively checked register recipes (docs/dtypes.md), over the
-   * tile's words as they are. */
+   * tile's words as they are; a reordering within the recipe's groups
+   * of values selects its outputs in the result's order. */
   TlDType sd, dd;
   const TlCastRecipe *r =
       n > 0 && tl_type_to_dtype(se, &sd) && tl_type_to_dtype(de, &dd)
           ? tl_cast_recipe_find(sd, dd)
           : NULL;
-  if (r && tl_cast_recipe_emittable(r, NULL)) {
+  if (r && tl_cast_recipe_emittable(r, NULL) &&
+      (!perm || tl_cast_recipe_perm_ok(r, (unsigned)n, perm))) {
     Tile *t = lw_new_tile(L, rt);
     TlErr err;
-    if (!tl_emit_cast_recipe(&L->b, L->b.loc, r, src->words, (unsigned)n,
-                             t->words, &err))
+    bool ok = tl_emit_cast_recipe_perm(&L->b, L->b.loc, r, src->words,
+                                       (unsigned)n, perm, t->words, &err);
+    tl_free(perm);
+    if (!ok)
       return lw_fail(L, op, err.msg);
     lw_put_tile(L, tl_op_result(op, 0), t);
     return true;
+  }
+  /* Otherwise the source's elements are moved into the result's order
+   * first (shifts and masks within the thread's words). */
+  if (perm) {
+    Tile *p = lw_zero_tile(L, src->type);
+    for (unsigned i = 0; i < (unsigned)n; i++)
+      lw_set_elem(L, p, i, lw_get_elem(L, src, perm[i]));
+    tl_free(perm);
+    src = p;
   }
   /* To floats of at most 8 bits: the value exactly in f32 (a recipe for
    * sources of at most 8 bits), then one rounding to the format
