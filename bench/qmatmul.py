@@ -17,7 +17,6 @@ reference with the norm-wise bound of scripts/qmatmul.py.
 """
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -97,35 +96,18 @@ def check_tl(tlbin, m, n, k, cfg, seed):
         return True
 
 
-def timed(torch, fn, runs=50):
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    for _ in range(5):
-        fn()
-    times = []
-    for _ in range(runs):
-        flush.zero_()
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
-
-
 def peers(torch, m, n, k):
     out = {}
     a = torch.randn(m, k, dtype=torch.float16, device="cuda")
     b = torch.randn(k, n, dtype=torch.float16, device="cuda")
-    out["cublas_f16"] = timed(torch, lambda: a @ b)
+    out["cublas_f16"] = timed(lambda: a @ b)
     del b
     try:
         w = torch.randint(0, 256, (n, k // 2), dtype=torch.uint8, device="cuda")
         wp = torch.ops.aten._convert_weight_to_int4pack(w, 8)
         sz = torch.randn(k // G, n, 2, dtype=torch.bfloat16, device="cuda")
         ab = a.to(torch.bfloat16)
-        out["tinygemm_int4"] = timed(torch, lambda: torch.ops.aten._weight_int4pack_mm(ab, wp, G, sz))
+        out["tinygemm_int4"] = timed(lambda: torch.ops.aten._weight_int4pack_mm(ab, wp, G, sz))
     except Exception as e:  # an API that moved between torch versions
         print("  tinygemm unavailable: %s" % str(e).splitlines()[0])
     return out
@@ -137,10 +119,12 @@ def main():
         tlbin = sys.argv[sys.argv.index("--bin") + 1]
     quick = "--quick" in sys.argv
     import torch
+    global timed
+    from peers import timed  # the same flush and median as peers.py
     print("device:", torch.cuda.get_device_name(), "torch", torch.__version__)
     x = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
     y = torch.empty_like(x)
-    copy_ms = timed(torch, lambda: y.copy_(x), runs=20)
+    copy_ms = timed(lambda: y.copy_(x), runs=20)
     bw = 2 * (1 << 30) / (copy_ms * 1e-3)
     del x, y
     print("copy bandwidth: %.0f GB/s (1 GiB read + written, %.3f ms)" % (bw / 1e9, copy_ms))
