@@ -1,7 +1,8 @@
 #!/bin/bash
 # One device run: the GPU checks (gpu_test, test/gpu/tl-run.test, both under
 # compute-sanitizer memcheck, racecheck on tl-run.test) and the benchmarks
-# of docs/performance.md, from a carried source snapshot and binaries.
+# of docs/performance.md (the quantised matmul's with its peers, bench/qmatmul.py),
+# from a carried source snapshot and binaries.
 #   bash bench/device.sh CARRY_DIR      (logs under $OUT)
 set -u
 carry=$1
@@ -36,4 +37,7 @@ tl-run kernels/vector_add.tl --seed 1 --arg x=rand:f32:16777216 --arg y=rand:f32
 tl-run kernels/softmax.tl -D N=1024 --seed 1 --arg x=rand:f32:4096x1024 --arg y=zeros:f32:4096x1024 --arg m=4096 --bench --no-vm-check | grep bench
 python3 bench/peers.py
 } > "$out/bench.txt" 2>&1
+echo "== quantised matmul (bench/qmatmul.py)" | tee -a "$out/summary.txt"
+timeout 420 python3 bench/qmatmul.py --bin bin > "$out/qmatmul.txt" 2>&1
+sed -n '/== summary/,$p' "$out/qmatmul.txt" | tee -a "$out/summary.txt"
 cat "$out/bench.txt" | tee -a "$out/summary.txt"
