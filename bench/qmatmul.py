@@ -4,7 +4,7 @@ machine, with its peers timed in the same run, the way tl-run --bench times
 TL's kernels (the median of 50 event-timed runs, the L2 cache flushed before
 each).
 
-  python3 bench/qmatmul.py [--bin DIR] [--quick]
+  python3 bench/qmatmul.py [--bin DIR] [--quick] [--m 1,16] [--models 70B,8B]
 
 For each shape (N, K) of a Llama-3.3-70B layer (and Llama-3-8B), at M = 1
 and 16: TL's kernel for each candidate configuration (BN, W, S), the best
@@ -118,6 +118,12 @@ def main():
     if "--bin" in sys.argv:
         tlbin = sys.argv[sys.argv.index("--bin") + 1]
     quick = "--quick" in sys.argv
+    ms = (1,) if quick else (1, 16)
+    if "--m" in sys.argv:
+        ms = tuple(int(v) for v in sys.argv[sys.argv.index("--m") + 1].split(","))
+    models = ("70B", "8B")
+    if "--models" in sys.argv:
+        models = tuple(sys.argv[sys.argv.index("--models") + 1].split(","))
     import torch
     global timed
     from peers import timed  # the same flush and median as peers.py
@@ -138,7 +144,9 @@ def main():
 
     rows = []
     for model, shapes in (("70B", SHAPES_70B), ("8B", SHAPES_8B)):
-        for m in ((1,) if quick else (1, 16)):
+        if model not in models:
+            continue
+        for m in ms:
             tot = {"tl": 0.0, "cublas_f16": 0.0, "tinygemm_int4": 0.0, "roof": 0.0}
             for name, n, k in shapes:
                 must = k * n // 2 + (k // G) * n * 2 + m * k * 2 + m * n * 2
