@@ -4,7 +4,7 @@ machine, with its peers timed in the same run, the way tl-run --bench times
 TL's kernels (the median of 50 event-timed runs, the L2 cache flushed before
 each).
 
-  python3 bench/qmatmul.py [--bin DIR] [--quick] [--m 1,16] [--models 70B,8B]
+  python3 bench/qmatmul.py [--bin DIR] [--quick] [--m 1,16] [--models 70B,8B] [--zp]
 
 For each shape (N, K) of a Llama-3.3-70B layer (and Llama-3-8B), at M = 1
 and 16: TL's kernel for each candidate configuration (BN, W, S), the best
@@ -49,14 +49,17 @@ def tl_run(tlbin, defines, args, extra=()):
     return r.returncode, r.stdout + r.stderr
 
 
+ZP = 0  # --zp: zero points per group (the scales buffer [K / G, 2, N])
+
+
 def bench_tl(tlbin, m, n, k, cfg):
     bn, w, s = cfg
     if n % bn or k % (w * G):
         return None
-    defines = dict(K=k, N=n, G=G, BN=bn, W=w, S=s)
+    defines = dict(K=k, N=n, G=G, BN=bn, W=w, S=s, ZP=ZP)
     args = dict(a="rand:f16:%dx%d" % (m, k),
                 b="rand:u8:%dx%dx%dx32x16" % (n // bn, k // G, G * bn // 1024),
-                s="rand:f16:%dx%d" % (k // G, n), c="zeros:f16:%dx%d" % (m, n),
+                s="rand:f16:%dx%d" % (k // G * (1 + ZP), n), c="zeros:f16:%dx%d" % (m, n),
                 m=str(m))
     rc, out = tl_run(tlbin, defines, args, ["--seed", "1", "--json", "--no-vm-check"])
     for line in out.splitlines():
@@ -70,8 +73,8 @@ def check_tl(tlbin, m, n, k, cfg, seed):
     bn, w, s = cfg
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "q")
-        qmatmul.gen(p, m, k, n, G, bn, seed)
-        defines = dict(K=k, N=n, G=G, BN=bn, W=w, S=s)
+        qmatmul.gen(p, m, k, n, G, bn, seed, ZP)
+        defines = dict(K=k, N=n, G=G, BN=bn, W=w, S=s, ZP=ZP)
         args = dict(a=p + ".a.npy", b=p + ".b.npy", s=p + ".s.npy",
                     c="zeros:f16:%dx%d" % (m, n), m=str(m))
         rc, out = tl_run(tlbin, defines, args, ["--no-vm-check", "--save", "c=%s.c.npy" % p])
@@ -118,6 +121,8 @@ def main():
     if "--bin" in sys.argv:
         tlbin = sys.argv[sys.argv.index("--bin") + 1]
     quick = "--quick" in sys.argv
+    global ZP
+    ZP = 1 if "--zp" in sys.argv else 0
     ms = (1,) if quick else (1, 16)
     if "--m" in sys.argv:
         ms = tuple(int(v) for v in sys.argv[sys.argv.index("--m") + 1].split(","))
@@ -127,7 +132,8 @@ def main():
     import torch
     global timed
     from peers import timed  # the same flush and median as peers.py
-    print("device:", torch.cuda.get_device_name(), "torch", torch.__version__)
+    print("device:", torch.cuda.get_device_name(), "torch", torch.__version__,
+          "zero points" if ZP else "")
     x = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
     y = torch.empty_like(x)
     copy_ms = timed(lambda: y.copy_(x), runs=20)
@@ -149,7 +155,7 @@ def main():
         for m in ms:
             tot = {"tl": 0.0, "cublas_f16": 0.0, "tinygemm_int4": 0.0, "roof": 0.0}
             for name, n, k in shapes:
-                must = k * n // 2 + (k // G) * n * 2 + m * k * 2 + m * n * 2
+                must = k * n // 2 + (k // G) * n * 2 * (1 + ZP) + m * k * 2 + m * n * 2
                 roof = must / bw * 1e3
                 best = None
                 for cfg in CONFIGS:

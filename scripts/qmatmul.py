@@ -1,9 +1,11 @@
 """Inputs, packing and references of the pipelined quantised matmul
 (kernels/qmatmul_u4.tl).
 
-  qmatmul.py gen PREFIX M K N G BN SEED
+  qmatmul.py gen PREFIX M K N G BN SEED [ZP]
       writes PREFIX.a.npy (f16 [M, K]), PREFIX.w.npy (u4 codes 0..15 as
-      uint8 [K, N]), PREFIX.s.npy (f16 scales [K / G, N]) and PREFIX.b.npy
+      uint8 [K, N]), PREFIX.s.npy (f16 scales [K / G, N]; with ZP = 1, f16
+      [K / G, 2, N]: the scale, then the zero point minus 8, of each group
+      and column, the zero points integers 0..15) and PREFIX.b.npy
       (the codes packed for block width BN: u8 [N / BN, K / G, G * BN / 1024,
       32, 16]) and PREFIX.wu4.npy (the codes as a u4 buffer's bytes, the
       input of kernels/qpack_u4.tl: element i at bits 4i)
@@ -17,8 +19,9 @@
       i.e. every element within an f16 rounding of the output plus f32
       accumulation error, measured against the size of its own sum.
 
-Dequantisation: w = (code - 8) * scale rounded to f16 (the kernel's f16
-tl.sub and tl.mul; code - 8 is exact in f16).
+Dequantisation: w = (code - zero) * scale rounded to f16, zero = 8
+without zero points (the kernel's f16 tl.sub and tl.mul; code - zero is
+exact in f16).
 """
 import sys
 
@@ -60,16 +63,27 @@ def pack(codes, g, bn):
 
 
 def dequant(codes, scales):
+    """scales: f16 [K / G, N], or [K / G, 2, N] with zero points - 8."""
+    zeros = 8.0
+    if scales.ndim == 3:
+        zeros = scales[:, 1, :].astype(np.float32) + 8
+        scales = scales[:, 0, :]
     g = codes.shape[0] // scales.shape[0]
     s = np.repeat(scales.astype(np.float32), g, axis=0)
-    return ((codes.astype(np.float32) - 8) * s).astype(np.float16)
+    z = np.repeat(np.broadcast_to(zeros, scales.shape), g, axis=0)
+    # code - zero is a small integer and times an f16 scale exact in f32,
+    # so the cast to f16 rounds once, as the kernel's tl.mul does.
+    return ((codes.astype(np.float32) - z) * s).astype(np.float16)
 
 
-def gen(prefix, m, k, n, g, bn, seed):
+def gen(prefix, m, k, n, g, bn, seed, zp=0):
     rng = np.random.default_rng(seed)
     a = rng.uniform(-1, 1, size=(m, k)).astype(np.float16)
     w = rng.integers(0, 16, size=(k, n)).astype(np.uint8)
     s = rng.uniform(-0.125, 0.125, size=(k // g, n)).astype(np.float16)
+    if zp:
+        z = rng.integers(0, 16, size=(k // g, n)).astype(np.float16) - 8
+        s = np.stack([s, z], axis=1)
     np.save(prefix + ".a.npy", a)
     np.save(prefix + ".w.npy", w)
     np.save(prefix + ".s.npy", s)
@@ -126,6 +140,6 @@ def check(prefix, warps, exact):
 
 if __name__ == "__main__":
     if sys.argv[1] == "gen":
-        gen(sys.argv[2], *(int(v) for v in sys.argv[3:9]))
+        gen(sys.argv[2], *(int(v) for v in sys.argv[3:]))
     else:
         check(sys.argv[2], int(sys.argv[3]), "--exact" in sys.argv)
