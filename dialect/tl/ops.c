@@ -1091,17 +1091,10 @@ static TlResult same_elements(TlOp *op, const TlType *a, const TlType *r) {
   const TlLayout *la = tl_reg_layout(a), *lr = tl_reg_layout(r);
   if (tl_layout_equal(la, lr))
     return TL_SUCCESS;
-  int64_t threads = tl_layout_num_threads(lr), n = tl_layout_local_size(lr);
-  bool ok = tl_layout_num_threads(la) == threads &&
-            tl_layout_local_size(la) == n && tl_layout_replication(la) == 1 &&
-            tl_layout_replication(lr) == 1;
-  for (int64_t t = 0; ok && t < threads; t++)
-    for (int64_t i = 0; ok && i < n; i++) {
-      int64_t idx[TL_LAYOUT_MAX_RANK], s, holder, count;
-      ok = tl_layout_map(lr, t, i, idx, NULL) &&
-           tl_layout_locate(la, idx, &s, &holder, 1, &count, NULL) &&
-           count == 1 && holder == t;
-    }
+  int64_t *perm =
+      tl_xcalloc((size_t)tl_layout_local_size(lr) + 1, sizeof *perm);
+  bool ok = tl_layout_reorder(la, lr, perm) >= 0;
+  tl_free(perm);
   if (ok)
     return TL_SUCCESS;
   TlStr x = {0}, y = {0};

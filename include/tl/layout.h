@@ -157,6 +157,14 @@ bool tl_layout_locate(const TlLayout *l, const int64_t *index, int64_t *local,
                       int64_t *threads, int64_t cap, int64_t *count,
                       TlErr *err);
 
+/* How `to` holds `from`'s elements (same shape): -1 when some thread does
+ * not hold the same elements under both (or either is replicated, or the
+ * sizes differ); 0 when every thread does, in orders that differ between
+ * threads; 1 when the order is the same in every thread, and then perm[i]
+ * (tl_layout_local_size entries) is from's local index of to's local
+ * element i. */
+int tl_layout_reorder(const TlLayout *from, const TlLayout *to, int64_t *perm);
+
 /* Shape operations. All keep the mapping (thread, local) -> element and
  * change only how elements are indexed, except reduce.
  *  reshape:   row-major re-indexing to shape[0..rank); fails when the

@@ -808,3 +808,25 @@ bool tl_layout_locate(const TlLayout *l, const int64_t *index, int64_t *local,
   }
   return true;
 }
+
+int tl_layout_reorder(const TlLayout *from, const TlLayout *to, int64_t *perm) {
+  int64_t threads = tl_layout_num_threads(to), n = tl_layout_local_size(to);
+  if (tl_layout_num_threads(from) != threads ||
+      tl_layout_local_size(from) != n || tl_layout_replication(from) != 1 ||
+      tl_layout_replication(to) != 1)
+    return -1;
+  int result = 1;
+  for (int64_t t = 0; t < threads; t++)
+    for (int64_t i = 0; i < n; i++) {
+      int64_t idx[TL_LAYOUT_MAX_RANK], s, holder, count;
+      if (!tl_layout_map(to, t, i, idx, NULL) ||
+          !tl_layout_locate(from, idx, &s, &holder, 1, &count, NULL) ||
+          count != 1 || holder != t)
+        return -1;
+      if (t == 0)
+        perm[i] = s;
+      else if (perm[i] != s)
+        result = 0;
+    }
+  return result;
+}

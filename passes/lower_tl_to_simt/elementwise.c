@@ -138,22 +138,18 @@ static bool cast_to_small_float(Lower *L, TlOp *op, Tile *src, TlType *rt,
 
 /* The order of a cast between two layouts that give every thread the same
  * elements: perm[i] is the source's local index of the result's local
- * element i, the same in every thread; NULL when it differs between
- * threads. The caller frees it. */
+ * element i, the same in every thread (tl_layout_reorder); NULL when it
+ * differs between threads. The caller frees it. */
 static unsigned *cast_order(const TlLayout *ls, const TlLayout *lr) {
-  int64_t n = tl_layout_local_size(lr), threads = tl_layout_num_threads(lr);
-  unsigned *perm = tl_xcalloc((size_t)n + 1, sizeof *perm);
-  for (int64_t t = 0; t < threads; t++)
-    for (int64_t i = 0; i < n; i++) {
-      int64_t idx[TL_LAYOUT_MAX_RANK], s, holder, count;
-      if (!tl_layout_map(lr, t, i, idx, NULL) ||
-          !tl_layout_locate(ls, idx, &s, &holder, 1, &count, NULL) ||
-          count != 1 || holder != t || (t > 0 && perm[i] != (unsigned)s)) {
-        tl_free(perm);
-        return NULL;
-      }
-      perm[i] = (unsigned)s;
-    }
+  int64_t n = tl_layout_local_size(lr);
+  int64_t *order = tl_xcalloc((size_t)n + 1, sizeof *order);
+  unsigned *perm = NULL;
+  if (tl_layout_reorder(ls, lr, order) == 1) {
+    perm = tl_xcalloc((size_t)n + 1, sizeof *perm);
+    for (int64_t i = 0; i < n; i++)
+      perm[i] = (unsigned)order[i];
+  }
+  tl_free(order);
   return perm;
 }
 

@@ -377,6 +377,21 @@ static int64_t copy_width(Lower *L, TlOp *op, const Smem *m, int64_t n) {
   return 0;
 }
 
+/* The row-major index of element e (i64) of a shared tile's shape, into
+ * idx[0..rank): the last dimension varies fastest. */
+static void unravel(Lower *L, TlValue *e, const TlSharedLayout *sl,
+                    TlValue **idx) {
+  int64_t stride = 1;
+  for (int d = sl->rank - 1; d >= 0; d--) {
+    TlValue *q = stride > 1
+                     ? tl_arith_divi(&L->b, e, lw_cst(L, lw_i64(L), stride))
+                     : e;
+    idx[d] = d > 0 ? tl_arith_remi(&L->b, q, lw_cst(L, lw_i64(L), sl->shape[d]))
+                   : q;
+    stride *= sl->shape[d];
+  }
+}
+
 /* A copy no cp.async width serves (unaligned or uneven): done at once,
  * element e by thread e % T with a load and a shared store, which is
  * complete before any wait, as the asynchronous one would be there. */
@@ -408,16 +423,7 @@ static bool copy_by_elements(Lower *L, TlOp *op, Smem *m, View *v, bool masked,
     if (ragged)
       outside = lw_open_guard(
           L, tl_arith_cmpi(&L->b, "lt", e, lw_cst(L, lw_i64(L), n)));
-    int64_t stride = 1;
-    for (int d = rank - 1; d >= 0; d--) {
-      TlValue *q = stride > 1
-                       ? tl_arith_divi(&L->b, e, lw_cst(L, lw_i64(L), stride))
-                       : e;
-      idx[d] = d > 0
-                   ? tl_arith_remi(&L->b, q, lw_cst(L, lw_i64(L), sl->shape[d]))
-                   : q;
-      stride *= sl->shape[d];
-    }
+    unravel(L, e, sl, idx);
     TlValue *bitoff, *src = elem_addr(L, v, off, idx, &bitoff), *x;
     if (masked) {
       TlOp *nif = lw_scf_if(L, in_view(L, v, off, idx), 1, &mem);
@@ -492,16 +498,7 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
     /* Element e = (tid + k * T) * w, unravelled row-major. */
     TlValue *e =
         tl_arith_addi(&L->b, first, lw_cst(L, lw_i64(L), k * L->threads * w));
-    int64_t stride = 1;
-    for (int d = rank - 1; d >= 0; d--) {
-      TlValue *q = stride > 1
-                       ? tl_arith_divi(&L->b, e, lw_cst(L, lw_i64(L), stride))
-                       : e;
-      idx[d] = d > 0
-                   ? tl_arith_remi(&L->b, q, lw_cst(L, lw_i64(L), sl->shape[d]))
-                   : q;
-      stride *= sl->shape[d];
-    }
+    unravel(L, e, sl, idx);
     TlValue *bitoff, *dst = lw_smem_addr(L, m, zero, idx);
     if (!masked) {
       TlValue *ops[2] = {dst, elem_addr(L, v, off, idx, &bitoff)};

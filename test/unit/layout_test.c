@@ -1151,6 +1151,28 @@ static void test_shared_slice_view(void) {
   CHECK(checked > 100);
 }
 
+/* tl_layout_reorder: the i4 -> f16 recipe order of a thread's eight values
+ * (local(2,1,1).local(1,1,2).local(1,2,1)) against the fragment order, a
+ * layout against itself, one that hands elements to other threads, and
+ * replicated layouts. */
+static void test_reorder(void) {
+  TlLayout arr = parse("local(2, 1, 1).local(1, 1, 2).local(1, 2, 1).spatial(1, 1, 32)");
+  TlLayout ord = parse("local(1, 1, 2).local(1, 2, 1).local(2, 1, 1).spatial(1, 1, 32)");
+  int64_t perm[8];
+  CHECK_EQ_INT(tl_layout_reorder(&arr, &ord, perm), 1);
+  /* ord's local i = (d2, d1, d0) bits; arr's local = d0*4 + d2*2 + d1. */
+  for (int64_t i = 0; i < 8; i++)
+    CHECK_EQ_INT(perm[i], (i & 1) * 4 + (i >> 2) * 2 + ((i >> 1) & 1));
+  CHECK_EQ_INT(tl_layout_reorder(&ord, &ord, perm), 1);
+  for (int64_t i = 0; i < 8; i++)
+    CHECK_EQ_INT(perm[i], i);
+  TlLayout sp = parse("spatial(4, 8)"), cs = parse("column_spatial(4, 8)");
+  CHECK_EQ_INT(tl_layout_reorder(&sp, &cs, perm), -1);
+  TlLayout rep = parse("spatial(1, 8).replicated(4)");
+  TlLayout rep2 = parse("spatial(1, 8).replicated(4)");
+  CHECK_EQ_INT(tl_layout_reorder(&rep, &rep2, perm), -1);
+}
+
 int main(void) {
   test_paper_examples();
   test_canonical();
@@ -1162,5 +1184,6 @@ int main(void) {
   test_slice();
   test_shared_slice_view();
   test_atoms();
+  test_reorder();
   return unit_report();
 }
