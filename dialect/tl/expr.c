@@ -100,7 +100,9 @@ static bool arith(Ev *e, const char *at, char op, Val a, Val b, Val *r) {
 static bool expr(Ev *e, Val *v, TlStr *text);
 static bool top(Ev *e, Val *v, TlStr *text);
 
-static bool name(Ev *e, const char *n, size_t len, Val *v, TlStr *text) {
+/* The name n[0..len), written at `at` (for errors). */
+static bool name(Ev *e, const char *at, const char *n, size_t len, Val *v,
+                 TlStr *text) {
   char buf[64];
   snprintf(buf, sizeof buf, "%.*s", (int)(len < 60 ? len : 60), n);
   bool known;
@@ -115,7 +117,7 @@ static bool name(Ev *e, const char *n, size_t len, Val *v, TlStr *text) {
     v->dyn = false;
   }
   if (!known)
-    return fail(e, n, "unknown name '%s' in expression", buf);
+    return fail(e, at, "unknown name '%s' in expression", buf);
   tl_str_printf(text, "%.*s", (int)len, n);
   return true;
 }
@@ -146,6 +148,36 @@ static bool call(Ev *e, const char *n, size_t len, Val *v, TlStr *text) {
   tl_str_free(&ta);
   tl_str_free(&tb);
   return ok;
+}
+
+/* bits(T), is_float(T), is_signed(T): properties of a type parameter. */
+static bool type_query(const char *n, size_t len) {
+  static const char *const names[] = {"bits", "is_float", "is_signed"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (strlen(names[i]) == len && !memcmp(n, names[i], len))
+      return true;
+  return false;
+}
+
+/* A type query after its name (at n): `(NAME)` is read, and the whole
+ * text `bits(NAME)` is looked up as a name (tl.h). */
+static bool query(Ev *e, const char *n, Val *v, TlStr *text) {
+  e->p++; /* '(' */
+  space(e);
+  const char *arg = e->p;
+  while (e->p < e->end && (isalnum((unsigned char)*e->p) || *e->p == '_'))
+    e->p++;
+  size_t alen = (size_t)(e->p - arg);
+  space(e);
+  if (!alen || (isdigit((unsigned char)*arg)))
+    return fail(e, arg, "expected a type parameter's name in expression%s",
+                "");
+  if (!eat(e, ')'))
+    return fail(e, e->p, "expected ')' in expression%s", "");
+  char buf[160];
+  int k = snprintf(buf, sizeof buf, "%.*s(%.*s)", (int)(arg - 1 - n), n,
+                   (int)(alen < 120 ? alen : 120), arg);
+  return name(e, n, buf, (size_t)k, v, text);
 }
 
 static bool factor(Ev *e, Val *v, TlStr *text) {
@@ -180,8 +212,10 @@ static bool factor(Ev *e, Val *v, TlStr *text) {
     /* A function name not followed by '(' is an ordinary name. */
     if (is_fn && e->p < e->end && *e->p == '(')
       ok = call(e, n, len, v, text);
+    else if (type_query(n, len) && e->p < e->end && *e->p == '(')
+      ok = query(e, n, v, text);
     else
-      ok = name(e, n, len, v, text);
+      ok = name(e, n, n, len, v, text);
   } else if (*e->p == '!' && e->logic) {
     e->p++;
     tl_str_putc(text, '!');

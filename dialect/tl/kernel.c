@@ -8,13 +8,16 @@
  *   }
  *
  * Parameters are scalars or !tl.ptr, named by identifiers. Template
- * parameters are named integer constants with defaults; a definition given
+ * parameters are named integer constants or scalar types (`WT = u4`) with
+ * defaults; a definition given
  * to the context (tl_context_set_define) overrides the default while
  * parsing, so a kernel instantiated with other values is another kernel.
  * After the header the kernel installs a template environment in the
  * parser: `{expr}` in its types (`!tl.reg<{BM}x16xf16, ...>`) is a
  * condition (tl.h) over the template parameters, evaluated while parsing,
- * so the IR holds the instance's concrete types. `requires(cond, ...)`
+ * so the IR holds the instance's concrete types; `{WT}` where a type is
+ * expected is a type parameter's type, and `bits(WT)`, `is_float(WT)`,
+ * `is_signed(WT)` are its properties in expressions. `requires(cond, ...)`
  * states what the values must satisfy; it is checked with the instance's
  * values when the kernel is parsed and verified.
  * grid (1 to 3 expressions) and threads are grid expressions (tl.h) over
@@ -26,7 +29,7 @@
  * every register tile of the body spans exactly that many threads.
  *
  * Attributes: sym_name, function_type, arg_names (the parameters' names, as
- * expressions use them), template (a dictionary of i64), requires (an
+ * expressions use them), template (a dictionary of i64 and types), requires (an
  * optional array of strings), grid (an array of 1-3 strings), threads (a
  * string). The body needs no terminator. */
 #include "tl_internal.h"
@@ -45,6 +48,7 @@ typedef struct Names {
   const int64_t *arg_values; /* evaluating: the launch values, or NULL */
   int nonint;                /* the non-integer parameter last looked up */
   int param;  /* constant contexts: the parameter last looked up, or -1 */
+  const char *type_param; /* a type parameter last used as a number */
   TlStr *used; /* constant contexts: "N = 1, M = 2", the names read */
   bool unmet;  /* a requires condition was false */
 } Names;
@@ -58,10 +62,53 @@ static bool is_name(const char *s, size_t len, const char *name) {
   return strlen(name) == len && !memcmp(name, s, len);
 }
 
+/* The template parameter `name` names, or NULL. */
+static TlAttr *template_param(Names *n, const char *name, size_t len,
+                              const char **key) {
+  for (unsigned i = 0; n->templ && i < tl_attr_dict_size(n->templ); i++) {
+    TlNamedAttr e = tl_attr_dict_entry(n->templ, i);
+    if (is_name(name, len, e.name)) {
+      if (key)
+        *key = e.name;
+      return e.attr;
+    }
+  }
+  return NULL;
+}
+
+/* A template parameter's value in an expression: an integer parameter
+ * by its name, a type parameter through a query, `bits(WT)` (tl.h). */
+static bool template_number(Names *n, const char *name, size_t len,
+                            int64_t *v, const char **key) {
+  const char *open = memchr(name, '(', len);
+  if (!open) {
+    TlAttr *a = template_param(n, name, len, key);
+    if (a && tl_attr_kind(a) == TL_ATTR_TYPE)
+      n->type_param = *key;
+    if (!a || tl_attr_kind(a) != TL_ATTR_INT)
+      return false;
+    *v = tl_attr_int_value(a);
+    return true;
+  }
+  size_t qn = (size_t)(open - name);
+  TlAttr *a = template_param(n, open + 1, len - qn - 2, key);
+  if (!a || tl_attr_kind(a) != TL_ATTR_TYPE)
+    return false;
+  TlType *t = tl_attr_type_value(a);
+  if (is_name(name, qn, "bits"))
+    *v = tl_type_bitwidth(t);
+  else if (is_name(name, qn, "is_float"))
+    *v = tl_type_is_float(t);
+  else
+    *v = tl_type_is_float(t) || (tl_type_is_int(t) && tl_type_int_signed(t));
+  return true;
+}
+
 /* Parameters are runtime values; template parameters are constants. */
 static TlExprName classify(void *user, const char *name, size_t len,
                            int64_t *v) {
   Names *n = user;
+  const char *key;
   for (unsigned i = 0; i < n->nargs; i++)
     if (is_name(name, len, n->arg_names[i])) {
       if (int_param(n->arg_types[i]))
@@ -69,14 +116,8 @@ static TlExprName classify(void *user, const char *name, size_t len,
       n->nonint = (int)i;
       return TL_EXPR_NAME_UNKNOWN;
     }
-  for (unsigned i = 0; n->templ && i < tl_attr_dict_size(n->templ); i++) {
-    TlNamedAttr e = tl_attr_dict_entry(n->templ, i);
-    if (is_name(name, len, e.name)) {
-      *v = tl_attr_int_value(e.attr);
-      return TL_EXPR_NAME_CONST;
-    }
-  }
-  return TL_EXPR_NAME_UNKNOWN;
+  return template_number(n, name, len, v, &key) ? TL_EXPR_NAME_CONST
+                                                 : TL_EXPR_NAME_UNKNOWN;
 }
 
 /* Template expressions and requires clauses are evaluated before any
@@ -89,29 +130,31 @@ static TlExprName classify_const(void *user, const char *name, size_t len,
       n->param = (int)i;
       return TL_EXPR_NAME_UNKNOWN;
     }
-  for (unsigned i = 0; n->templ && i < tl_attr_dict_size(n->templ); i++) {
-    TlNamedAttr e = tl_attr_dict_entry(n->templ, i);
-    if (!is_name(name, len, e.name))
-      continue;
-    *v = tl_attr_int_value(e.attr);
-    if (n->used) {
-      /* Each name once, in the order first read. */
-      TlStr key = {0};
-      tl_str_printf(&key, "%s = ", e.name);
-      const char *s = tl_str_cstr(n->used), *at = s;
-      bool seen = false;
-      while (!seen && (at = strstr(at, tl_str_cstr(&key)))) {
-        seen = at == s || at[-1] == ' ';
-        at++;
-      }
-      if (!seen)
-        tl_str_printf(n->used, "%s%s = %lld", n->used->len ? ", " : "", e.name,
-                      (long long)*v);
-      tl_str_free(&key);
+  const char *pname;
+  if (!template_number(n, name, len, v, &pname))
+    return TL_EXPR_NAME_UNKNOWN;
+  if (n->used) {
+    /* Each name once, in the order first read; a type by its name. */
+    TlAttr *a = template_param(n, pname, strlen(pname), NULL);
+    TlStr key = {0}, val = {0};
+    tl_str_printf(&key, "%s = ", pname);
+    if (tl_attr_kind(a) == TL_ATTR_TYPE)
+      tl_type_print(tl_attr_type_value(a), &val);
+    else
+      tl_str_printf(&val, "%lld", (long long)tl_attr_int_value(a));
+    const char *s = tl_str_cstr(n->used), *at = s;
+    bool seen = false;
+    while (!seen && (at = strstr(at, tl_str_cstr(&key)))) {
+      seen = at == s || at[-1] == ' ';
+      at++;
     }
-    return TL_EXPR_NAME_CONST;
+    if (!seen)
+      tl_str_printf(n->used, "%s%s = %s", n->used->len ? ", " : "", pname,
+                    tl_str_cstr(&val));
+    tl_str_free(&key);
+    tl_str_free(&val);
   }
-  return TL_EXPR_NAME_UNKNOWN;
+  return TL_EXPR_NAME_CONST;
 }
 
 /* Checks a condition over template parameters only; used (may be NULL)
@@ -119,6 +162,7 @@ static TlExprName classify_const(void *user, const char *name, size_t len,
 static bool check_const(const char *s, size_t len, Names *nm, TlStr *canon,
                         int64_t *v, TlStr *used, TlErr *err, size_t *off) {
   nm->param = -1;
+  nm->type_param = NULL;
   nm->used = used;
   bool ok = tl_cond_check(s, len, classify_const, nm, canon, NULL, v, err, off);
   nm->used = NULL;
@@ -127,6 +171,11 @@ static bool check_const(const char *s, size_t len, Names *nm, TlStr *canon,
            "'%s' is a kernel parameter, known only at launch; only template "
            "parameters can be used here",
            nm->arg_names[nm->param]);
+  else if (!ok && nm->type_param)
+    tl_err(err,
+           "'%s' is a type, not a number (bits(%s), is_float(%s) and "
+           "is_signed(%s) are numbers)",
+           nm->type_param, nm->type_param, nm->type_param, nm->type_param);
   return ok;
 }
 
@@ -136,6 +185,22 @@ static bool template_eval(void *user, const char *text, size_t len,
                           size_t *err_offset) {
   *err_offset = 0;
   return check_const(text, len, user, NULL, value, names, err, err_offset);
+}
+
+/* The parser's type hook inside a kernel: `{WT}`. */
+static TlType *template_type(void *user, const char *text, size_t len,
+                             TlErr *err) {
+  Names *n = user;
+  while (len && isspace((unsigned char)*text))
+    text++, len--;
+  while (len && isspace((unsigned char)text[len - 1]))
+    len--;
+  TlAttr *a = template_param(n, text, len, NULL);
+  if (a && tl_attr_kind(a) == TL_ATTR_TYPE)
+    return tl_attr_type_value(a);
+  tl_err(err, "%s", a ? "the template parameter is an integer, not a type"
+                      : "a type here is a type template parameter's name");
+  return NULL;
 }
 
 static bool lookup(void *user, const char *name, size_t len, int64_t *v) {
@@ -352,11 +417,28 @@ TlResult tl_kernel_parse(TlParser *p, TlOpState *st) {
       goto out;
     do {
       const char *tn;
-      int64_t v;
+      int64_t v = 0;
+      TlType *ty = NULL;
       TlLoc tl = tl_parser_loc(p);
       if (TL_FAILED(tl_parse_identifier(p, &tn)) ||
-          TL_FAILED(tl_parse_punct(p, "=")) || TL_FAILED(tl_parse_int(p, &v)))
+          TL_FAILED(tl_parse_punct(p, "=")))
         goto out;
+      /* An integer, or a scalar type: `WT = u4`. */
+      TlLoc vl = tl_parser_loc(p);
+      const char *word;
+      if (tl_parser_peek_identifier(p, &word)) {
+        if (TL_FAILED(tl_parse_type(p, &ty)))
+          goto out;
+        if (!tl_type_is_scalar(ty) || tl_type_is_bool(ty)) {
+          tl_parser_error(p, vl,
+                          "a template parameter is an integer or a scalar "
+                          "type (an integer or float type), not '%s'",
+                          word);
+          goto out;
+        }
+      } else if (TL_FAILED(tl_parse_int(p, &v))) {
+        goto out;
+      }
       if (!identifier(tn)) {
         tl_parser_error(p, tl,
                         "template parameter names are identifiers "
@@ -378,17 +460,41 @@ TlResult tl_kernel_parse(TlParser *p, TlOpState *st) {
           goto out;
         }
       int64_t over;
-      if (tl_context_get_define(ctx, tn, &over))
+      TlType *tover;
+      if (tl_context_get_define_value(ctx, tn, &over, &tover)) {
+        if (!tover != !ty) {
+          tl_parser_error(p, vl,
+                          "template parameter '%s' is %s, but its definition "
+                          "gives %s",
+                          tn, ty ? "a type" : "an integer",
+                          ty ? "an integer" : "a type");
+          goto out;
+        }
+        if (tover && (!tl_type_is_scalar(tover) || tl_type_is_bool(tover))) {
+          tl_parser_error(p, vl,
+                          "template parameter '%s' is a scalar type; its "
+                          "definition gives another type",
+                          tn);
+          goto out;
+        }
         v = over;
-      TlNamedAttr na = {tn, tl_attr_int(ctx, tl_type_int(ctx, 64, true), v)};
+        ty = tover;
+      }
+      TlNamedAttr na = {tn, ty ? tl_attr_type(ctx, ty)
+                               : tl_attr_int(ctx, tl_type_int(ctx, 64, true),
+                                             v)};
       tl_vec_push(&templ, na);
     } while (tl_parse_optional_punct(p, ","));
     if (TL_FAILED(tl_parse_punct(p, ")")))
       goto out;
   }
   TlAttr *tdict = tl_attr_dict(ctx, (unsigned)templ.len, templ.data);
-  Names nm = {(unsigned)names.len, names.data, ins.data, tdict, NULL, -1, -1,
-              NULL, false};
+  Names nm = {.nargs = (unsigned)names.len,
+              .arg_names = names.data,
+              .arg_types = ins.data,
+              .templ = tdict,
+              .nonint = -1,
+              .param = -1};
   if (tl_parse_optional_keyword(p, "requires")) {
     has_requires = true;
     if (TL_FAILED(parse_exprs(p, "requires", MAX_REQUIRES, DIM_REQUIRES,
@@ -422,7 +528,7 @@ TlResult tl_kernel_parse(TlParser *p, TlOpState *st) {
                        tl_attr_array(ctx, (unsigned)grid.len, grid.data));
   tl_op_state_set_attr(st, "threads", threads.data[0]);
   /* From here on `{expr}` in types reads the template parameters. */
-  TlTemplateEnv env = {template_eval, &nm};
+  TlTemplateEnv env = {template_eval, &nm, template_type};
   prev_env = tl_parser_set_template_env(p, &env);
   env_set = true;
   if (tl_parse_optional_keyword(p, "attributes") &&
@@ -489,8 +595,11 @@ void tl_kernel_print(TlPrinter *p, TlOp *op) {
     tl_print_str(p, " template(");
     for (unsigned i = 0; i < tl_attr_dict_size(templ); i++) {
       TlNamedAttr e = tl_attr_dict_entry(templ, i);
-      tl_printf(p, "%s%s = %lld", i ? ", " : "", e.name,
-                (long long)tl_attr_int_value(e.attr));
+      tl_printf(p, "%s%s = ", i ? ", " : "", e.name);
+      if (tl_attr_kind(e.attr) == TL_ATTR_TYPE)
+        tl_print_type(p, tl_attr_type_value(e.attr));
+      else
+        tl_printf(p, "%lld", (long long)tl_attr_int_value(e.attr));
     }
     tl_print_str(p, ")");
   }
@@ -580,12 +689,19 @@ TlResult tl_kernel_verify(TlOp *op) {
     tl_op_emit_error(op, "requires a dictionary 'template'");
     return TL_FAILURE;
   }
-  for (unsigned i = 0; i < tl_attr_dict_size(templ); i++)
-    if (tl_attr_kind(tl_attr_dict_entry(templ, i).attr) != TL_ATTR_INT) {
-      tl_op_emit_error(op, "template parameter '%s' must be an integer",
+  for (unsigned i = 0; i < tl_attr_dict_size(templ); i++) {
+    TlAttr *a = tl_attr_dict_entry(templ, i).attr;
+    bool type = tl_attr_kind(a) == TL_ATTR_TYPE &&
+                tl_type_is_scalar(tl_attr_type_value(a)) &&
+                !tl_type_is_bool(tl_attr_type_value(a));
+    if (tl_attr_kind(a) != TL_ATTR_INT && !type) {
+      tl_op_emit_error(op,
+                       "template parameter '%s' must be an integer or a "
+                       "scalar type",
                        tl_attr_dict_entry(templ, i).name);
       return TL_FAILURE;
     }
+  }
   if (!grid || tl_attr_kind(grid) != TL_ATTR_ARRAY ||
       tl_attr_array_size(grid) < 1 || tl_attr_array_size(grid) > 3 ||
       !threads || tl_attr_kind(threads) != TL_ATTR_STRING) {
@@ -649,7 +765,12 @@ TlResult tl_kernel_verify(TlOp *op) {
                        tl_attr_dict_entry(templ, i).name);
       return TL_FAILURE;
     }
-  Names nm = {n, nbuf, tbuf, templ, NULL, -1, -1, NULL, false};
+  Names nm = {.nargs = n,
+              .arg_names = nbuf,
+              .arg_types = tbuf,
+              .templ = templ,
+              .nonint = -1,
+              .param = -1};
   TlAttr *req = tl_op_attr(op, "requires");
   if (req && tl_attr_kind(req) != TL_ATTR_ARRAY) {
     tl_op_emit_error(op, "'requires' must be an array of strings");
@@ -761,6 +882,14 @@ TlResult tl_template_verify(TlOp *op) {
                      tl_attr_string_value(tl_op_attr(op, "name"), NULL));
     return TL_FAILURE;
   }
+  if (tl_attr_kind(v) != TL_ATTR_INT) {
+    const char *n = tl_attr_string_value(tl_op_attr(op, "name"), NULL);
+    tl_op_emit_error(op,
+                     "template parameter '%s' is a type; its width is "
+                     "{bits(%s)} where a number is written",
+                     n, n);
+    return TL_FAILURE;
+  }
   TlType *t = tl_value_type(tl_op_result(op, 0));
   TlAttr *c = tl_attr_int(tl_op_context(op), t, tl_attr_int_value(v));
   if (tl_attr_int_value(c) != tl_attr_int_value(v)) {
@@ -776,7 +905,7 @@ TlResult tl_template_verify(TlOp *op) {
 
 TlResult tl_template_fold(TlOp *op, TlAttr *const *c, TlFoldResult *res) {
   TlAttr *v = template_value(op);
-  if (!v)
+  if (!v || tl_attr_kind(v) != TL_ATTR_INT)
     return TL_FAILURE;
   res[0].attr =
       tl_attr_int(tl_op_context(op), tl_value_type(tl_op_result(op, 0)),
@@ -803,8 +932,13 @@ bool tl_kernel_launch_dims(TlOp *kernel, const int64_t *int_args,
     nbuf[i] = tl_attr_string_value(tl_attr_array_elem(names, i), NULL);
     tbuf[i] = tl_type_function_input(fn, i);
   }
-  Names nm = {n,  nbuf, tbuf, tl_op_attr(kernel, "template"), int_args, -1,
-              -1, NULL, false};
+  Names nm = {.nargs = n,
+              .arg_names = nbuf,
+              .arg_types = tbuf,
+              .templ = tl_op_attr(kernel, "template"),
+              .arg_values = int_args,
+              .nonint = -1,
+              .param = -1};
   TlAttr *g = tl_op_attr(kernel, "grid");
   for (unsigned i = 0; i <= tl_attr_array_size(g); i++) {
     bool is_threads = i == tl_attr_array_size(g);

@@ -77,6 +77,18 @@ void tl_emit_remark(TlContext *ctx, TlLoc loc, const char *fmt, ...)
  * sizes have different (!=) types. */
 void tl_context_set_define(TlContext *ctx, const char *name, int64_t value);
 bool tl_context_get_define(TlContext *ctx, const char *name, int64_t *value);
+/* Definitions may also be types (a kernel's type template parameters:
+ * `template(WT = u4)`, `-D WT=f6e3m2`). get_define reports integers only;
+ * get_define_value reports either (*type NULL for an integer). */
+void tl_context_set_define_type(TlContext *ctx, const char *name,
+                                TlType *type);
+bool tl_context_get_define_value(TlContext *ctx, const char *name,
+                                 int64_t *value, TlType **type);
+/* Adds the definition `NAME=VALUE` (the tools' -D): NAME an identifier
+ * shorter than 128 characters, VALUE a decimal integer or a scalar type
+ * name. Fails with a message in err (may be NULL). */
+TlResult tl_context_parse_define(TlContext *ctx, const char *text,
+                                 TlErr *err);
 /* Forgets every definition: kernels parsed afterwards take their
  * defaults. */
 void tl_context_clear_defines(TlContext *ctx);
@@ -126,6 +138,12 @@ unsigned tl_type_float_man(const TlType *t);
 /* Scalars are ints and floats. Bit width of a scalar type, 0 otherwise. */
 bool tl_type_is_scalar(const TlType *t);
 unsigned tl_type_bitwidth(const TlType *t);
+
+/* The type a builtin scalar name spells (iN, uN, bool, i1, f16, bf16, f32,
+ * f64, fNeXmY, none), read from s[0..n). NULL for other names; *bad is
+ * then true when the name has a type's form but no type (i1000, f9e4m4). */
+TlType *tl_type_scalar_named(TlContext *ctx, const char *s, size_t n,
+                             bool *bad);
 
 TlType *tl_type_none(TlContext *ctx);
 TlType *tl_type_function(TlContext *ctx, unsigned nin, TlType *const *in,
@@ -651,8 +669,9 @@ TlLoc tl_parser_raw_loc(TlParser *p, size_t off);
 
 /* Template expressions. An op whose parser installs an environment makes
  * `{expr}` usable in what it parses next (its regions included): shape
- * dimensions, tl_parse_int, `<` raw bodies, and aliases whose value holds
- * one (parsed again at each use). eval gets the text between the braces
+ * dimensions, tl_parse_int, `<` raw bodies, types (`{T}`, through the
+ * environment's type hook), and aliases whose value holds one (parsed
+ * again at each use). eval gets the text between the braces
  * and gives its value, or fails with a message in err and the byte offset
  * of the problem in *err_offset; it appends the names it read with their
  * values ("BM = 16, BN = 8") to names, for notes. */
@@ -660,6 +679,10 @@ typedef struct TlTemplateEnv {
   bool (*eval)(void *user, const char *text, size_t len, int64_t *value,
                TlStr *names, TlErr *err, size_t *err_offset);
   void *user;
+  /* Where a type is expected (tl_parse_type, the element type of a
+   * shape), `{NAME}` names a type template parameter: gives its type, or
+   * NULL with a message in err. May be NULL: no type parameters. */
+  TlType *(*type)(void *user, const char *text, size_t len, TlErr *err);
 } TlTemplateEnv;
 /* Installs env (NULL: none; the parser keeps the pointer, which must stay
  * valid until replaced) and returns the previous one, to restore after

@@ -4,6 +4,9 @@
  * the same pointer and every comparison elsewhere is `==`. */
 #include "ir_internal.h"
 
+#include <ctype.h>
+#include <errno.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,25 +102,88 @@ const char *tl_context_intern(TlContext *ctx, const char *s, size_t n) {
   return tl_strtab_intern(ctx->strings, s, n);
 }
 
-void tl_context_set_define(TlContext *ctx, const char *name, int64_t value) {
+static void set_define(TlContext *ctx, const char *name, int64_t value,
+                       TlType *type) {
   name = tl_context_intern(ctx, name, strlen(name));
   for (size_t i = 0; i < ctx->defines.len; i++)
     if (ctx->defines.data[i].name == name) {
       ctx->defines.data[i].value = value;
+      ctx->defines.data[i].type = type;
       return;
     }
-  struct Define d = {name, value, false};
+  struct Define d = {name, value, type, false};
   tl_vec_push(&ctx->defines, d);
 }
 
-bool tl_context_get_define(TlContext *ctx, const char *name, int64_t *value) {
+void tl_context_set_define(TlContext *ctx, const char *name, int64_t value) {
+  set_define(ctx, name, value, NULL);
+}
+
+void tl_context_set_define_type(TlContext *ctx, const char *name,
+                                TlType *type) {
+  set_define(ctx, name, 0, type);
+}
+
+bool tl_context_get_define_value(TlContext *ctx, const char *name,
+                                 int64_t *value, TlType **type) {
   for (size_t i = 0; i < ctx->defines.len; i++)
     if (strcmp(ctx->defines.data[i].name, name) == 0) {
       ctx->defines.data[i].used = true;
       *value = ctx->defines.data[i].value;
+      *type = ctx->defines.data[i].type;
       return true;
     }
   return false;
+}
+
+bool tl_context_get_define(TlContext *ctx, const char *name, int64_t *value) {
+  TlType *type;
+  int64_t v;
+  if (!tl_context_get_define_value(ctx, name, &v, &type) || type)
+    return false;
+  *value = v;
+  return true;
+}
+
+static bool ident_char(char c, bool first) {
+  return c == '_' || isalpha((unsigned char)c) ||
+         (!first && isdigit((unsigned char)c));
+}
+
+TlResult tl_context_parse_define(TlContext *ctx, const char *text,
+                                 TlErr *err) {
+  const char *eq = strchr(text, '=');
+  size_t n = eq ? (size_t)(eq - text) : 0;
+  bool named = n > 0 && n < 128;
+  for (size_t i = 0; named && i < n; i++)
+    named = ident_char(text[i], i == 0);
+  if (!named) {
+    tl_err(err, "invalid definition '%s' (want NAME=INTEGER or NAME=TYPE)",
+           text);
+    return TL_FAILURE;
+  }
+  char name[128];
+  memcpy(name, text, n);
+  name[n] = 0;
+  const char *v = eq + 1;
+  char *end;
+  errno = 0;
+  long long x = strtoll(v, &end, 10);
+  if (*v && !isspace((unsigned char)*v) && !*end && !errno) {
+    tl_context_set_define(ctx, name, x);
+    return TL_SUCCESS;
+  }
+  bool bad;
+  TlType *t = tl_type_scalar_named(ctx, v, strlen(v), &bad);
+  if (!t || t == tl_type_none(ctx)) {
+    tl_err(err,
+           "invalid definition '%s': '%s' is neither an integer nor a "
+           "scalar type",
+           text, v);
+    return TL_FAILURE;
+  }
+  tl_context_set_define_type(ctx, name, t);
+  return TL_SUCCESS;
 }
 
 void tl_context_clear_defines(TlContext *ctx) { ctx->defines.len = 0; }
@@ -293,6 +359,53 @@ TlType *tl_type_f64(TlContext *ctx) { return ctx->f64; }
 bool tl_type_is_float(const TlType *t) { return t && t->kind == TL_TYPE_FLOAT; }
 unsigned tl_type_float_exp(const TlType *t) { return t->exp; }
 unsigned tl_type_float_man(const TlType *t) { return t->man; }
+
+TlType *tl_type_scalar_named(TlContext *ctx, const char *s, size_t n,
+                              bool *bad) {
+  char buf[32];
+  *bad = false;
+  if (n == 0 || n >= sizeof buf)
+    return NULL;
+  memcpy(buf, s, n);
+  buf[n] = 0;
+  if (!strcmp(buf, "bool") || !strcmp(buf, "i1"))
+    return ctx->i1;
+  if (!strcmp(buf, "f16"))
+    return ctx->f16;
+  if (!strcmp(buf, "bf16"))
+    return ctx->bf16;
+  if (!strcmp(buf, "f32"))
+    return ctx->f32;
+  if (!strcmp(buf, "f64"))
+    return ctx->f64;
+  if (!strcmp(buf, "none"))
+    return tl_type_none(ctx);
+  if ((buf[0] == 'i' || buf[0] == 'u') && n > 1) {
+    for (size_t i = 1; i < n; i++)
+      if (!isdigit((unsigned char)buf[i]))
+        return NULL;
+    unsigned long w = n > 3 ? 999 : strtoul(buf + 1, NULL, 10);
+    TlType *t = w <= 64 ? tl_type_int(ctx, (unsigned)w, buf[0] == 'i') : NULL;
+    if (!t)
+      *bad = true;
+    return t;
+  }
+  if (buf[0] == 'f') {
+    unsigned nb, e, m;
+    char tail;
+    if (sscanf(buf, "f%ue%um%u%c", &nb, &e, &m, &tail) == 3) {
+      char canon[32];
+      snprintf(canon, sizeof canon, "f%ue%um%u", nb, e, m);
+      TlType *t = NULL;
+      if (!strcmp(canon, buf) && nb == 1 + e + m && nb <= 8 && e >= 1)
+        t = tl_type_float(ctx, e, m);
+      if (!t)
+        *bad = true;
+      return t;
+    }
+  }
+  return NULL;
+}
 
 bool tl_type_is_scalar(const TlType *t) {
   return t && (t->kind == TL_TYPE_INT || t->kind == TL_TYPE_FLOAT);

@@ -22,7 +22,13 @@ struct TlContext {
   const TlOpDef *op_by_id[TL_OP_COUNT]; /* registered ops of the tables */
   TL_VEC(const TlTypeDef *) type_defs;
   TL_VEC(const TlAttrDef *) attr_defs;
-  TL_VEC(struct Define { const char *name; int64_t value; bool used; }) defines;
+  /* A definition is an integer, or a type when type is not NULL. */
+  TL_VEC(struct Define {
+    const char *name;
+    int64_t value;
+    TlType *type;
+    bool used;
+  }) defines;
   /* Cached common objects. */
   TlType *i1, *f16, *bf16, *f32, *f64, *none;
   TlAttr *unit;

@@ -229,6 +229,27 @@ static TlResult template_value(TlParser *p, const char *open,
   return TL_SUCCESS;
 }
 
+/* The type template parameter `{NAME}` [open, close] names, at loc. */
+static TlResult template_type(TlParser *p, const char *open,
+                              const char *close, TlLoc loc, TlType **out) {
+  size_t n = (size_t)(close - open) + 1;
+  if (!p->env || !p->env->type) {
+    tl_parser_error(p, loc,
+                    "template expression '%.*s' outside a tl.kernel: only a "
+                    "kernel's template parameters can be used",
+                    (int)(n < 60 ? n : 60), open);
+    return TL_FAILURE;
+  }
+  TlErr err;
+  *out = p->env->type(p->env->user, open + 1, n - 2, &err);
+  if (!*out) {
+    tl_parser_error(p, loc, "invalid type '%.*s': %s", (int)(n < 60 ? n : 60),
+                    open, err.msg);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
 static void skip_space(TlParser *p) {
   while (p->cur < p->end) {
     char c = *p->cur;
@@ -856,54 +877,6 @@ static TlResult nesting(TlParser *p) {
   return TL_SUCCESS;
 }
 
-/* Recognises builtin scalar type names: iN, uN, bool, f16, bf16, f32, f64,
- * fNeXmY. Returns NULL (without error) for other identifiers. */
-static TlType *scalar_type(TlParser *p, const char *s, size_t n, bool *bad) {
-  char buf[32];
-  *bad = false;
-  if (n == 0 || n >= sizeof buf)
-    return NULL;
-  memcpy(buf, s, n);
-  buf[n] = 0;
-  if (!strcmp(buf, "bool") || !strcmp(buf, "i1"))
-    return p->ctx->i1;
-  if (!strcmp(buf, "f16"))
-    return p->ctx->f16;
-  if (!strcmp(buf, "bf16"))
-    return p->ctx->bf16;
-  if (!strcmp(buf, "f32"))
-    return p->ctx->f32;
-  if (!strcmp(buf, "f64"))
-    return p->ctx->f64;
-  if (!strcmp(buf, "none"))
-    return tl_type_none(p->ctx);
-  if ((buf[0] == 'i' || buf[0] == 'u') && n > 1) {
-    for (size_t i = 1; i < n; i++)
-      if (!isdigit((unsigned char)buf[i]))
-        return NULL;
-    unsigned long w = n > 3 ? 999 : strtoul(buf + 1, NULL, 10);
-    TlType *t = w <= 64 ? tl_type_int(p->ctx, (unsigned)w, buf[0] == 'i') : NULL;
-    if (!t)
-      *bad = true;
-    return t;
-  }
-  if (buf[0] == 'f') {
-    unsigned nb, e, m;
-    char tail;
-    if (sscanf(buf, "f%ue%um%u%c", &nb, &e, &m, &tail) == 3) {
-      char canon[32];
-      snprintf(canon, sizeof canon, "f%ue%um%u", nb, e, m);
-      TlType *t = NULL;
-      if (!strcmp(canon, buf) && nb == 1 + e + m && nb <= 8 && e >= 1)
-        t = tl_type_float(p->ctx, e, m);
-      if (!t)
-        *bad = true;
-      return t;
-    }
-  }
-  return NULL;
-}
-
 static Alias *find_alias(TlParser *p, const char *name, bool is_type) {
   for (size_t i = 0; i < p->aliases.len && i < p->alias_limit; i++)
     if (p->aliases.data[i].name == name &&
@@ -964,7 +937,7 @@ TlResult tl_parse_type(TlParser *p, TlType **out) {
   Tok t = p->tok;
   if (t.kind == T_IDENT) {
     bool bad;
-    TlType *ty = scalar_type(p, t.p, t.n, &bad);
+    TlType *ty = tl_type_scalar_named(p->ctx, t.p, t.n, &bad);
     if (ty) {
       *out = ty;
       lex(p);
@@ -992,6 +965,16 @@ TlResult tl_parse_type(TlParser *p, TlType **out) {
         tl_parser_error(p, t.loc, "invalid type '!%s'", name);
     } else {
       tl_parser_error(p, t.loc, "unknown type '!%s'", name);
+    }
+  } else if (tok_is(p, T_PUNCT, "{")) {
+    /* A type template parameter: `{WT}`. */
+    const char *close = brace_end(p->tok.start, p->end, true);
+    if (!close)
+      fail(p, "unterminated template expression%s", "");
+    else if (!TL_FAILED(
+                   template_type(p, p->tok.start, close, t.loc, out))) {
+      relex_at(p, close + 1);
+      r = TL_SUCCESS;
     }
   } else if (tok_is(p, T_PUNCT, "(")) {
     /* Function type. */
@@ -1080,10 +1063,13 @@ TlResult tl_parse_shape_and_type(TlParser *p, TlDimVec *dims, TlType **elem) {
     int64_t d = -1;
     const char *after = p->tok.p + p->tok.n;
     if (tok_is(p, T_PUNCT, "{")) {
-      /* A template expression: `{BM}x16xf16`. */
+      /* A template expression: `{BM}x16xf16`; without the 'x' after it,
+       * the element type: `16x{WT}`. */
       const char *close = brace_end(p->tok.start, p->end, true);
       if (!close)
         return fail(p, "unterminated template expression%s", "");
+      if (close + 1 >= p->end || close[1] != 'x')
+        break;
       if (TL_FAILED(
               template_value(p, p->tok.start, close, p->tok.loc, &d)))
         return TL_FAILURE;

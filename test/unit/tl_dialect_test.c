@@ -642,6 +642,51 @@ static void test_overrides(void) {
   tl_context_destroy(ctx);
 }
 
+/* Definitions from text (the tools' -D): integers and scalar types; type
+ * template parameters take a type definition and refuse an integer. */
+static void test_type_defines(void) {
+  TlContext *ctx = tl_context_create();
+  tl_register_all_dialects(ctx);
+  TlErr err;
+  int64_t v;
+  TlType *t;
+  CHECK(!TL_FAILED(tl_context_parse_define(ctx, "K=-12", &err)));
+  CHECK(tl_context_get_define(ctx, "K", &v) && v == -12);
+  CHECK(!TL_FAILED(tl_context_parse_define(ctx, "WT=f6e3m2", &err)));
+  CHECK(!tl_context_get_define(ctx, "WT", &v)); /* not an integer */
+  CHECK(tl_context_get_define_value(ctx, "WT", &v, &t));
+  CHECK(t == tl_type_float(ctx, 3, 2));
+  CHECK(TL_FAILED(tl_context_parse_define(ctx, "WT=", &err)));
+  CHECK_EQ_STR(err.msg, "invalid definition 'WT=': '' is neither an integer "
+                        "nor a scalar type");
+  CHECK(TL_FAILED(tl_context_parse_define(ctx, "W T=3", &err)));
+  CHECK(TL_FAILED(tl_context_parse_define(ctx, "=3", &err)));
+  CHECK(TL_FAILED(tl_context_parse_define(ctx, "X=u99", &err)));
+  CHECK(TL_FAILED(tl_context_parse_define(ctx, "X=3x", &err)));
+  const char *src =
+      "tl.kernel @k() template(WT = u4, N = 64) requires(bits(WT) <= 8)\n"
+      "    grid(N / bits(WT)) threads(32) {\n"
+      "  %r = tl.alloc_register 0 : !tl.reg<{N}x{WT}, "
+      "#tl.layout<local({N / 32}).spatial(32)>>\n"
+      "}\n";
+  tl_context_clear_defines(ctx);
+  tl_context_set_define_type(ctx, "WT", tl_type_int(ctx, 3, true));
+  TlModule *m = tl_parse_module(ctx, "k.tl", src, strlen(src), 1);
+  CHECK(m != NULL);
+  if (m) {
+    TlOp *k = first_kernel(m);
+    int64_t grid[3], th;
+    CHECK(k && tl_kernel_launch_dims(k, NULL, grid, &th, &err));
+    CHECK(grid[0] == 21 && th == 32); /* 64 / 3 */
+    char *text = print_module(m);
+    CHECK(strstr(text, "template(N = 64, WT = i3)") != NULL);
+    CHECK(strstr(text, "!tl.reg<64xi3,") != NULL);
+    tl_free(text);
+  }
+  tl_module_destroy(m);
+  tl_context_destroy(ctx);
+}
+
 /* The first error of a parse and its place. */
 typedef struct FirstError {
   int errors, notes;
@@ -805,6 +850,7 @@ int main(void) {
   test_launch_dims(ctx);
   tl_context_destroy(ctx);
   test_overrides();
+  test_type_defines();
   test_instances();
   test_slice_offsets();
   return unit_report();

@@ -205,16 +205,15 @@ int main(int argc, char **argv) {
       timing = true;
     } else if (!strncmp(a, "-D", 2)) {
       const char *def = a[2] ? a + 2 : (++i < argc ? argv[i] : NULL);
-      const char *eq = def ? strchr(def, '=') : NULL;
-      char *end = NULL;
-      long long v = eq ? strtoll(eq + 1, &end, 10) : 0;
-      if (!eq || eq == def || !eq[1] || *end) {
-        cli_error("invalid definition '%s' (want NAME=INTEGER)", def ? def : "");
+      TlErr err;
+      if (!def) {
+        cli_error("option '%s' needs NAME=VALUE", "-D");
         goto done;
       }
-      char name[128];
-      snprintf(name, sizeof name, "%.*s", (int)(eq - def), def);
-      tl_context_set_define(ctx, name, v);
+      if (TL_FAILED(tl_context_parse_define(ctx, def, &err))) {
+        cli_error("%s", err.msg);
+        goto done;
+      }
     } else if (a[0] != '-' || !strcmp(a, "-")) {
       if (input) {
         cli_error("more than one input file given ('%s')", a);

@@ -119,30 +119,6 @@ static bool parse_bool(const char *v, bool *out) {
   return false;
 }
 
-/* `NAME=VALUE` with an identifier name and a decimal integer value. */
-static TlResult add_define(TlContext *ctx, const char *def) {
-  const char *eq = strchr(def, '=');
-  if (!eq || eq == def || !eq[1])
-    return TL_FAILURE;
-  for (const char *c = def; c < eq; c++) {
-    bool alpha = *c == '_' || ((*c | 32) >= 'a' && (*c | 32) <= 'z');
-    bool digit = *c >= '0' && *c <= '9';
-    if (!alpha && !(digit && c != def))
-      return TL_FAILURE;
-  }
-  char *end;
-  errno = 0;
-  long long v = strtoll(eq + 1, &end, 10);
-  if (errno || *end)
-    return TL_FAILURE;
-  char name[128];
-  if ((size_t)(eq - def) >= sizeof name)
-    return TL_FAILURE;
-  memcpy(name, def, (size_t)(eq - def));
-  name[eq - def] = 0;
-  tl_context_set_define(ctx, name, v);
-  return TL_SUCCESS;
-}
 
 /* Returns 0 to continue, 1 for an error, 2 for "done" (help/version). */
 static int parse_args(int argc, char **argv, Options *o, TlDiagEngine *diag) {
@@ -166,8 +142,9 @@ static int parse_args(int argc, char **argv, Options *o, TlDiagEngine *diag) {
       const char *def = a[2] ? a + 2 : (++i < argc ? argv[i] : NULL);
       if (!def)
         return cli_error("option '%s' needs NAME=VALUE", a);
-      if (TL_FAILED(add_define(o->ctx, def)))
-        return cli_error("invalid definition '%s' (want NAME=INTEGER)", def);
+      TlErr err;
+      if (TL_FAILED(tl_context_parse_define(o->ctx, def, &err)))
+        return cli_error("%s", err.msg);
     } else if (!strcmp(a, "-o")) {
       if (++i >= argc)
         return cli_error("option '%s' needs a file name", a);

@@ -376,19 +376,7 @@ static int parse_args(int argc, char **argv, Options *o) {
 }
 
 static bool add_define(TlContext *ctx, const char *def) {
-  const char *eq = strchr(def, '=');
-  if (!eq || eq == def)
-    return false;
-  int64_t v;
-  if (!parse_i64(eq + 1, &v))
-    return false;
-  char name[128];
-  if ((size_t)(eq - def) >= sizeof name)
-    return false;
-  memcpy(name, def, (size_t)(eq - def));
-  name[eq - def] = 0;
-  tl_context_set_define(ctx, name, v);
-  return true;
+  return !TL_FAILED(tl_context_parse_define(ctx, def, NULL));
 }
 
 static char *read_text(const char *path, size_t *len) {
@@ -1121,7 +1109,7 @@ static bool heuristic(Tuner *t, int64_t *choice) {
 
 typedef struct Define {
   char name[128];
-  int64_t value;
+  const char *value; /* an integer or a type name, as written */
 } Define;
 
 static int define_cmp(const void *a, const void *b) {
@@ -1143,7 +1131,7 @@ static void make_key(const Tuner *t, TlOp *kernel, const Arg *args, unsigned n,
     const char *d = o->defines.data[i], *eq = strchr(d, '=');
     Define x;
     snprintf(x.name, sizeof x.name, "%.*s", (int)(eq - d), d);
-    parse_i64(eq + 1, &x.value);
+    x.value = eq + 1;
     size_t j = 0;
     while (j < nd && strcmp(defs[j].name, x.name))
       j++;
@@ -1152,8 +1140,7 @@ static void make_key(const Tuner *t, TlOp *kernel, const Arg *args, unsigned n,
   }
   qsort(defs, nd, sizeof *defs, define_cmp);
   for (size_t i = 0; i < nd; i++)
-    tl_tune_key_add(key, "define", "%s=%lld", defs[i].name,
-                    (long long)defs[i].value);
+    tl_tune_key_add(key, "define", "%s=%s", defs[i].name, defs[i].value);
   tl_free(defs);
   tl_tune_key_add_space(key, o->space);
   for (unsigned i = 0; i < n; i++) {
@@ -1407,7 +1394,9 @@ int main(int argc, char **argv) {
   tl_register_all_dialects(ctx);
   for (size_t i = 0; i < o.defines.len; i++)
     if (!add_define(ctx, o.defines.data[i])) {
-      fail("-D needs NAME=INTEGER, not '%s'", o.defines.data[i]);
+      TlErr derr;
+      tl_context_parse_define(ctx, o.defines.data[i], &derr);
+      fail("-D: %s", derr.msg);
       goto out;
     }
   size_t len;
