@@ -373,44 +373,24 @@ TlResult tl_kernel_parse(TlParser *p, TlOpState *st) {
   TlTypeVec ins = {0};
   TL_VEC(const char *) names = {0};
   TL_VEC(TlNamedAttr) templ = {0};
+  TL_VEC(TlLoc) tlocs = {0};
   AttrVec grid = {0}, threads = {0}, conds = {0};
   bool has_requires = false;
   const TlTemplateEnv *prev_env = NULL;
   bool env_set = false;
   TlResult r = TL_FAILURE;
-  if (TL_FAILED(tl_parse_symbol_name(p, &name)) ||
-      TL_FAILED(tl_parse_punct(p, "(")))
+  if (TL_FAILED(tl_parse_symbol_name(p, &name)))
     goto out;
-  if (!tl_parser_peek_punct(p, ")")) {
-    do {
-      TlArgDef a;
-      TlLoc al = tl_parser_loc(p);
-      if (TL_FAILED(tl_parse_arg_def(p, &a)))
-        goto out;
-      if (!tl_type_is_scalar(a.type) && !tl_type_is_ptr(a.type)) {
-        tl_parser_error(p, al, "kernel parameters are scalars or !tl.ptr");
-        goto out;
-      }
-      /* Grid expressions refer to parameters by name. */
-      if (!identifier(a.ref.name)) {
-        tl_parser_error(p, al,
-                        "kernel parameter names are identifiers "
-                        "([A-Za-z_][A-Za-z0-9_]*), not '%s'",
-                        a.ref.name);
-        goto out;
-      }
-      for (size_t i = 0; i < names.len; i++)
-        if (strcmp(names.data[i], a.ref.name) == 0) {
-          tl_parser_error(p, al, "kernel parameter '%s' is declared twice",
-                          a.ref.name);
-          goto out;
-        }
-      tl_vec_push(&args, a);
-      tl_vec_push(&ins, a.type);
-      tl_vec_push(&names, a.ref.name);
-    } while (tl_parse_optional_punct(p, ","));
+  /* The parameters' types may name template parameters (`!tl.ptr<{WT}>`):
+   * read the template header first, then the parameters. */
+  TlParserMark *params = tl_parser_mark(p);
+  const char *skipped;
+  size_t skipped_len;
+  if (!tl_parser_peek_punct(p, "(")) {
+    tl_parse_punct(p, "(");
+    goto out;
   }
-  if (TL_FAILED(tl_parse_punct(p, ")")))
+  if (TL_FAILED(tl_parse_raw_body(p, &skipped, &skipped_len, NULL)))
     goto out;
   if (tl_parse_optional_keyword(p, "template")) {
     if (TL_FAILED(tl_parse_punct(p, "(")))
@@ -451,14 +431,6 @@ TlResult tl_kernel_parse(TlParser *p, TlOpState *st) {
           tl_parser_error(p, tl, "template parameter '%s' given twice", tn);
           goto out;
         }
-      for (size_t i = 0; i < names.len; i++)
-        if (strcmp(names.data[i], tn) == 0) {
-          tl_parser_error(p, tl,
-                          "template parameter '%s' has the name of a "
-                          "kernel parameter",
-                          tn);
-          goto out;
-        }
       int64_t over;
       TlType *tover;
       if (tl_context_get_define_value(ctx, tn, &over, &tover)) {
@@ -484,11 +456,62 @@ TlResult tl_kernel_parse(TlParser *p, TlOpState *st) {
                                : tl_attr_int(ctx, tl_type_int(ctx, 64, true),
                                              v)};
       tl_vec_push(&templ, na);
+      tl_vec_push(&tlocs, tl);
     } while (tl_parse_optional_punct(p, ","));
     if (TL_FAILED(tl_parse_punct(p, ")")))
       goto out;
   }
   TlAttr *tdict = tl_attr_dict(ctx, (unsigned)templ.len, templ.data);
+  Names pre = {.templ = tdict, .nonint = -1, .param = -1};
+  TlTemplateEnv pre_env = {template_eval, &pre, template_type};
+  prev_env = tl_parser_set_template_env(p, &pre_env);
+  env_set = true;
+  TlParserMark *after = tl_parser_mark(p);
+  tl_parser_rewind(p, params);
+  if (TL_FAILED(tl_parse_punct(p, "(")))
+    goto out;
+  if (!tl_parser_peek_punct(p, ")")) {
+    do {
+      TlArgDef a;
+      TlLoc al = tl_parser_loc(p);
+      if (TL_FAILED(tl_parse_arg_def(p, &a)))
+        goto out;
+      if (!tl_type_is_scalar(a.type) && !tl_type_is_ptr(a.type)) {
+        tl_parser_error(p, al, "kernel parameters are scalars or !tl.ptr");
+        goto out;
+      }
+      /* Grid expressions refer to parameters by name. */
+      if (!identifier(a.ref.name)) {
+        tl_parser_error(p, al,
+                        "kernel parameter names are identifiers "
+                        "([A-Za-z_][A-Za-z0-9_]*), not '%s'",
+                        a.ref.name);
+        goto out;
+      }
+      for (size_t i = 0; i < names.len; i++)
+        if (strcmp(names.data[i], a.ref.name) == 0) {
+          tl_parser_error(p, al, "kernel parameter '%s' is declared twice",
+                          a.ref.name);
+          goto out;
+        }
+      tl_vec_push(&args, a);
+      tl_vec_push(&ins, a.type);
+      tl_vec_push(&names, a.ref.name);
+    } while (tl_parse_optional_punct(p, ","));
+  }
+  if (TL_FAILED(tl_parse_punct(p, ")")))
+    goto out;
+  tl_parser_rewind(p, after);
+  for (size_t t = 0; t < templ.len; t++)
+    for (size_t i = 0; i < names.len; i++)
+      if (strcmp(names.data[i], templ.data[t].name) == 0) {
+        tl_parser_error(p, tlocs.data[t],
+                        "template parameter '%s' has the name of a kernel "
+                        "parameter",
+                        templ.data[t].name);
+        goto out;
+      }
+
   Names nm = {.nargs = (unsigned)names.len,
               .arg_names = names.data,
               .arg_types = ins.data,
@@ -543,6 +566,7 @@ out:
   tl_vec_free(&ins);
   tl_vec_free(&names);
   tl_vec_free(&templ);
+  tl_vec_free(&tlocs);
   tl_vec_free(&grid);
   tl_vec_free(&threads);
   return r;

@@ -615,6 +615,14 @@ TlResult tl_parser_resolve(TlParser *p, const TlOperandRef *ref, TlType *type,
 TlResult tl_parser_resolve_operands(TlParser *p, TlOpState *st, unsigned n,
                                     const TlOperandRef *refs, unsigned ntypes,
                                     TlType *const *types);
+/* A place in the text to parse again from: an op whose first part refers
+ * to a later one (tl.kernel's parameter types may name its template
+ * parameters) reads ahead, then rewinds. The mark lives in the parser's
+ * scratch memory until the parse ends. Rewinding forgets nothing that was
+ * defined in between (parse only what defines no values there). */
+typedef struct TlParserMark TlParserMark;
+TlParserMark *tl_parser_mark(TlParser *p);
+void tl_parser_rewind(TlParser *p, const TlParserMark *m);
 /* The type of an already-defined value without giving its type. */
 TlResult tl_parser_lookup(TlParser *p, const TlOperandRef *ref, TlValue **out);
 

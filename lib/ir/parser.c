@@ -740,6 +740,21 @@ static void restore(TlParser *p, LexState s) {
   p->tok = s.tok;
 }
 
+struct TlParserMark {
+  LexState at;
+};
+
+TlParserMark *tl_parser_mark(TlParser *p) {
+  TlParserMark *m = tl_arena_alloc(&p->scratch, sizeof *m);
+  m->at = save(p);
+  return m;
+}
+
+void tl_parser_rewind(TlParser *p, const TlParserMark *m) {
+  if (!p->failed)
+    restore(p, m->at);
+}
+
 /* After a list of values: is this `=` or `:N =`, i.e. were the values the
  * results of the next op rather than operands? */
 static bool at_result_binding(TlParser *p) {
