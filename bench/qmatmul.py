@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
-"""The quantised matmul benchmark (kernels/qmatmul_u4.tl) on the GPU
+"""The quantised matmul benchmark (kernels/qmatmul.tl) on the GPU
 machine, with its peers timed in the same run, the way tl-run --bench times
 TL's kernels (the median of 50 event-timed runs, the L2 cache flushed before
 each).
 
   python3 bench/qmatmul.py [--bin DIR] [--quick] [--m 1,16] [--models 70B,8B] [--zp]
+                           [--wt TYPE] [--types T1,T2,...]
+
+--wt picks the weight type of the model runs (default i4: u4 codes with
+the implicit zero 8; with --zp, u4 with zero points). --types adds a run of
+every listed weight type at M = 1 on (N, K) = (8192, 8192), each against
+its own roofline (its codes' bytes).
 
 For each shape (N, K) of a Llama-3.3-70B layer (and Llama-3-8B), at M = 1
 and 16: TL's kernel for each candidate configuration (BN, W, S), the best
@@ -27,8 +33,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import qmatmul  # noqa: E402
 
-KERNEL = os.path.join(ROOT, "kernels", "qmatmul_u4.tl")
-PACKER = os.path.join(ROOT, "kernels", "qpack_u4.tl")
+KERNEL = os.path.join(ROOT, "kernels", "qmatmul.tl")
+PACKER = os.path.join(ROOT, "kernels", "qpack.tl")
 G = 128
 SHAPES_70B = [("gate_up", 57344, 8192), ("down", 8192, 28672),
               ("qkv", 10240, 8192), ("o", 8192, 8192)]
@@ -41,7 +47,7 @@ CONFIGS = [(64, 8, 3), (32, 8, 3), (32, 16, 2), (64, 4, 4), (128, 4, 3),
 def tl_run(tlbin, defines, args, extra=()):
     cmd = [os.path.join(tlbin, "tl-run"), KERNEL]
     for k, v in defines.items():
-        cmd += ["-D", "%s=%d" % (k, v)]
+        cmd += ["-D", "%s=%s" % (k, v)]
     for k, v in args.items():
         cmd += ["--arg", "%s=%s" % (k, v)]
     cmd += list(extra)
@@ -50,22 +56,29 @@ def tl_run(tlbin, defines, args, extra=()):
 
 
 ZP = 0  # --zp: zero points per group (the scales buffer [K / G, 2, N])
+WT = "i4"
 
 
-def bench_tl(tlbin, m, n, k, cfg):
+def bits_of(wt):
+    return qmatmul.dtype_info(wt)[1]
+
+
+def bench_tl(tlbin, m, n, k, cfg, wt=None):
     bn, w, s = cfg
-    if n % bn or k % (w * G):
+    wt = wt or WT
+    if n % bn or k % (w * G) or G * bn * bits_of(wt) % 4096:
         return None
-    defines = dict(K=k, N=n, G=G, BN=bn, W=w, S=s, ZP=ZP)
+    defines = dict(K=k, N=n, G=G, BN=bn, W=w, S=s, ZP=ZP, WT=wt)
     args = dict(a="rand:f16:%dx%d" % (m, k),
-                b="rand:u8:%dx%dx%dx32x16" % (n // bn, k // G, G * bn // 1024),
+                b="rand:u8:%dx%dx%dx32x16" % (n // bn, k // G, G * bn * bits_of(wt) // 4096),
                 s="rand:f16:%dx%d" % (k // G * (1 + ZP), n), c="zeros:f16:%dx%d" % (m, n),
                 m=str(m))
     rc, out = tl_run(tlbin, defines, args, ["--seed", "1", "--json", "--no-vm-check"])
     for line in out.splitlines():
         if line.startswith("{"):
             return json.loads(line)["median_ms"]
-    print("  tl-run failed (%s): %s" % (cfg, out.strip()[-300:]))
+    if "does not hold" not in out and "shared memory" not in out:
+        print("  tl-run failed (%s): %s" % (cfg, out.strip()[-300:]))
     return None
 
 
@@ -73,16 +86,18 @@ def check_tl(tlbin, m, n, k, cfg, seed):
     bn, w, s = cfg
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "q")
-        qmatmul.gen(p, m, k, n, G, bn, seed, ZP)
-        defines = dict(K=k, N=n, G=G, BN=bn, W=w, S=s, ZP=ZP)
+        qmatmul.gen(p, m, k, n, G, bn, seed, ZP, wt=WT)
+        defines = dict(K=k, N=n, G=G, BN=bn, W=w, S=s, ZP=ZP, WT=WT)
         args = dict(a=p + ".a.npy", b=p + ".b.npy", s=p + ".s.npy",
                     c="zeros:f16:%dx%d" % (m, n), m=str(m))
         rc, out = tl_run(tlbin, defines, args, ["--no-vm-check", "--save", "c=%s.c.npy" % p])
         if rc == 0 and cfg == CONFIGS[0]:
             # The packer in tl, on the GPU, against the NumPy packer's bytes.
             cmd = [os.path.join(tlbin, "tl-run"), PACKER, "-D", "K=%d" % k, "-D", "N=%d" % n,
-                   "-D", "G=%d" % G, "-D", "BN=%d" % bn, "--arg", "w=%s.wu4.npy" % p,
-                   "--arg", "out=zeros:u8:%dx%dx%dx32x16" % (n // bn, k // G, G * bn // 1024),
+                   "-D", "G=%d" % G, "-D", "BN=%d" % bn, "-D", "WT=%s" % WT,
+                   "--arg", "w=%s.wq.npy" % p,
+                   "--arg", "out=zeros:u8:%dx%dx%dx32x16" % (n // bn, k // G,
+                                                        G * bn * bits_of(WT) // 4096),
                    "--no-vm-check", "--check", "out=%s.b.npy" % p]
             r = subprocess.run(cmd, capture_output=True, text=True)
             print("  packer (tl, GPU) k=%d n=%d: %s" % (k, n, (r.stdout + r.stderr).strip()[-200:]))
@@ -125,8 +140,15 @@ def main():
     if "--bin" in sys.argv:
         tlbin = sys.argv[sys.argv.index("--bin") + 1]
     quick = "--quick" in sys.argv
-    global ZP
+    global ZP, WT
     ZP = 1 if "--zp" in sys.argv else 0
+    WT = "u4" if ZP else "i4"
+    if "--wt" in sys.argv:
+        WT = sys.argv[sys.argv.index("--wt") + 1]
+    types = []
+    if "--types" in sys.argv:
+        types = sys.argv[sys.argv.index("--types") + 1].split(",")
+    os.environ["TL_BIN"] = tlbin  # scripts/qmatmul.py's tl-dtype
     ms = (1,) if quick else (1, 16)
     if "--m" in sys.argv:
         ms = tuple(int(v) for v in sys.argv[sys.argv.index("--m") + 1].split(","))
@@ -137,7 +159,7 @@ def main():
     global timed
     from peers import timed  # the same flush and median as peers.py
     print("device:", torch.cuda.get_device_name(), "torch", torch.__version__,
-          "zero points" if ZP else "")
+          "weights", WT, "zero points" if ZP else "")
     x = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
     y = torch.empty_like(x)
     copy_ms = timed(lambda: y.copy_(x), runs=20)
@@ -159,7 +181,7 @@ def main():
         for m in ms:
             tot = {"tl": 0.0, "cublas_f16": 0.0, "tinygemm_int4": 0.0, "roof": 0.0}
             for name, n, k in shapes:
-                must = k * n // 2 + (k // G) * n * 2 * (1 + ZP) + m * k * 2 + m * n * 2
+                must = k * n * bits_of(WT) // 8 + (k // G) * n * 2 * (1 + ZP) + m * k * 2 + m * n * 2
                 roof = must / bw * 1e3
                 best = None
                 for cfg in CONFIGS:
@@ -182,6 +204,27 @@ def main():
                 model, m, tot["tl"], tot["roof"], 100 * tot["roof"] / tot["tl"], tot["cublas_f16"], tot["tinygemm_int4"])
             print(summ)
             rows.append(summ)
+    if types:
+        n = k = 8192
+        p = peers(torch, 1, n, k)
+        rows.append("peers m=1 N=K=8192: " + ", ".join("%s %.4f ms" % kv for kv in p.items()))
+        print(rows[-1])
+    for wt in types:
+        must = k * n * bits_of(wt) // 8 + (k // G) * n * 2 + k * 2 + n * 2
+        roof = must / bw * 1e3
+        best = None
+        for cfg in CONFIGS + [(64, 4, 3), (64, 8, 2), (128, 4, 2)]:
+            t = bench_tl(tlbin, 1, n, k, cfg, wt)
+            if t is not None and (best is None or t < best[0]):
+                best = (t, cfg)
+        if best is None:
+            rows.append("type %-7s no instance ran" % wt)
+            print(rows[-1])
+            continue
+        line = "type %-7s m=1 N=K=8192: TL %.4f ms %s, %.0f GB/s, %.0f%% of its roofline %.4f ms" % (
+            wt, best[0], best[1], must / best[0] / 1e6, 100 * roof / best[0], roof)
+        print(line)
+        rows.append(line)
     print("\n== summary")
     print("copy bandwidth %.0f GB/s; checks %s" % (bw / 1e9, "passed" if ok else "FAILED"))
     for r in rows:

@@ -49,7 +49,7 @@ SKIP = {
 SMEM = {
     "test/passes/plan-shared-memory.tl": 131072,
     "test/target/Inputs/smem-big.tl": 131072,
-    "kernels/qmatmul_u4.tl": 149504,
+    "kernels/qmatmul.tl": 149504,
 }
 
 

@@ -150,33 +150,44 @@ static bool call(Ev *e, const char *n, size_t len, Val *v, TlStr *text) {
   return ok;
 }
 
-/* bits(T), is_float(T), is_signed(T): properties of a type parameter. */
+/* bits(T), is_float(T), is_signed(T), interleave(T, D): properties of
+ * type parameters. */
 static bool type_query(const char *n, size_t len) {
-  static const char *const names[] = {"bits", "is_float", "is_signed"};
+  static const char *const names[] = {"bits", "is_float", "is_signed",
+                                      "interleave"};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
     if (strlen(names[i]) == len && !memcmp(n, names[i], len))
       return true;
   return false;
 }
 
-/* A type query after its name (at n): `(NAME)` is read, and the whole
- * text `bits(NAME)` is looked up as a name (tl.h). */
+/* A type query after its name (at n): `(NAME)` or `(NAME, NAME)` is read,
+ * and the whole text in canonical form, `bits(WT)` or `interleave(WT,
+ * AT)`, is looked up as a name (tl.h). */
 static bool query(Ev *e, const char *n, Val *v, TlStr *text) {
-  e->p++; /* '(' */
-  space(e);
-  const char *arg = e->p;
-  while (e->p < e->end && (isalnum((unsigned char)*e->p) || *e->p == '_'))
-    e->p++;
-  size_t alen = (size_t)(e->p - arg);
-  space(e);
-  if (!alen || (isdigit((unsigned char)*arg)))
-    return fail(e, arg, "expected a type parameter's name in expression%s",
-                "");
-  if (!eat(e, ')'))
-    return fail(e, e->p, "expected ')' in expression%s", "");
+  const char *open = e->p;
   char buf[160];
-  int k = snprintf(buf, sizeof buf, "%.*s(%.*s)", (int)(arg - 1 - n), n,
-                   (int)(alen < 120 ? alen : 120), arg);
+  int k = snprintf(buf, sizeof buf, "%.*s(", (int)(open - n), n);
+  for (int i = 0;; i++) {
+    e->p++; /* '(' or ',' */
+    space(e);
+    const char *arg = e->p;
+    while (e->p < e->end && (isalnum((unsigned char)*e->p) || *e->p == '_'))
+      e->p++;
+    size_t alen = (size_t)(e->p - arg);
+    if (!alen || isdigit((unsigned char)*arg) || alen > 60)
+      return fail(e, arg, "expected a type parameter's name in expression%s",
+                  "");
+    k += snprintf(buf + k, sizeof buf - (size_t)k, "%s%.*s", i ? ", " : "",
+                  (int)alen, arg);
+    space(e);
+    if (i == 0 && e->p < e->end && *e->p == ',')
+      continue;
+    if (!eat(e, ')'))
+      return fail(e, e->p, "expected ')' in expression%s", "");
+    break;
+  }
+  k += snprintf(buf + k, sizeof buf - (size_t)k, ")");
   return name(e, n, buf, (size_t)k, v, text);
 }
 

@@ -91,10 +91,27 @@ static bool template_number(Names *n, const char *name, size_t len,
     return true;
   }
   size_t qn = (size_t)(open - name);
-  TlAttr *a = template_param(n, open + 1, len - qn - 2, key);
+  const char *arg = open + 1, *comma = memchr(arg, ',', len - qn - 1);
+  size_t alen = comma ? (size_t)(comma - arg) : len - qn - 2;
+  TlAttr *a = template_param(n, arg, alen, key);
   if (!a || tl_attr_kind(a) != TL_ATTR_TYPE)
     return false;
   TlType *t = tl_attr_type_value(a);
+  if (!comma != !is_name(name, qn, "interleave"))
+    return false;
+  if (comma) {
+    /* interleave(T, D): of the cast recipe from T to D. */
+    const char *d = comma + 2;
+    TlAttr *b = template_param(n, d, (size_t)(name + len - 1 - d), NULL);
+    TlDType sd, dd;
+    const TlCastRecipe *r = NULL;
+    if (!b || tl_attr_kind(b) != TL_ATTR_TYPE)
+      return false;
+    if (tl_type_to_dtype(t, &sd) && tl_type_to_dtype(tl_attr_type_value(b), &dd))
+      r = tl_cast_recipe_find(sd, dd);
+    *v = r ? tl_cast_recipe_interleave(r) : 0;
+    return true;
+  }
   if (is_name(name, qn, "bits"))
     *v = tl_type_bitwidth(t);
   else if (is_name(name, qn, "is_float"))

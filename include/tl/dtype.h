@@ -336,6 +336,16 @@ bool tl_cast_recipe_run(const TlCastRecipe *r, const uint32_t *in,
 void tl_cast_recipe_arrange(const TlCastRecipe *r, const uint64_t *codes,
                             uint32_t *words);
 
+/* The interleave of a cast recipe to a 16-bit type: the d such that each
+ * output word holds the values at input positions (p, p + d), p running
+ * over the first halves of blocks of 2d positions in order (value_of[2j]
+ * = j / d * 2d + j % d, value_of[2j + 1] = value_of[2j] + d): 1 for
+ * values in order, 4 for u4 (Marlin's interleave). 0 when the recipe's
+ * order is not of this form, or for other recipes. A weight layout that
+ * stores each block of 2d codes as (i0, then d codes in output order)
+ * needs no reordering after the cast (kernels/qmatmul.tl). */
+unsigned tl_cast_recipe_interleave(const TlCastRecipe *r);
+
 /* Checks r bit for bit against the host codec: every code point of the
  * source type in every input position (plus random words) for cast
  * recipes; for quantising recipes every f16/bf16 input under one inexact

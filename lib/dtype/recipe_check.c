@@ -193,6 +193,23 @@ void tl_cast_recipe_arrange(const TlCastRecipe *r, const uint64_t *codes,
                (uint32_t)bytes[4 * k + 3] << 24;
 }
 
+unsigned tl_cast_recipe_interleave(const TlCastRecipe *r) {
+  if (r->kind == TL_RECIPE_QUANT || r->dst.bits != 16)
+    return 0;
+  for (unsigned d = 1; 2 * d <= r->n_values; d *= 2) {
+    if (r->n_values % (2 * d))
+      continue;
+    bool ok = true;
+    for (unsigned j = 0; ok && 2 * j < r->n_values; j++) {
+      unsigned first = j / d * 2 * d + j % d;
+      ok = r->value_of[2 * j] == first && r->value_of[2 * j + 1] == first + d;
+    }
+    if (ok)
+      return d;
+  }
+  return 0;
+}
+
 bool tl_cast_recipe_verify(const TlCastRecipe *r, uint64_t *n_checked,
                            TlErr *err) {
   uint64_t count = 0;

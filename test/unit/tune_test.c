@@ -96,7 +96,7 @@ static void make_key(TlTuneKey *k, const char *source, const char *define) {
   TlTuneSpace *s = space_of("BN=64,128", "W=4,8");
   memset(k, 0, sizeof *k);
   tl_tune_key_init(k, source, strlen(source));
-  tl_tune_key_add(k, "kernel", "%s", "qmatmul_u4");
+  tl_tune_key_add(k, "kernel", "%s", "qmatmul");
   tl_tune_key_add(k, "define", "%s", define);
   tl_tune_key_add_space(k, s);
   tl_tune_key_add(k, "device", "%s", "GPU\nwith a newline");
@@ -110,7 +110,7 @@ static void test_key(void) {
   CHECK(tl_tune_key_hash(&a) == tl_tune_key_hash(&b));
   CHECK_EQ_STR(tl_str_cstr(&a.lines),
                "source: 12 bytes, fnv1a 0x8a4c5ef17dfbd8f5\n"
-               "kernel: qmatmul_u4\n"
+               "kernel: qmatmul\n"
                "define: K=1024\n"
                "tune: BN=64,128\n"
                "tune: W=4,8\n"
