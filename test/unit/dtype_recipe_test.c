@@ -237,6 +237,38 @@ static void test_kv_reference(void) {
     CHECK_EQ_INT((out >> (4 * i)) & 0xf, r->value_of[i]);
 }
 
+/* The interleave of a recipe (the weight packers' order): Marlin's 4 for
+ * u4, 16 for u1, values in order for u8, none for u3's irregular order,
+ * and for every recipe either 0 or a d whose pairing value_of shows. */
+static void test_interleave(void) {
+  static const struct {
+    const char *src;
+    unsigned d;
+  } cases[] = {{"u4", 4}, {"i4", 4}, {"u1", 16}, {"u2", 8}, {"u5", 4},
+               {"u7", 2}, {"u8", 1}, {"i8", 2}, {"u3", 0}, {"u6", 0},
+               {"f6e3m2", 0}, {"f6e2m3", 8}, {"f8e4m3", 2}};
+  TlDType f16 = tl_dtype_f16();
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    TlDType s;
+    CHECK(tl_dtype_parse(cases[i].src, strlen(cases[i].src), &s));
+    const TlCastRecipe *r = tl_cast_recipe_find(s, f16);
+    CHECK(r != NULL);
+    if (r)
+      CHECK_EQ_INT(tl_cast_recipe_interleave(r), cases[i].d);
+  }
+  size_t n;
+  const TlCastRecipe *all = tl_cast_recipe_all(&n);
+  for (size_t i = 0; i < n; i++) {
+    unsigned d = tl_cast_recipe_interleave(&all[i]);
+    for (unsigned j = 0; d && 2 * j < all[i].n_values; j++) {
+      unsigned p = j / d * 2 * d + j % d;
+      CHECK(all[i].value_of[2 * j] == p && all[i].value_of[2 * j + 1] == p + d);
+    }
+    if (all[i].kind == TL_RECIPE_QUANT || all[i].dst.bits != 16)
+      CHECK_EQ_INT(d, 0);
+  }
+}
+
 int main(void) {
   test_coverage();
   test_marlin_u4();
@@ -244,6 +276,7 @@ int main(void) {
   test_kv_reference();
   test_data_form();
   test_arrange();
+  test_interleave();
   test_verify_all();
   return unit_report();
 }
