@@ -97,14 +97,17 @@ void tl_shared_type_swizzle(const TlType *t, int *b, int *m, int *s);
  *   term   ::= factor (('*' | '/' | '%') factor)*
  *   factor ::= int | name | '(' expr ')' | ('ceildiv' | 'min' | 'max')
  *              '(' expr ',' expr ')' | query '(' name ')'
+ *            | 'interleave' '(' name ',' name ')'
  *   query  ::= 'bits' | 'is_float' | 'is_signed'
  * int is a decimal literal (no sign: there is no unary minus); name is
  * [A-Za-z_][A-Za-z0-9_]*. Values are int64; overflow is an error. '/' and
  * '%' are floor division and its remainder (x % y has y's sign), ceildiv
  * rounds up; each needs a positive divisor. A query asks about a type
  * (a kernel's type template parameter): its width in bits, whether it is a
- * float, whether it is signed (floats are); the callbacks below see it as
- * one name, spelled `bits(WT)`, and give its value. */
+ * float, whether it is signed (floats are), the interleave of the cast
+ * recipe between two types (tl_cast_recipe_interleave); the callbacks
+ * below see it as one name, spelled `bits(WT)` or `interleave(WT, AT)`,
+ * and give its value. */
 typedef bool (*TlExprLookup)(void *user, const char *name, size_t len,
                              int64_t *value);
 /* Evaluates text, looking names up through `lookup` (may be NULL: no
