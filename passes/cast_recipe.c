@@ -127,7 +127,9 @@ static View half_view(TlRegOpcode op, TlOpId *id) {
   return op <= TL_ROP_HMIN2 ? V_H2 : V_B2;
 }
 
-static bool op_supported(TlRegOpcode op) {
+/* The view a max/min op works in (simt.max/min keep PTX's rule that a
+ * NaN operand yields the other), V_COUNT when op is not one. */
+static View maxmin_view(TlRegOpcode op, TlOpId *id) {
   switch (op) {
   case TL_ROP_HMAX2:
   case TL_ROP_HMIN2:
@@ -135,28 +137,40 @@ static bool op_supported(TlRegOpcode op) {
   case TL_ROP_BMIN2:
   case TL_ROP_FMAX:
   case TL_ROP_FMIN:
-    return false;
+    break;
   default:
-    return (unsigned)op < TL_ROP_COUNT_;
+    return V_COUNT;
   }
+  *id = op == TL_ROP_HMAX2 || op == TL_ROP_BMAX2 || op == TL_ROP_FMAX
+            ? TL_OP_SIMT_MAX
+            : TL_OP_SIMT_MIN;
+  return op == TL_ROP_FMAX || op == TL_ROP_FMIN ? V_F32
+         : op <= TL_ROP_HMIN2                   ? V_H2
+                                                : V_B2;
+}
+
+/* Every register op has a simt form; a recipe may still be malformed. */
+static bool well_formed(const TlCastRecipe *r, TlErr *err) {
+  for (unsigned i = 0; i < r->n_ops; i++)
+    if ((unsigned)r->ops[i].op >= TL_ROP_COUNT_)
+      return tl_err(err, "%s -> %s: unknown register op %u",
+                    tl_dtype_name(r->src), tl_dtype_name(r->dst),
+                    (unsigned)r->ops[i].op);
+  if (r->n_values == 0 || r->n_values > TL_RECIPE_MAX_VALUES ||
+      r->n_regs > 256 || r->n_in_words == 0 ||
+      r->n_in_words + r->n_params > r->n_regs)
+    return tl_err(err, "%s -> %s: malformed recipe", tl_dtype_name(r->src),
+                  tl_dtype_name(r->dst));
+  return true;
 }
 
 bool tl_cast_recipe_emittable(const TlCastRecipe *r, TlErr *err) {
   if (r->kind == TL_RECIPE_QUANT)
     return tl_err(err,
-                  "%s -> %s: quantising recipes are not emitted (their "
-                  "max/min have no simt form)",
+                  "%s -> %s: a quantising recipe takes a scale and a zero "
+                  "point (tl_emit_quant_recipe emits it)",
                   tl_dtype_name(r->src), tl_dtype_name(r->dst));
-  for (unsigned i = 0; i < r->n_ops; i++)
-    if (!op_supported((TlRegOpcode)r->ops[i].op))
-      return tl_err(err, "%s -> %s: register op %s has no simt form",
-                    tl_dtype_name(r->src), tl_dtype_name(r->dst),
-                    tl_regop_name((TlRegOpcode)r->ops[i].op));
-  if (r->n_values == 0 || r->n_values > TL_RECIPE_MAX_VALUES ||
-      r->n_regs > 256 || r->n_in_words == 0)
-    return tl_err(err, "%s -> %s: malformed recipe", tl_dtype_name(r->src),
-                  tl_dtype_name(r->dst));
-  return true;
+  return well_formed(r, err);
 }
 
 /* Emits one register op; returns its result, in view *k. */
@@ -165,6 +179,11 @@ static TlValue *emit_op(Em *e, const TlRegOp *o, Reg *regs, View *k) {
   TlRegOpcode op = (TlRegOpcode)o->op;
   uint32_t im = o->imm;
   TlOpId id = TL_OP_NONE;
+  View mv = maxmin_view(op, &id);
+  if (mv != V_COUNT) {
+    *k = mv;
+    return op2(e, id, as(e, a, mv), as(e, b, mv));
+  }
   View hv = half_view(op, &id);
   *k = V_U32;
   if (hv != V_COUNT) {
@@ -398,6 +417,109 @@ bool tl_emit_cast_recipe_perm(TlBuilder *b, TlLoc loc, const TlCastRecipe *r,
       pg[i] = perm[g * nv + i] - g * nv;
     emit_group(e, r, in + first, avail, n, perm ? pg : NULL,
                out + g * per_out);
+  }
+  tl_free(e);
+  return true;
+}
+
+/*===--- Quantising recipes ----------------------------------------------===*/
+
+/* Input word k of a quantising recipe's group: recipe elements 2k and
+ * 2k + 1 (16-bit sources) or element k (f32), each the source value src[j]
+ * (-1: none, a zero). Source value v is in word v / 2 (16 bits: half v % 2)
+ * or word v. Free when the two halves are one source word's in order;
+ * otherwise one prmt takes each half from its word (or from a zero word). */
+static TlValue *quant_input(Em *e, TlValue *const *in, bool halves,
+                            const int *src, unsigned k) {
+  if (!halves)
+    return src[k] < 0 ? konst(e, 0) : in[src[k]];
+  int lo = src[2 * k], hi = src[2 * k + 1];
+  if (lo < 0 && hi < 0)
+    return konst(e, 0);
+  if (lo >= 0 && lo % 2 == 0 && hi == lo + 1)
+    return in[lo / 2];
+  TlValue *wa = lo >= 0 ? in[lo / 2] : konst(e, 0);
+  unsigned la = lo >= 0 ? 2 * (unsigned)(lo % 2) : 0, hb;
+  TlValue *wb;
+  if (hi < 0) {
+    wb = konst(e, 0);
+    hb = 4;
+  } else if (lo >= 0 && hi / 2 == lo / 2) {
+    wb = wa;
+    hb = 2 * (unsigned)(hi % 2);
+  } else {
+    wb = in[hi / 2];
+    hb = 4 + 2 * (unsigned)(hi % 2);
+  }
+  uint32_t sel = la | (la + 1) << 4 | hb << 8 | (hb + 1) << 12;
+  TlValue *ops[3] = {wa, wb, konst(e, sel)};
+  return make(e, TL_OP_SIMT_PRMT, 3, ops, e->t[V_U32], NULL, NULL);
+}
+
+bool tl_emit_quant_recipe(TlBuilder *b, TlLoc loc, const TlCastRecipe *r,
+                          TlValue *const *in, unsigned n_elems,
+                          const unsigned *perm, TlValue *const *params,
+                          TlValue **out, TlErr *err) {
+  if (r->kind != TL_RECIPE_QUANT)
+    return tl_err(err, "%s -> %s: not a quantising recipe",
+                  tl_dtype_name(r->src), tl_dtype_name(r->dst));
+  if (!well_formed(r, err))
+    return false;
+  unsigned nv = r->n_values, w = r->dst.bits;
+  bool halves = r->src.bits == 16;
+  if (nv * w != 32 || r->n_out_words != 1 ||
+      r->n_in_words != (halves ? nv / 2 : nv))
+    return tl_err(err, "%s -> %s: malformed recipe", tl_dtype_name(r->src),
+                  tl_dtype_name(r->dst));
+  if (n_elems == 0)
+    return tl_err(err, "no values to cast");
+  if (perm && !tl_cast_recipe_perm_ok(r, n_elems, perm))
+    return tl_err(err, "the order of the results is not a permutation "
+                       "within the recipe's groups of values");
+  Em *e = tl_xcalloc(1, sizeof *e);
+  e->at = *b;
+  e->at.loc = loc;
+  e->b = &e->at;
+  e->loc = loc;
+  e->ctx = tl_module_context(b->module);
+  e->t[V_U32] = tl_type_int(e->ctx, 32, false);
+  e->t[V_F32] = tl_type_f32(e->ctx);
+  e->f16 = tl_type_f16(e->ctx);
+  e->t[V_H2] = tl_simt_vec_type(e->ctx, 2, e->f16);
+  e->t[V_B2] = tl_simt_vec_type(e->ctx, 2, tl_type_bf16(e->ctx));
+  e->i32 = tl_type_int(e->ctx, 32, true);
+  e->i64 = tl_type_int(e->ctx, 64, true);
+  for (unsigned k = 0; k < tl_cast_recipe_words(r->src.bits, n_elems); k++)
+    tl_assert(tl_value_type(in[k]) == e->t[V_U32]);
+  for (unsigned k = 0; k < r->n_params; k++)
+    tl_assert(tl_value_type(params[k]) == e->t[V_U32]);
+  for (unsigned g = 0; g * nv < n_elems; g++) {
+    unsigned n = n_elems - g * nv < nv ? n_elems - g * nv : nv;
+    /* recipe element value_of[i] becomes output value i: give it source
+     * value perm[g nv + i]; elements of missing values are zero */
+    int src[TL_RECIPE_MAX_VALUES];
+    for (unsigned j = 0; j < nv; j++)
+      src[j] = -1;
+    for (unsigned i = 0; i < n; i++)
+      src[r->value_of[i]] = (int)(perm ? perm[g * nv + i] : g * nv + i);
+    Reg regs[256];
+    memset(regs, 0, sizeof regs);
+    for (unsigned k = 0; k < r->n_in_words; k++)
+      regs[k].v[V_U32] = quant_input(e, in, halves, src, k);
+    for (unsigned k = 0; k < r->n_params; k++)
+      regs[r->n_in_words + k].v[V_U32] = params[k];
+    for (unsigned i = 0; i < r->n_ops; i++) {
+      View k;
+      TlValue *v = emit_op(e, &r->ops[i], regs, &k);
+      memset(&regs[r->ops[i].dst], 0, sizeof(Reg));
+      regs[r->ops[i].dst].v[k] = v;
+    }
+    TlValue *o = u32(e, &regs[r->out_regs[0]]);
+    /* a partial group's missing values would hold the code of zero under
+     * the zero point: clear their bits */
+    if (n < nv)
+      o = op2(e, TL_OP_ARITH_ANDI, o, konst(e, (1u << (n * w)) - 1));
+    out[g] = o;
   }
   tl_free(e);
   return true;

@@ -20,10 +20,15 @@
  *   cvt.f16x2.f32, .bf16x2      simt.cvt_pack {rounding = "rn"}
  *
  * Reinterpretations between u32, f32 and the 2-element vectors are
- * arith.bitcast / simt.bitcast, which cost no instruction. The max/min ops
- * (hmax2, fmax, ...) have no simt form with PTX's rule that a NaN operand
- * yields the other one (arith.maxf propagates NaN), so the quantising
- * recipes (TL_RECIPE_QUANT), the only users, are not emitted.
+ * arith.bitcast / simt.bitcast, which cost no instruction.
+ *
+ *   hmax2, hmin2, bmax2, bmin2  simt.max, simt.min on the 2xf16 / 2xbf16
+ *   fmax, fmin                  view, or on f32: PTX's rule that a NaN
+ *                               operand yields the other (arith.maxf would
+ *                               propagate the NaN)
+ *
+ * Only the quantising recipes (TL_RECIPE_QUANT) use max/min; they take a
+ * scale and a zero point and are emitted by tl_emit_quant_recipe.
  *
  * Cost, per group of r->n_values values (the figures of docs/dtypes.md):
  * the recipe's n_ops - n_const_ops instructions, except that each shf.r is
@@ -57,7 +62,8 @@ static inline unsigned tl_cast_recipe_words(unsigned bits, unsigned n) {
 }
 
 /* Whether tl_emit_cast_recipe can emit r (every cast recipe can; the
- * quantising ones cannot). On false, err says why. */
+ * quantising ones take parameters and go through tl_emit_quant_recipe).
+ * On false, err says why. */
 bool tl_cast_recipe_emittable(const TlCastRecipe *r, TlErr *err);
 
 /* Emits, at b's insertion point (all ops located at loc), the conversion of
@@ -97,5 +103,34 @@ bool tl_emit_cast_recipe_perm(TlBuilder *b, TlLoc loc, const TlCastRecipe *r,
                               TlValue *const *in, unsigned n_elems,
                               const unsigned *perm, TlValue **out,
                               TlErr *err);
+
+/* Emits a quantising recipe (r->kind == TL_RECIPE_QUANT, lib/dtype's
+ * f16/bf16/f32 -> u2/u4/u8/i2/i4/i8) over n_elems >= 1 values, r->n_values
+ * (32 / w) at a time: code i = clamp(rne(x s + z) + off) as
+ * tl_kv_quant_ref, NaN giving the range's low end (docs/dtypes.md,
+ * section 7).
+ *
+ * in: tl_cast_recipe_words(r->src.bits, n_elems) u32 values holding the
+ *   source values (two f16/bf16 per word, value 0 in the low half; one f32
+ *   per word). params: r->n_params u32 values, the words
+ *   tl_kv_quant_params builds (the scale's bits in both halves or as f32,
+ *   the zero point as an int32); constants or run-time values.
+ * out: receives tl_cast_recipe_words(r->dst.bits, n_elems) u32 values:
+ *   code i at bits [i w, i w + w) (the compact register tile form), the
+ *   quantised source value perm[i] (i when perm is NULL; perm keeps each
+ *   group of r->n_values within itself, tl_cast_recipe_perm_ok). Bits past
+ *   the last code are zero.
+ *
+ * The recipe's output order (code i from recipe element value_of[i]) is
+ * met by placing the sources: an input word whose two halves are not one
+ * source word's in order costs one simt.prmt; f32 words cost nothing.
+ * Per full group: r->n_ops - r->n_const_ops instructions plus those prmts;
+ * a partial group adds one arith.andi. Returns false with a message in err
+ * (may be NULL), emitting nothing, when r is not a well-formed quantising
+ * recipe, n_elems is 0 or perm is not such a permutation. */
+bool tl_emit_quant_recipe(TlBuilder *b, TlLoc loc, const TlCastRecipe *r,
+                          TlValue *const *in, unsigned n_elems,
+                          const unsigned *perm, TlValue *const *params,
+                          TlValue **out, TlErr *err);
 
 #endif

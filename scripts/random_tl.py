@@ -63,6 +63,10 @@ FEATURES = {
     # casts from a float type to itself: the identity, NaN payloads kept.
     # Regression case: test/passes/Inputs/random/identity-cast-nan.tl.
     "identity_float_cast": True,
+    # float -> integer casts with a rounding (rn, rz, rm, rp): the
+    # quantising recipes for rn into 2, 4 and 8 bits, cvt to an integral
+    # value otherwise.
+    "cast_rounding": True,
 }
 
 # --------------------------------------------------------------------------
@@ -644,7 +648,11 @@ class Kernel:
             to = random_type(rng, cast_targets())
             if to is dt and dt.is_float() and not FEATURES["identity_float_cast"]:
                 to = TYPES["i32"]
-            return self.unary("tl.cast", x, dtype=to)
+            extra = ""
+            if (FEATURES["cast_rounding"] and dt.is_float() and
+                    to.kind in ("int", "uint") and rng.random() < 0.6):
+                extra = ' {rounding = "%s"}' % rng.choice(["rn", "rn", "rz", "rm", "rp"])
+            return self.unary("tl.cast", x, dtype=to, extra=extra)
         if op == "view":
             return self.view(x)
         if op == "reshape":

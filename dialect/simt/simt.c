@@ -894,6 +894,24 @@ static TlResult fma_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
+/* max/min on f32, f16, bf16 and their pairs: PTX's max.f32 ... max.bf16x2,
+ * all on sm_80, whose NaN rule (a NaN operand yields the other) differs
+ * from arith.maxf's (NaN if either is NaN). */
+static TlResult maxmin_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 2, 1)) || TL_FAILED(attrs_ok(op, NULL, 0)))
+    return TL_FAILURE;
+  TlContext *c = tl_op_context(op);
+  TlType *t = rt(op, 0);
+  if (t != tl_type_f32(c) && t != tl_type_f16(c) && t != tl_type_bf16(c) &&
+      !is_half_pair(op, t))
+    return bad(op, "the result",
+               "f32, f16, bf16, !simt.vec<2xf16> or !simt.vec<2xbf16>", t);
+  for (unsigned i = 0; i < 2; i++)
+    if (ot(op, i) != t)
+      return bad(op, "each operand", "the result type", ot(op, i));
+  return TL_SUCCESS;
+}
+
 /* The special-function unit and the correctly rounded square root, on
  * f32: ex2.approx, lg2.approx and rsqrt.approx (subnormals kept, results
  * within the PTX ISA's stated error of the exact value) and sqrt.rn. */
@@ -1246,6 +1264,8 @@ static TlResult build_verify(TlOp *op) {
 #define TL_HOOKS_SIMT_MUL2 STD(packed_verify)
 #define TL_HOOKS_SIMT_FMA2 STD(packed_verify)
 #define TL_HOOKS_SIMT_FMA STD(fma_verify)
+#define TL_HOOKS_SIMT_MAX STD(maxmin_verify)
+#define TL_HOOKS_SIMT_MIN STD(maxmin_verify)
 #define TL_HOOKS_SIMT_MATH STD(math_verify)
 #define TL_HOOKS_SIMT_PRINTF STD(printf_verify)
 #define TL_HOOKS_SIMT_CVT STD(cvt_verify)

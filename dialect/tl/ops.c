@@ -1109,6 +1109,63 @@ static TlResult same_elements(TlOp *op, const TlType *a, const TlType *r) {
   return TL_FAILURE;
 }
 
+static const char *const rounding_names[] = {"rz", "rn", "rm", "rp"};
+
+const char *tl_rounding_name(TlRounding r) {
+  return (unsigned)r < 4 ? rounding_names[r] : "?";
+}
+
+bool tl_cast_rounding(const TlOp *op, TlRounding *out) {
+  *out = TL_ROUND_RZ;
+  TlAttr *a = tl_op_attr(op, "rounding");
+  if (!a)
+    return true;
+  if (tl_attr_kind(a) != TL_ATTR_STRING)
+    return false;
+  size_t len;
+  const char *s = tl_attr_string_value(a, &len);
+  for (unsigned i = 0; i < 4; i++)
+    if (len == 2 && !memcmp(s, rounding_names[i], 2)) {
+      *out = (TlRounding)i;
+      return true;
+    }
+  return false;
+}
+
+/* tl.cast's "rounding": one of the four modes, on a float -> integer cast
+ * (a bool result takes none: any nonzero value is true). */
+static TlResult rounding_verify(TlOp *op, const TlType *a, const TlType *r) {
+  TlAttr *at = tl_op_attr(op, "rounding");
+  if (!at)
+    return TL_SUCCESS;
+  TlRounding mode;
+  if (!tl_cast_rounding(op, &mode)) {
+    if (tl_attr_kind(at) != TL_ATTR_STRING) {
+      tl_op_emit_error(op, "'rounding' must be a string");
+      return TL_FAILURE;
+    }
+    tl_op_emit_error(op,
+                     "'rounding' must be \"rn\", \"rz\", \"rm\" or "
+                     "\"rp\", not \"%s\"",
+                     tl_attr_string_value(at, NULL));
+    return TL_FAILURE;
+  }
+  TlType *ea = tl_tensor_elem(a), *er = tl_tensor_elem(r);
+  if (!tl_type_is_float(ea) || !tl_type_is_int(er) || tl_type_is_bool(er)) {
+    TlStr x = {0}, y = {0};
+    tl_type_print(ea, &x);
+    tl_type_print(er, &y);
+    tl_op_emit_error(op,
+                     "'rounding' applies to casts from a float to an "
+                     "integer, not from %s to %s",
+                     tl_str_cstr(&x), tl_str_cstr(&y));
+    tl_str_free(&x);
+    tl_str_free(&y);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
 static TlResult cast_verify(TlOp *op) {
   if (TL_FAILED(counts(op, 1, 1)))
     return TL_FAILURE;
@@ -1117,7 +1174,8 @@ static TlResult cast_verify(TlOp *op) {
     return bad_type(op, "the operand", "a !tl.reg", a);
   if (!is_reg(r))
     return bad_type(op, "the result", "a !tl.reg", r);
-  if (TL_FAILED(same_shape(op, "the operand", a, "the result", r)))
+  if (TL_FAILED(same_shape(op, "the operand", a, "the result", r)) ||
+      TL_FAILED(rounding_verify(op, a, r)))
     return TL_FAILURE;
   return same_elements(op, a, r);
 }

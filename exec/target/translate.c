@@ -770,6 +770,19 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
     LLVMValueRef args[3] = {operand(t, op, 0), operand(t, op, 1), operand(t, op, 2)};
     return call(t, op, "llvm.fma", ov, 1, args, 3);
   }
+  /* llvm.maximumnum/minimumnum (IEEE 754-2019 maximumNumber: a NaN operand
+   * yields the other, -0 below +0) is PTX's max/min rule; NVPTX selects
+   * max.f32, max.f16, max.bf16, max.f16x2 and max.bf16x2 for it, and
+   * LLVM's constant folding follows the same rule. */
+  case TL_OP_SIMT_MAX:
+  case TL_OP_SIMT_MIN: {
+    LLVMTypeRef ov[1] = {lr};
+    LLVMValueRef args[2] = {operand(t, op, 0), operand(t, op, 1)};
+    return call(t, op,
+                tl_op_id(op) == TL_OP_SIMT_MAX ? "llvm.maximumnum"
+                                               : "llvm.minimumnum",
+                ov, 1, args, 2);
+  }
   /* The special functions: llvm.nvvm.ex2.approx is overloaded, the others
    * name their type. */
   case TL_OP_SIMT_MATH: {

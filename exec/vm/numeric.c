@@ -136,19 +136,43 @@ static uint64_t int_to_int(const EType *d, bool neg, uint64_t mag) {
   return ((uint64_t)0 - mag) & d->mask;
 }
 
-/* Float to integer: toward zero, saturating, NaN to 0 (arith.fptoi);
- * bool: nonzero (NaN is true, as lib/dtype encodes bool). */
-static uint64_t float_to_int(const EType *d, double x) {
+/* x rounded to an integer by mode (a TlRounding); each C function is
+ * exact (nearbyint rounds to nearest even in the default rounding mode,
+ * which the VM never changes). */
+static double round_int(double x, int mode) {
+  switch (mode) {
+  case TL_ROUND_RN:
+    return nearbyint(x);
+  case TL_ROUND_RM:
+    return floor(x);
+  case TL_ROUND_RP:
+    return ceil(x);
+  default:
+    return trunc(x);
+  }
+}
+
+/* Float to integer: rounded by mode (toward zero for arith.fptoi),
+ * saturating, NaN to 0; bool: nonzero (NaN is true, as lib/dtype encodes
+ * bool). */
+static uint64_t float_to_int(const EType *d, double x, int mode) {
   if (d->kind == EK_BOOL)
     return x != 0 || isnan(x);
   if (isnan(x))
     return 0;
-  double t = trunc(x);
+  double t = round_int(x, mode);
   bool neg = t < 0;
   double m = fabs(t);
   if (m >= 18446744073709551616.0)
     return int_to_int(d, neg, ~0ull);
   return int_to_int(d, neg, (uint64_t)m);
+}
+
+uint64_t e_convert_rounded(const EType *s, const EType *d, uint64_t c,
+                           int mode) {
+  if (s->kind == EK_FLOAT && d->kind != EK_FLOAT)
+    return float_to_int(d, e_f(s, c), mode);
+  return e_convert(s, d, c);
 }
 
 uint64_t e_convert(const EType *s, const EType *d, uint64_t c) {
@@ -158,7 +182,7 @@ uint64_t e_convert(const EType *s, const EType *d, uint64_t c) {
     double x = e_f(s, c);
     if (d->kind == EK_FLOAT)
       return e_fencode(d, x); /* x is exact: one rounding */
-    return float_to_int(d, x);
+    return float_to_int(d, x, TL_ROUND_RZ);
   }
   bool neg = false;
   uint64_t mag = c;

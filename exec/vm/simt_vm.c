@@ -87,6 +87,8 @@ static const SRun runner_of[TL_OP_COUNT] = {
     [TL_OP_SIMT_MUL2] = SR_REG,
     [TL_OP_SIMT_FMA2] = SR_REG,
     [TL_OP_SIMT_FMA] = SR_REG,
+    [TL_OP_SIMT_MAX] = SR_REG,
+    [TL_OP_SIMT_MIN] = SR_REG,
     [TL_OP_SIMT_MATH] = SR_REG,
     [TL_OP_SIMT_PRINTF] = SR_OWN,
     [TL_OP_SIMT_CVT] = SR_REG,
@@ -1480,6 +1482,18 @@ static uint16_t half_op(TlOpId code, bool bf, uint16_t a, uint16_t b,
   }
 }
 
+/* simt.max/min of one f32, f16 or bf16 element: lib/dtype's PTX max/min. */
+static uint64_t maxmin(bool is_max, unsigned bits, bool bf, uint64_t a,
+                       uint64_t b) {
+  if (bits == 32)
+    return is_max ? tl_f32_max((uint32_t)a, (uint32_t)b)
+                  : tl_f32_min((uint32_t)a, (uint32_t)b);
+  uint16_t x = (uint16_t)a, y = (uint16_t)b;
+  if (bf)
+    return is_max ? tl_bf16_max(x, y) : tl_bf16_min(x, y);
+  return is_max ? tl_f16_max(x, y) : tl_f16_min(x, y);
+}
+
 static bool exec_reg(TlSimtVm *vm, SInst *in, const Mask *m) {
   for (int j = 0; j < m->n; j++) {
     int t = m->t[j];
@@ -1536,6 +1550,12 @@ static bool exec_reg(TlSimtVm *vm, SInst *in, const Mask *m) {
     }
     case TL_OP_SIMT_FMA: /* f32 only: one rounding, the canonical NaN */
       out[0] = tl_f32_fma((uint32_t)a[0], (uint32_t)b[0], (uint32_t)c[0]);
+      break;
+    case TL_OP_SIMT_MAX:
+    case TL_OP_SIMT_MIN: /* PTX's rule: a NaN operand yields the other */
+      for (unsigned h = 0; h < in->vn_out; h++)
+        out[h] = maxmin(in->code == TL_OP_SIMT_MAX, in->et->bits,
+                        in->et->dt.exp_bits == 8, a[h], b[h]);
       break;
     case TL_OP_SIMT_MATH:
       out[0] = sv_math((int)in->imm, (uint32_t)a[0]);

@@ -360,13 +360,13 @@ static bool exec_cast(TlVm *vm, Inst *in) {
     if (!in->ctab) {
       in->ctab = TL_ARENA_NEWN(&vm->arena, uint64_t, 1u << s->bits);
       for (uint32_t c = 0; c < (1u << s->bits); c++)
-        in->ctab[c] = e_convert(s, d, c);
+        in->ctab[c] = e_convert_rounded(s, d, c, in->pred);
     }
     for (int64_t i = 0; i < r->n; i++)
       r->v[i] = in->ctab[a->v[i]];
   } else {
     for (int64_t i = 0; i < r->n; i++)
-      r->v[i] = e_convert(s, d, a->v[i]);
+      r->v[i] = e_convert_rounded(s, d, a->v[i], in->pred);
   }
   vm_put_tile(vm, in, 0, r);
   return true;

@@ -361,6 +361,12 @@ static bool compile_op(TlVm *vm, TlOp *op, Inst *in) {
   case TL_OP_TL_CMP:
     in->pred = tl_cmpi_predicate_of(op);
     break;
+  case TL_OP_TL_CAST: {
+    TlRounding mode;
+    tl_cast_rounding(op, &mode); /* verified */
+    in->pred = (int)mode;
+    break;
+  }
   case TL_OP_TL_REDUCE:
     in->pred = tl_reduce_kind_of(op);
     in->imm = tl_attr_int_value(tl_op_attr(op, "dim"));

@@ -69,6 +69,11 @@ static inline double e_num(const EType *e, uint64_t c) {
  * value-preserving, rounded to nearest even and saturated; float to int
  * toward zero, NaN to 0; to bool: nonzero. */
 uint64_t e_convert(const EType *s, const EType *d, uint64_t c);
+/* e_convert, except that a float becomes an integer rounded by mode (a
+ * TlRounding: toward zero, to nearest even, down, up), then saturated, NaN
+ * giving 0 (tl.cast's "rounding"); other pairs as e_convert. */
+uint64_t e_convert_rounded(const EType *s, const EType *d, uint64_t c,
+                           int mode);
 /* Sum x + y of two doubles rounded to odd (the exact sum when it is a
  * double): rounding this once more to a format of at most 51 significant
  * bits gives the correctly rounded sum. */

@@ -268,6 +268,15 @@ uint16_t tl_bf16_add(uint16_t a, uint16_t b);
 uint16_t tl_bf16_mul(uint16_t a, uint16_t b);
 uint16_t tl_bf16_fma(uint16_t a, uint16_t b, uint16_t c);
 uint32_t tl_f32_fma(uint32_t a, uint32_t b, uint32_t c);
+/* max/min as PTX max.f16/.bf16/.f32 (and the x2 forms per half): a NaN
+ * operand yields the other operand, two NaNs the canonical NaN; -0 orders
+ * below +0. */
+uint16_t tl_f16_max(uint16_t a, uint16_t b);
+uint16_t tl_f16_min(uint16_t a, uint16_t b);
+uint16_t tl_bf16_max(uint16_t a, uint16_t b);
+uint16_t tl_bf16_min(uint16_t a, uint16_t b);
+uint32_t tl_f32_max(uint32_t a, uint32_t b);
+uint32_t tl_f32_min(uint32_t a, uint32_t b);
 
 /*===-------------------------------------------------------------------===*
  * Cast recipes

@@ -171,6 +171,24 @@ bool tl_kernel_launch_dims(TlOp *kernel, const int64_t *int_args,
  * is missing or not an array of operand-rank dimension indices. */
 bool tl_permute_perm(TlOp *op, int *perm);
 
+/* How tl.cast rounds a float to an integer: its "rounding" attribute
+ * ("rz" toward zero, the default; "rn" to nearest, ties to even; "rm"
+ * toward -infinity; "rp" toward +infinity). The value is then saturated to
+ * the result's range, NaN giving 0. */
+typedef enum TlRounding {
+  TL_ROUND_RZ,
+  TL_ROUND_RN,
+  TL_ROUND_RM,
+  TL_ROUND_RP,
+} TlRounding;
+
+/* The rounding of a tl.cast: TL_ROUND_RZ without the attribute. Returns
+ * false when the attribute is not one of the four strings (the verifier
+ * rejects that), leaving *out TL_ROUND_RZ. */
+bool tl_cast_rounding(const TlOp *op, TlRounding *out);
+/* The attribute spelling of a rounding ("rz", "rn", "rm", "rp"). */
+const char *tl_rounding_name(TlRounding r);
+
 /* The offsets of a verified tl.slice (rank of the operand entries):
  * offsets[d] is the literal offset of dimension d, or -1 where an operand
  * gives it, the operands following the source in dimension order. False

@@ -99,6 +99,24 @@ uint16_t tl_bf16_fma(uint16_t a, uint16_t b, uint16_t c) {
 uint32_t tl_f32_fma(uint32_t a, uint32_t b, uint32_t c) {
   return f_fma(&fmt_f32, a, b, c, TL_F32_CANON_NAN);
 }
+uint16_t tl_f16_max(uint16_t a, uint16_t b) {
+  return (uint16_t)f_maxmin(&fmt_f16, a, b, true, TL_F16_CANON_NAN);
+}
+uint16_t tl_f16_min(uint16_t a, uint16_t b) {
+  return (uint16_t)f_maxmin(&fmt_f16, a, b, false, TL_F16_CANON_NAN);
+}
+uint16_t tl_bf16_max(uint16_t a, uint16_t b) {
+  return (uint16_t)f_maxmin(&fmt_bf16, a, b, true, TL_BF16_CANON_NAN);
+}
+uint16_t tl_bf16_min(uint16_t a, uint16_t b) {
+  return (uint16_t)f_maxmin(&fmt_bf16, a, b, false, TL_BF16_CANON_NAN);
+}
+uint32_t tl_f32_max(uint32_t a, uint32_t b) {
+  return f_maxmin(&fmt_f32, a, b, true, TL_F32_CANON_NAN);
+}
+uint32_t tl_f32_min(uint32_t a, uint32_t b) {
+  return f_maxmin(&fmt_f32, a, b, false, TL_F32_CANON_NAN);
+}
 
 /* PTX lop3: bit i of the result is bit (a_i*4 + b_i*2 + c_i) of the truth
  * table, i.e. the table is f(0xf0, 0xcc, 0xaa). */

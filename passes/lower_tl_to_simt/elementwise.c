@@ -153,6 +153,79 @@ static unsigned *cast_order(const TlLayout *ls, const TlLayout *lr) {
   return perm;
 }
 
+/* x (a float of compute type ct: f16, f32 or f64) rounded to an integral
+ * value of ct by mode: one simt.cvt {rounding = "rni"/"rmi"/"rpi"}
+ * (cvt.rni.f32.f32 ...), exact. bf16 has no such cvt on sm_80: it is
+ * widened to f32 first (exactly), and *ct becomes f32. */
+static TlValue *round_integral(Lower *L, TlValue *x, TlType **ct,
+                               TlRounding mode) {
+  if (mode == TL_ROUND_RZ)
+    return x; /* arith.fptoi rounds toward zero itself */
+  if (lw_is_f(*ct, 8, 7)) {
+    *ct = tl_type_f32(L->ctx);
+    x = tl_arith_extf(&L->b, x, *ct);
+  }
+  TlOp *cvt = tl_build(&L->b, TL_OP_SIMT_CVT, 1, &x, 1, ct);
+  tl_op_set_attr(cvt, "rounding",
+                 lw_str(L, mode == TL_ROUND_RN   ? "rni"
+                           : mode == TL_ROUND_RM ? "rmi"
+                                                 : "rpi"));
+  return tl_op_result(cvt, 0);
+}
+
+/* A NaN of each f16/bf16 half (two per word) or f32 word replaced by 0,
+ * every other value kept: max(x, 0) + min(x, 0) with PTX's max/min (a NaN
+ * operand yields the other), of which one term is a zero, so the sum is x
+ * exactly (+0 for -0); NaN gives 0 + 0. */
+static TlValue *nan_to_zero(Lower *L, TlValue *w, TlType *e) {
+  bool f32 = lw_is_f(e, 8, 23);
+  TlType *t = f32 ? tl_type_f32(L->ctx) : tl_simt_vec_type(L->ctx, 2, e);
+  TlValue *x =
+      f32 ? tl_arith_bitcast(&L->b, w, t) : tl_simt_bitcast(&L->b, w, t);
+  TlValue *z0 = lw_cst(L, lw_u32(L), 0);
+  TlValue *z =
+      f32 ? tl_arith_bitcast(&L->b, z0, t) : tl_simt_bitcast(&L->b, z0, t);
+  TlValue *mx[2] = {x, z};
+  TlValue *hi = tl_op_result(tl_build(&L->b, TL_OP_SIMT_MAX, 2, mx, 1, &t), 0);
+  TlValue *lo = tl_op_result(tl_build(&L->b, TL_OP_SIMT_MIN, 2, mx, 1, &t), 0);
+  TlValue *sum[2] = {hi, lo};
+  TlValue *y =
+      f32 ? tl_arith_addf(&L->b, hi, lo)
+          : tl_op_result(tl_build(&L->b, TL_OP_SIMT_ADD2, 2, sum, 1, &t), 0);
+  return f32 ? tl_arith_bitcast(&L->b, y, lw_u32(L))
+             : tl_simt_bitcast(&L->b, y, lw_u32(L));
+}
+
+/* tl.cast {rounding = "rn"} from f16, bf16 or f32 to u2/u4/u8/i2/i4/i8: the
+ * quantising recipe under scale 1 and zero point 0, which computes
+ * clamp(rne(x)) (docs/dtypes.md, section 7). The recipe gives a NaN the
+ * range's low end; the cast gives it 0, the low end of uN, and for iN the
+ * NaNs are first replaced by 0 (nan_to_zero). */
+static bool cast_quant(Lower *L, TlOp *op, Tile *src, TlType *rt,
+                       const TlCastRecipe *r, int64_t n, const unsigned *perm) {
+  TlType *se = tl_tensor_elem(src->type);
+  unsigned nin = tl_cast_recipe_words(r->src.bits, (unsigned)n);
+  TlValue **in = src->words;
+  if (r->dst.kind == TL_DTYPE_INT) {
+    in = TL_ARENA_NEWN(&L->arena, TlValue *, nin);
+    for (unsigned k = 0; k < nin; k++)
+      in[k] = nan_to_zero(L, src->words[k], se);
+  }
+  uint32_t pw[2];
+  TlErr err;
+  if (!tl_kv_quant_params(r, (uint32_t)tl_dtype_encode(r->src, 1.0), 0, pw,
+                          &err))
+    return lw_fail(L, op, err.msg);
+  TlValue *params[2] = {lw_cst(L, lw_u32(L), pw[0]),
+                        lw_cst(L, lw_u32(L), pw[1])};
+  Tile *t = lw_new_tile(L, rt);
+  if (!tl_emit_quant_recipe(&L->b, L->b.loc, r, in, (unsigned)n, perm, params,
+                            t->words, &err))
+    return lw_fail(L, op, err.msg);
+  lw_put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
 /* tl.cast, each element in place (the shape and layout stay): by the
  * first of the ways below that serves the two element types. */
 bool lw_lower_cast(Lower *L, TlOp *op) {
@@ -177,10 +250,21 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
    * tile's words as they are; a reordering within the recipe's groups
    * of values selects its outputs in the result's order. */
   TlDType sd, dd;
+  TlRounding mode;
+  tl_cast_rounding(op, &mode); /* verified */
   const TlCastRecipe *r =
       n > 0 && tl_type_to_dtype(se, &sd) && tl_type_to_dtype(de, &dd)
           ? tl_cast_recipe_find(sd, dd)
           : NULL;
+  /* Rounding to nearest even into 2, 4 and 8-bit integers: the
+   * quantising recipes, which take the elements in any order within
+   * their groups. */
+  if (r && r->kind == TL_RECIPE_QUANT && mode == TL_ROUND_RN &&
+      (!perm || tl_cast_recipe_perm_ok(r, (unsigned)n, perm))) {
+    bool ok = cast_quant(L, op, src, rt, r, n, perm);
+    tl_free(perm);
+    return ok;
+  }
   if (r && tl_cast_recipe_emittable(r, NULL) &&
       (!perm || tl_cast_recipe_perm_ok(r, (unsigned)n, perm))) {
     Tile *t = lw_new_tile(L, rt);
@@ -285,14 +369,16 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
       else
         y = tl_arith_truncf(&L->b, x, de);
     } else {
-      /* To an integer: floats truncate and saturate (NaN -> 0); integers
-       * saturate to the destination's range. */
+      /* To an integer: floats round (toward zero, or to an integral
+       * value by the cast's rounding first) and saturate (NaN -> 0);
+       * integers saturate to the destination's range. */
       unsigned db = tl_type_bitwidth(de);
       bool ds = tl_type_int_signed(de);
       TlType *wide = db == 64 ? tl_type_int(L->ctx, 64, ds)
                      : ds     ? lw_i32(L)
                               : lw_u32(L);
       if (tl_type_is_float(ct)) {
+        x = round_integral(L, x, &ct, mode);
         y = tl_arith_fptoi(&L->b, x, tl_type_int(L->ctx, db, ds));
         y = db < 32 ? tl_arith_exti(&L->b, y, wide) : y;
       } else if (tl_type_int_signed(ct)) {
