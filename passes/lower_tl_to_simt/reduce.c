@@ -9,7 +9,7 @@
 /* The shared scratch (after the planned tiles) for an op that needs
  * `bytes` of it, after a barrier that keeps earlier users of the scratch
  * ahead of this op's writes. */
-static TlValue *scratch_base(Lower *L, int64_t bytes) {
+TlValue *lw_scratch(Lower *L, int64_t bytes) {
   if (L->scratch_bytes < bytes)
     L->scratch_bytes = bytes;
   TlType *pt = tl_simt_ptr_type(L->ctx, TL_SIMT_SHARED);
@@ -64,7 +64,7 @@ static void broadcast_through_scratch(Lower *L, Tile *x, Tile *t) {
     stride[d] = n;
     n *= S->shape[d];
   }
-  TlValue *scratch = scratch_base(L, n * 4), *idx[TL_LAYOUT_MAX_RANK];
+  TlValue *scratch = lw_scratch(L, n * 4), *idx[TL_LAYOUT_MAX_RANK];
   TlValue *guard = lw_writer_guard(L, S);
   TlBuilder outside = guard ? lw_open_guard(L, guard) : L->b;
   for (int64_t i = 0; i < tl_layout_local_size(S); i++) {
@@ -231,7 +231,7 @@ bool lw_lower_reduce(Lower *L, TlOp *op) {
     /* Each thread's partial results go to word r * T + t of the scratch;
      * after a barrier every thread combines the partials of the threads
      * that differ from it in the cross bits only. */
-    scratch = scratch_base(L, nres * L->threads * 4);
+    scratch = lw_scratch(L, nres * L->threads * 4);
     mine = tl_arith_exti(&L->b, L->tid, lw_i64(L));
     tbase = tl_arith_andi(&L->b, mine, lw_cst(L, lw_i64(L), ~crossmask));
   }
