@@ -442,10 +442,49 @@ static TlResult access_ok(TlOp *op, const TlType *ptr, const TlType *t,
 static const AttrSpec access_attrs[] = {{"align", TL_ATTR_INT, false},
                                         {"cache", TL_ATTR_STRING, false}};
 
-static TlResult load_verify(TlOp *op) {
-  if (TL_FAILED(counts(op, 1, 1)) || TL_FAILED(ATTRS_OK(op, access_attrs)))
+/* An ordered load (`ordering` relaxed or acquire, `scope`) is
+ * ld.SEM.SCOPE.global: one scalar of 16, 32 or 64 bits, naturally
+ * aligned, without a cache hint. */
+static TlResult ordered_load_ok(TlOp *op) {
+  if (!tl_op_attr(op, "ordering") && !tl_op_attr(op, "scope"))
+    return TL_SUCCESS;
+  if (!tl_op_attr(op, "ordering")) {
+    tl_op_emit_error(op, "'scope' needs an 'ordering'");
     return TL_FAILURE;
-  return access_ok(op, ot(op, 0), rt(op, 0), true);
+  }
+  if (tl_mem_scope_of(op, TL_SCOPE_GPU) == TL_SCOPE_UNKNOWN) {
+    tl_op_emit_error(op, "'scope' must be \"cta\", \"gpu\" or \"sys\"");
+    return TL_FAILURE;
+  }
+  TlMemOrder o = tl_mem_order_of(op, TL_ORDER_RELAXED);
+  if (o != TL_ORDER_RELAXED && o != TL_ORDER_ACQUIRE) {
+    tl_op_emit_error(op, "an ordered load is \"relaxed\" or \"acquire\"");
+    return TL_FAILURE;
+  }
+  TlType *t = rt(op, 0);
+  unsigned b = tl_type_is_scalar(t) ? tl_type_bitwidth(t) : 0;
+  if (b != 16 && b != 32 && b != 64)
+    return bad(op, "an ordered load's value", "a 16, 32 or 64-bit scalar", t);
+  if (tl_simt_ptr_space(ot(op, 0)) != TL_SIMT_GLOBAL) {
+    tl_op_emit_error(op, "ordered loads read global memory");
+    return TL_FAILURE;
+  }
+  if (tl_op_attr(op, "cache")) {
+    tl_op_emit_error(op, "an ordered load takes no cache hint");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+static TlResult load_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"align", TL_ATTR_INT, false},
+                                   {"cache", TL_ATTR_STRING, false},
+                                   {"ordering", TL_ATTR_STRING, false},
+                                   {"scope", TL_ATTR_STRING, false}};
+  if (TL_FAILED(counts(op, 1, 1)) || TL_FAILED(ATTRS_OK(op, attrs)) ||
+      TL_FAILED(access_ok(op, ot(op, 0), rt(op, 0), true)))
+    return TL_FAILURE;
+  return ordered_load_ok(op);
 }
 
 static TlResult store_verify(TlOp *op) {

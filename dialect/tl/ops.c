@@ -894,6 +894,181 @@ static TlResult fence_verify(TlOp *op) {
   return check_memory_order(op, true);
 }
 
+/*===--- Scalar loads and gathers ----------------------------------------===*/
+
+/* `%v = tl.load_scalar %g[%i, ...] {attrs} : G -> T` and
+ * `%r = tl.gather %g[%idx, %o, ...] [masked] {attrs} : G, I -> R`: the
+ * view, then its indices (for a gather the index tile first). */
+static TlResult load_scalar_parse(TlParser *p, TlOpState *st) {
+  return load_parse(p, st);
+}
+
+static TlResult gather_parse(TlParser *p, TlOpState *st) {
+  TlOperandRef g;
+  TlValue *gv;
+  TlType *gt, *it, *rt;
+  if (TL_FAILED(tl_parse_operand(p, &g)) || TL_FAILED(resolve_any(p, &g, &gv)))
+    return TL_FAILURE;
+  tl_op_state_add_operand(st, gv);
+  if (TL_FAILED(parse_indices(p, st)))
+    return TL_FAILURE;
+  parse_flags(p, st, masked_flag);
+  if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &gt)) ||
+      TL_FAILED(tl_parse_punct(p, ",")) || TL_FAILED(tl_parse_type(p, &it)) ||
+      TL_FAILED(tl_parse_punct(p, "->")) || TL_FAILED(tl_parse_type(p, &rt)))
+    return TL_FAILURE;
+  if (gt != tl_value_type(gv) ||
+      (st->operands.len > 1 && it != tl_value_type(st->operands.data[1]))) {
+    tl_parser_error(p, g.loc,
+                    "the operands do not have the types given after ':'");
+    return TL_FAILURE;
+  }
+  tl_op_state_add_result(st, rt);
+  return TL_SUCCESS;
+}
+
+static void gather_print(TlPrinter *p, TlOp *op) {
+  tl_print_str(p, " ");
+  tl_print_operand(p, tl_op_operand(op, 0));
+  print_indices(p, op, 1);
+  print_flags(p, op, masked_flag);
+  tl_print_attr_dict(p, op, masked_flag);
+  tl_print_str(p, " : ");
+  tl_print_type(p, otype(op, 0));
+  tl_print_str(p, ", ");
+  tl_print_type(p, otype(op, 1));
+  tl_print_str(p, " -> ");
+  tl_print_type(p, rtype(op, 0));
+}
+
+/* A scalar load reads one element for the whole block; with `ordering`
+ * (relaxed or acquire) it is an atomic load of 16, 32 or 64 bits, the
+ * form for flags another block sets. */
+static TlResult load_scalar_verify(TlOp *op) {
+  if (tl_op_num_results(op) != 1 || tl_op_num_operands(op) < 1) {
+    tl_op_emit_error(op, "takes a global tensor and indices and has one "
+                         "result");
+    return TL_FAILURE;
+  }
+  TlType *g = otype(op, 0), *t = rtype(op, 0);
+  if (tl_tensor_kind(g) != TL_TENSOR_GLOBAL)
+    return bad_type(op, "the global tensor", "a !tl.global", g);
+  if (t != tl_tensor_elem(g)) {
+    char *a = type_text(t), *b = type_text(tl_tensor_elem(g));
+    tl_op_emit_error(op,
+                     "the result has type %s but the global tensor holds "
+                     "%s",
+                     a, b);
+    tl_free(a);
+    tl_free(b);
+    return TL_FAILURE;
+  }
+  if (tl_type_bitwidth(t) < 8 || tl_type_is_bool(t)) {
+    char *a = type_text(t);
+    tl_op_emit_error(op,
+                     "a scalar load reads whole bytes: %s elements have "
+                     "no address of their own",
+                     a);
+    tl_free(a);
+    return TL_FAILURE;
+  }
+  if (tl_op_attr(op, "masked")) {
+    tl_op_emit_error(op, "a scalar load is not masked: its element must lie "
+                         "in the view");
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(check_memory_order(op, false)))
+    return TL_FAILURE;
+  TlMemOrder o = tl_mem_order_of(op, TL_ORDER_RELAXED);
+  if (tl_op_attr(op, "ordering") && o != TL_ORDER_RELAXED &&
+      o != TL_ORDER_ACQUIRE) {
+    tl_op_emit_error(op,
+                     "a load orders \"relaxed\" or \"acquire\", not "
+                     "\"%s\"",
+                     tl_mem_order_name(o));
+    return TL_FAILURE;
+  }
+  unsigned b = tl_type_bitwidth(t);
+  if ((tl_op_attr(op, "ordering") || tl_op_attr(op, "scope")) && b != 16 &&
+      b != 32 && b != 64) {
+    tl_op_emit_error(op, "an ordered load reads 16, 32 or 64 bits, not %u", b);
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(check_indices(op, 1, g, "the global tensor")))
+    return TL_FAILURE;
+  return check_scalar_access(op, 1, g);
+}
+
+/* r[i, j, ...] = g[idx[i, 0, ...], o_1 + j, ...]: the index tile selects
+ * the view's index in dimension 0 (a row, or an element of a 1-D view),
+ * the offsets place the other dimensions. */
+static TlResult gather_verify(TlOp *op) {
+  if (tl_op_num_results(op) != 1 || tl_op_num_operands(op) < 2) {
+    tl_op_emit_error(op, "takes a global tensor, an index tile and offsets "
+                         "and has one result");
+    return TL_FAILURE;
+  }
+  TlType *g = otype(op, 0), *it = otype(op, 1), *r = rtype(op, 0);
+  if (TL_FAILED(check_tile(op, g, "the global tensor", r, false)) ||
+      TL_FAILED(check_masked(op, true)))
+    return TL_FAILURE;
+  if (!is_reg(it) || !is_index(tl_tensor_elem(it)))
+    return bad_type(op, "the index tile", "a !tl.reg of integers", it);
+  unsigned n = tl_tensor_rank(g);
+  if (tl_tensor_rank(it) != n) {
+    tl_op_emit_error(op,
+                     "the index tile has %u dimensions but the global "
+                     "tensor has %u",
+                     tl_tensor_rank(it), n);
+    return TL_FAILURE;
+  }
+  for (unsigned d = 1; d < n; d++)
+    if (tl_tensor_dim(it, d) != 1) {
+      tl_op_emit_error(op,
+                       "the index tile must have size 1 in dimension %u, "
+                       "but has %lld",
+                       d, (long long)tl_tensor_dim(it, d));
+      return TL_FAILURE;
+    }
+  if (tl_tensor_dim(it, 0) != tl_tensor_dim(r, 0)) {
+    tl_op_emit_error(op,
+                     "the index tile selects %lld rows but the register "
+                     "tile has %lld",
+                     (long long)tl_tensor_dim(it, 0),
+                     (long long)tl_tensor_dim(r, 0));
+    return TL_FAILURE;
+  }
+  if (tl_op_num_operands(op) != n + 1) {
+    tl_op_emit_error(op,
+                     "the global tensor has %u dimensions, so the "
+                     "index tile is followed by %u offsets, not %u",
+                     n, n - 1, tl_op_num_operands(op) - 2);
+    return TL_FAILURE;
+  }
+  for (unsigned d = 2; d <= n; d++)
+    if (!is_index(otype(op, d)))
+      return bad_type(op, "an offset", "an integer", otype(op, d));
+  if (tl_type_bitwidth(tl_tensor_elem(r)) < 8) {
+    tl_op_emit_error(op, "a gather reads whole bytes: sub-byte elements "
+                         "have no address of their own");
+    return TL_FAILURE;
+  }
+  if (tl_op_attr(op, "masked"))
+    return TL_SUCCESS;
+  for (unsigned d = 1; d < n; d++) {
+    int64_t size = tl_tensor_dim(g, d), t = tl_tensor_dim(r, d);
+    if (size >= 0 && t > size) {
+      tl_op_emit_error(op,
+                       "the register tile is larger than the global "
+                       "tensor in dimension %u (%lld > %lld)",
+                       d, (long long)t, (long long)size);
+      return TL_FAILURE;
+    }
+  }
+  return TL_SUCCESS;
+}
+
 /*===--- Shared memory ---------------------------------------------------===*/
 
 static TlResult result_only_parse(TlParser *p, TlOpState *st) {
@@ -2076,6 +2251,10 @@ static const TlPattern permute_patterns[] = {
   .verify = atomic_verify, .parse = atomic_rmw_parse, .print = atomic_print
 #define TL_HOOKS_TL_ATOMIC_CAS                                                 \
   .verify = atomic_verify, .parse = atomic_cas_parse, .print = atomic_print
+#define TL_HOOKS_TL_LOAD_SCALAR                                                \
+  .verify = load_scalar_verify, .parse = load_scalar_parse, .print = load_print
+#define TL_HOOKS_TL_GATHER                                                     \
+  .verify = gather_verify, .parse = gather_parse, .print = gather_print
 #define TL_HOOKS_TL_FENCE                                                      \
   .verify = fence_verify, .parse = operands_parse, .print = operands_print
 #define TL_HOOKS_TL_ALLOC_SHARED                                               \

@@ -353,6 +353,22 @@ static LLVMValueRef smem_base(Tr *t) {
 
 static unsigned type_bits(Tr *t, const TlType *ty) { return tl_simt_value_bits(ty); }
 
+/* simt.load {ordering, scope}: an LLVM atomic load of the value's bits as
+ * an integer (NVPTX gives ld.relaxed.SCOPE or ld.acquire.SCOPE), then
+ * reinterpreted. */
+static LLVMValueRef ordered_load(Tr *t, TlOp *op, LLVMValueRef ptr,
+                                 unsigned bits) {
+  TlMemOrder o = tl_mem_order_of(op, TL_ORDER_RELAXED);
+  const char *s = tl_mem_scope_llvm(tl_mem_scope_of(op, TL_SCOPE_GPU));
+  LLVMTypeRef it = LLVMIntTypeInContext(t->lc, bits);
+  LLVMValueRef v = LLVMBuildLoad2(t->b, it, ptr, "");
+  LLVMSetAlignment(v, bits / 8);
+  LLVMSetOrdering(v, o == TL_ORDER_ACQUIRE ? LLVMAtomicOrderingAcquire
+                                           : LLVMAtomicOrderingMonotonic);
+  LLVMSetAtomicSyncScopeID(v, LLVMGetSyncScopeID(t->lc, s, strlen(s)));
+  return coerce(t, v, ltype(t, tl_value_type(tl_op_result(op, 0))));
+}
+
 static LLVMValueRef access(Tr *t, TlOp *op, bool load) {
   TlType *vty = load ? tl_value_type(tl_op_result(op, 0)) : tl_value_type(tl_op_operand(op, 0));
   LLVMValueRef ptr = operand(t, op, load ? 0 : 1);
@@ -362,6 +378,8 @@ static LLVMValueRef access(Tr *t, TlOp *op, bool load) {
   const char *cache = str_attr(op, "cache");
   if (!lty)
     return fail_op(t, op, "the accessed type has no register form%s", "");
+  if (load && tl_op_attr(op, "ordering"))
+    return ordered_load(t, op, ptr, bits);
   if (!cache) {
     if (load) {
       LLVMValueRef v = LLVMBuildLoad2(t->b, lty, ptr, "");

@@ -332,12 +332,12 @@ static bool ordered_before(const TlVm *vm, int32_t b, uint64_t s) {
 }
 
 /* An atomic access of this block to element x: it observes every release
- * published to x, and publishes this block's (with what the block
- * acquired) when it has released. */
-static void sync_atomic(TlVm *vm, GElem *x) {
+ * published to x, and an atomic write publishes this block's (with what
+ * the block acquired) when it has released. */
+static void sync_atomic(TlVm *vm, GElem *x, bool write) {
   if (x->sync)
     clock_join(&vm->seen, &vm->syncs.data[x->sync - 1]);
-  if (!vm->released)
+  if (!write || !vm->released)
     return;
   if (!x->sync) {
     Clock fresh = {0};
@@ -469,7 +469,7 @@ static bool gtrack(TlVm *vm, Inst *in, int p, int64_t o, int t, bool write,
     x->ratomic = x->ratomic && atomic;
   }
   if (atomic)
-    sync_atomic(vm, x);
+    sync_atomic(vm, x, write);
   return true;
 }
 
@@ -749,6 +749,71 @@ static bool exec_fence(TlVm *vm, Inst *in) {
   TlMemOrder ord = block_order(in->op, TL_ORDER_ACQ_REL);
   release_half(vm, ord);
   acquire_half(vm, ord);
+  return true;
+}
+
+/*===--- Scalar loads and gathers -----------------------------------------===*/
+
+/* tl.load_scalar: one element for the block, read by every thread; with
+ * an ordering it is an atomic read, which observes the releases published
+ * to the element, and with acquire acquires them. */
+static bool exec_load_scalar(TlVm *vm, Inst *in) {
+  const GView *g = vm_in(vm, in, 0)->obj;
+  int64_t idx[TL_LAYOUT_MAX_RANK], o;
+  read_offsets(vm, in, 1, g->rank, idx);
+  if (global_at(vm, in, g, idx, false, "reads", -1, &o) < 0)
+    return false;
+  bool atomic = tl_op_attr(in->op, "ordering") != NULL;
+  if (!gtrack(vm, in, g->param, o, T_MANY, false, false, atomic))
+    return false;
+  if (atomic)
+    acquire_half(vm, block_order(in->op, TL_ORDER_RELAXED));
+  vm_put_scalar(vm, in, 0, buf_load(&vm->args[g->param], o));
+  return true;
+}
+
+/* tl.gather: result element (i, j, ...) reads the view at (idx[i], o_1 +
+ * j, ...), idx read with its type's signedness; masked ones read 0
+ * outside the view. */
+static bool exec_gather(TlVm *vm, Inst *in) {
+  TlType *rt = tl_value_type(tl_op_result(in->op, 0));
+  const GView *g = vm_in(vm, in, 0)->obj;
+  const Tile *ix = vm_in(vm, in, 1)->obj;
+  const EType *ie = vm_etype(vm, tl_tensor_elem(ix->type));
+  bool masked = tl_op_attr(in->op, "masked") != NULL;
+  int rank;
+  int64_t shape[TL_LAYOUT_MAX_RANK], off[TL_LAYOUT_MAX_RANK] = {0};
+  int64_t j[TL_LAYOUT_MAX_RANK] = {0}, idx[TL_LAYOUT_MAX_RANK];
+  tile_shape(rt, &rank, shape);
+  for (int d = 1; d < rank; d++)
+    off[d] = vm_int_operand(vm, in, 1 + (unsigned)d);
+  const LTab *lt = vm_ltab(vm, tl_reg_layout(rt));
+  Tile *t = tile_new(vm, rt, false);
+  for (int64_t e = 0; e < t->n; e++) {
+    if (ix->undef && ix->undef[j[0]]) {
+      tile_release(t);
+      return vm_error(vm, in->op,
+                      "gathers with undefined element [%lld, ...] of the "
+                      "index tile",
+                      (long long)j[0]);
+    }
+    idx[0] = e_sval(ie, ix->v[j[0]]);
+    if (ie->kind == EK_UINT && ix->v[j[0]] > INT64_MAX)
+      idx[0] = INT64_MAX;
+    for (int d = 1; d < rank; d++)
+      idx[d] = sat_add(off[d], j[d]);
+    int64_t o;
+    int r = global_at(vm, in, g, idx, masked, "gathers", lt->owner[e], &o);
+    if (r < 0 || (r && !gtrack(vm, in, g->param, o, accessor(lt, e), false,
+                               false, false))) {
+      tile_release(t);
+      return false;
+    }
+    t->v[e] = r ? buf_load(&vm->args[g->param], o) : 0;
+    for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
+      j[d] = 0;
+  }
+  vm_put_tile(vm, in, 0, t);
   return true;
 }
 
@@ -1193,6 +1258,8 @@ bool vm_exec_memory(TlVm *vm, Inst *in) {
   case TL_OP_TL_ATOMIC_RMW:
   case TL_OP_TL_ATOMIC_CAS:
   case TL_OP_TL_FENCE:
+  case TL_OP_TL_LOAD_SCALAR:
+  case TL_OP_TL_GATHER:
     vm->stamp++; /* the global-memory ops, in the order they run */
     break;
   default:
@@ -1210,6 +1277,10 @@ bool vm_exec_memory(TlVm *vm, Inst *in) {
     return exec_atomic(vm, in);
   case TL_OP_TL_FENCE:
     return exec_fence(vm, in);
+  case TL_OP_TL_LOAD_SCALAR:
+    return exec_load_scalar(vm, in);
+  case TL_OP_TL_GATHER:
+    return exec_gather(vm, in);
   case TL_OP_TL_ALLOC_SHARED:
     return exec_alloc_shared(vm, in);
   case TL_OP_TL_ALLOC_GLOBAL:

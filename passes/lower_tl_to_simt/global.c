@@ -491,6 +491,93 @@ bool lw_lower_fence(Lower *L, TlOp *op) {
   return true;
 }
 
+/*===--- Scalar loads and gathers ----------------------------------------===*/
+
+/* tl.load_scalar: every thread loads the element (one address for the
+ * block, served once by the cache); an ordering makes each thread's load
+ * an ordered one (ld.acquire.SCOPE: each thread acquires for itself). */
+bool lw_lower_load_scalar(Lower *L, TlOp *op) {
+  View *v = lw_view_of(L, tl_op_operand(op, 0));
+  TlValue *idx[TL_LAYOUT_MAX_RANK], *zero[TL_LAYOUT_MAX_RANK], *bitoff;
+  for (unsigned d = 0; d < v->rank; d++) {
+    idx[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, 1 + d)));
+    zero[d] = lw_cst(L, lw_i64(L), 0);
+  }
+  TlType *t = tl_value_type(tl_op_result(op, 0));
+  TlOp *ld =
+      tl_build(&L->b, TL_OP_SIMT_LOAD, 1,
+               (TlValue *[]){elem_addr(L, v, idx, zero, &bitoff)}, 1, &t);
+  if (tl_op_attr(op, "ordering"))
+    tl_op_set_attr(ld, "ordering", tl_op_attr(op, "ordering"));
+  if (tl_op_attr(op, "ordering") && tl_op_attr(op, "scope"))
+    tl_op_set_attr(ld, "scope", tl_op_attr(op, "scope"));
+  lw_put_scalar(L, tl_op_result(op, 0), tl_op_result(ld, 0));
+  return true;
+}
+
+/* The index tile's value for each result element, as i64: the tile
+ * broadcast along its size-1 dimensions to the result's shape and layout
+ * (in registers where every thread holds its rows' indices, else through
+ * the shared scratch), each element decoded by its signedness. */
+static Tile *gather_rows(Lower *L, TlOp *op, TlType *rt) {
+  Tile *ix = lw_tile_of(L, tl_op_operand(op, 1));
+  TlType *it = ix->type;
+  int64_t dims[TL_LAYOUT_MAX_RANK];
+  for (unsigned d = 0; d < tl_tensor_rank(rt); d++)
+    dims[d] = tl_tensor_dim(rt, d);
+  TlType *bt = tl_reg_type_get(L->ctx, tl_tensor_rank(rt), dims,
+                               tl_tensor_elem(it), tl_reg_layout(rt));
+  Tile *b = lw_zero_tile(L, bt);
+  return lw_broadcast_tile(L, op, ix, b) ? b : NULL;
+}
+
+/* tl.gather: element (i, j, ...) of the result from the view at (idx[i],
+ * o_1 + j, ...), one load per element (rows selected at run time give no
+ * runs to vectorize); masked ones read 0 outside the view. */
+bool lw_lower_gather(Lower *L, TlOp *op) {
+  View *v = lw_view_of(L, tl_op_operand(op, 0));
+  TlType *rt = tl_value_type(tl_op_result(op, 0));
+  unsigned b = lw_elem_bits(rt);
+  bool masked = tl_op_attr(op, "masked") != NULL;
+  Tile *rows = gather_rows(L, op, rt);
+  if (!rows)
+    return false;
+  TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
+  off[0] = lw_cst(L, lw_i64(L), 0);
+  for (unsigned d = 1; d < v->rank; d++)
+    off[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, 1 + d)));
+  Tile *t = lw_zero_tile(L, rt);
+  const TlLayout *l = tl_reg_layout(rt);
+  TlType *mem = tl_type_int(L->ctx, b, false);
+  for (int64_t i = 0; i < tl_layout_local_size(l); i++) {
+    lw_index_of(L, l, i, idx);
+    TlType *ct;
+    idx[0] = lw_to_i64(L, lw_decode(L, rows, (unsigned)i, &ct));
+    TlValue *bitoff, *p = elem_addr(L, v, off, idx, &bitoff);
+    if (b == 64) {
+      TlValue *hi = lw_ptr_add(L, p, lw_cst(L, lw_i64(L), 4));
+      TlValue *ok = masked ? in_view(L, v, off, idx) : NULL;
+      t->words[2 * i] = ok ? masked_elem_load(L, ok, p, lw_u32(L), 32, NULL)
+                           : lw_load(L, p, lw_u32(L), 0);
+      t->words[2 * i + 1] =
+          ok ? masked_elem_load(L, ok, hi, lw_u32(L), 32, NULL)
+             : lw_load(L, hi, lw_u32(L), 0);
+      continue;
+    }
+    TlValue *x;
+    if (masked) {
+      x = masked_elem_load(L, in_view(L, v, off, idx), p, mem, b, NULL);
+    } else {
+      x = lw_load(L, p, mem, 0);
+      if (b < 32)
+        x = tl_arith_exti(&L->b, x, lw_u32(L));
+    }
+    lw_set_elem(L, t, (unsigned)i, x);
+  }
+  lw_put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
 /*===--- Copies into shared tiles ----------------------------------------===*/
 
 /* The widest chunk of w elements (w * bytes of 4, 8 or 16) that both

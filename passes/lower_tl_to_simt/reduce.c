@@ -130,25 +130,29 @@ bool lw_lower_broadcast(Lower *L, TlOp *op) {
     lw_put_tile(L, tl_op_result(op, 0), t);
     return true;
   }
-  Tile *x = lw_tile_of(L, a);
+  if (!lw_broadcast_tile(L, op, lw_tile_of(L, a), t))
+    return false;
+  lw_put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
+bool lw_broadcast_tile(Lower *L, TlOp *op, Tile *x, Tile *t) {
+  int64_t count = tl_layout_local_size(tl_reg_layout(t->type));
   int64_t *src = tl_xmalloc(sizeof *src * (size_t)(count + 1));
   bool local = true;
   for (int64_t i = 0; i < count && local; i++)
     local = (src[i] = broadcast_source(L, tl_reg_layout(x->type),
-                                       tl_reg_layout(rt), i)) >= 0;
+                                       tl_reg_layout(t->type), i)) >= 0;
   if (local)
     for (int64_t i = 0; i < count; i++)
       lw_copy_elem(L, t, (unsigned)i, x, (unsigned)src[i]);
-  else if (b == 64)
+  else if (lw_elem_bits(t->type) == 64)
     lw_fail(L, op,
             "broadcasts of 64-bit elements that move them between threads");
   else
     broadcast_through_scratch(L, x, t);
   tl_free(src);
-  if (L->failed)
-    return false;
-  lw_put_tile(L, tl_op_result(op, 0), t);
-  return true;
+  return !L->failed;
 }
 
 /*===--- Reductions ------------------------------------------------------===*/
