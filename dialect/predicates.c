@@ -34,6 +34,34 @@ static const char *const reduce_names[] = {
 #include "tl/ops/predicates.def"
 };
 
+typedef struct AtomicRow {
+  const char *name, *ptx;
+} AtomicRow;
+
+typedef struct ScopeRow {
+  const char *name, *ptx, *llvm;
+} ScopeRow;
+
+typedef struct OrderRow {
+  const char *name;
+  bool acquire, release;
+} OrderRow;
+
+static const AtomicRow atomic_rows[] = {
+#define TL_ATOMIC_KIND(ID, name, ptx) {name, ptx},
+#include "tl/ops/predicates.def"
+};
+
+static const ScopeRow scope_rows[] = {
+#define TL_MEM_SCOPE(ID, name, ptx, llvm) {name, ptx, llvm},
+#include "tl/ops/predicates.def"
+};
+
+static const OrderRow order_rows[] = {
+#define TL_MEM_ORDER(ID, name, acquire, release) {name, acquire, release},
+#include "tl/ops/predicates.def"
+};
+
 TlCmpiPredicate tl_cmpi_predicate_by_name(const char *name) {
   for (int i = 0; name && i < TL_CMPI_COUNT; i++)
     if (!strcmp(cmpi_rows[i].name, name))
@@ -55,6 +83,27 @@ TlReduceKind tl_reduce_kind_by_name(const char *name) {
   return TL_REDUCE_UNKNOWN;
 }
 
+TlAtomicKind tl_atomic_kind_by_name(const char *name) {
+  for (int i = 0; name && i < TL_ATOMIC_COUNT; i++)
+    if (!strcmp(atomic_rows[i].name, name))
+      return (TlAtomicKind)i;
+  return TL_ATOMIC_UNKNOWN;
+}
+
+TlMemScope tl_mem_scope_by_name(const char *name) {
+  for (int i = 0; name && i < TL_SCOPE_COUNT; i++)
+    if (!strcmp(scope_rows[i].name, name))
+      return (TlMemScope)i;
+  return TL_SCOPE_UNKNOWN;
+}
+
+TlMemOrder tl_mem_order_by_name(const char *name) {
+  for (int i = 0; name && i < TL_ORDER_COUNT; i++)
+    if (!strcmp(order_rows[i].name, name))
+      return (TlMemOrder)i;
+  return TL_ORDER_UNKNOWN;
+}
+
 /* The value of a string attribute, or NULL. */
 static const char *str_attr(const TlOp *op, const char *name) {
   TlAttr *a = tl_op_attr(op, name);
@@ -72,6 +121,61 @@ TlCmpfPredicate tl_cmpf_predicate_of(const TlOp *op) {
 
 TlReduceKind tl_reduce_kind_of(const TlOp *op) {
   return tl_reduce_kind_by_name(str_attr(op, "kind"));
+}
+
+TlAtomicKind tl_atomic_kind_of(const TlOp *op) {
+  return tl_atomic_kind_by_name(str_attr(op, "kind"));
+}
+
+TlMemScope tl_mem_scope_of(const TlOp *op, TlMemScope dflt) {
+  return tl_op_attr(op, "scope") ? tl_mem_scope_by_name(str_attr(op, "scope"))
+                                 : dflt;
+}
+
+TlMemOrder tl_mem_order_of(const TlOp *op, TlMemOrder dflt) {
+  return tl_op_attr(op, "ordering")
+             ? tl_mem_order_by_name(str_attr(op, "ordering"))
+             : dflt;
+}
+
+const char *tl_atomic_kind_name(TlAtomicKind k) {
+  tl_assert(k >= 0 && k < TL_ATOMIC_COUNT);
+  return atomic_rows[k].name;
+}
+
+const char *tl_atomic_kind_ptx(TlAtomicKind k) {
+  tl_assert(k >= 0 && k < TL_ATOMIC_COUNT);
+  return atomic_rows[k].ptx;
+}
+
+const char *tl_mem_scope_name(TlMemScope s) {
+  tl_assert(s >= 0 && s < TL_SCOPE_COUNT);
+  return scope_rows[s].name;
+}
+
+const char *tl_mem_scope_ptx(TlMemScope s) {
+  tl_assert(s >= 0 && s < TL_SCOPE_COUNT);
+  return scope_rows[s].ptx;
+}
+
+const char *tl_mem_scope_llvm(TlMemScope s) {
+  tl_assert(s >= 0 && s < TL_SCOPE_COUNT);
+  return scope_rows[s].llvm;
+}
+
+const char *tl_mem_order_name(TlMemOrder o) {
+  tl_assert(o >= 0 && o < TL_ORDER_COUNT);
+  return order_rows[o].name;
+}
+
+bool tl_mem_order_acquires(TlMemOrder o) {
+  tl_assert(o >= 0 && o < TL_ORDER_COUNT);
+  return order_rows[o].acquire;
+}
+
+bool tl_mem_order_releases(TlMemOrder o) {
+  tl_assert(o >= 0 && o < TL_ORDER_COUNT);
+  return order_rows[o].release;
 }
 
 const char *tl_cmpi_predicate_name(TlCmpiPredicate p) {

@@ -3,7 +3,8 @@
 
 Generates random, well-typed tl kernels from a seed (global loads into
 random register layouts, a random chain of casts, views, reshapes,
-permutes and element-wise ops, global stores), and checks that the kernel
+permutes and element-wise ops, global stores and atomics, scalar loads,
+gathers, counters and fences), and checks that the kernel
 lowered by `lower-tl-to-simt,canonicalize,cse` and run on the thread-level
 VM (`tl-run --simt`) writes the same bits as the kernel itself on the
 block-level VM (`tl-run --vm`), on the same seeded random inputs.
@@ -67,6 +68,12 @@ FEATURES = {
     # quantising recipes for rn into 2, 4 and 8 bits, cvt to an integral
     # value otherwise.
     "cast_rounding": True,
+    # tl.atomic_rmw and tl.atomic_cas in place of some stores, a scalar
+    # counter atomic, tl.fence; tl.load_scalar operands and tl.gather
+    # tiles. Their choices come from a second random stream, so that a
+    # seed's other ops stay what they were without them.
+    "atomics": True,
+    "data_dependent_loads": True,
 }
 
 # --------------------------------------------------------------------------
@@ -155,6 +162,15 @@ def random_type(rng, pool=None):
               [t for t in pool if t.kind == "small"]]
     groups = [g for g in groups if g]
     return rng.choice(rng.choice(groups))
+
+
+# The atomics of each element type (tl.atomic_rmw's kinds, and "cas").
+ATOMIC_KINDS = {
+    "i32": ["add", "max", "min", "exch", "cas"],
+    "u32": ["add", "max", "min", "exch", "cas"],
+    "f32": ["add", "exch", "cas"],
+    "f16": ["add"],
+}
 
 
 def storable_types():
@@ -424,6 +440,7 @@ class Kernel:
     def __init__(self, seed):
         self.seed = seed
         self.rng = random.Random(seed)
+        self.rng2 = random.Random(seed * 1000003 + 17)  # the new ops' stream
         rng = self.rng
         self.threads = 32 * rng.choice([1, 1, 2, 3, 4, 5, 6, 7, 8])
         self.grid = rng.choice([(1, 1), (1, 1), (2, 1), (3, 1), (1, 2), (2, 2)])
@@ -586,9 +603,148 @@ class Kernel:
 
     def store(self, t):
         pname, g, gty, offs, masked = self.access(t.dtype, t.layout.shape(), True)
-        self.emit("tl.store_global %s, %s[%s]%s : %s, %s" % (
-            t.name, g, ", ".join(offs), " masked" if masked else "", self.tty(t), gty))
+        kinds = ATOMIC_KINDS.get(t.dtype.name, []) if FEATURES["atomics"] else []
+        if kinds and self.rng2.random() < 0.3:
+            self.atomic_store(t, pname, g, gty, offs, masked, self.rng2.choice(kinds))
+        else:
+            self.emit("tl.store_global %s, %s[%s]%s : %s, %s" % (
+                t.name, g, ", ".join(offs), " masked" if masked else "", self.tty(t), gty))
         self.outputs.append((pname, t.dtype))
+
+    def memory_order(self):
+        """Random `scope` and `ordering` attributes (or none)."""
+        r2 = self.rng2
+        attrs = []
+        if r2.random() < 0.4:
+            attrs.append('ordering = "%s"' % r2.choice(["relaxed", "acquire", "release", "acq_rel"]))
+        if r2.random() < 0.3:
+            attrs.append('scope = "%s"' % r2.choice(["cta", "gpu", "sys"]))
+        return " {%s}" % ", ".join(attrs) if attrs else ""
+
+    def atomic_store(self, t, pname, g, gty, offs, masked, kind):
+        """The tile form of an atomic into the output buffer: add, max,
+        min and exch into its random contents, cas into zeros with a
+        compared tile of zeros (every element swapped) or ones (none)."""
+        r2 = self.rng2
+        m = " masked" if masked else ""
+        if kind != "cas":
+            self.emit("tl.atomic_rmw %s %s, %s[%s]%s%s : %s, %s" % (
+                kind, t.name, g, ", ".join(offs), m, self.memory_order(), self.tty(t), gty))
+            return
+        for i, (n, ty, spec) in enumerate(self.params):
+            if n == pname:
+                self.params[i] = (n, ty, spec.replace("rand:", "zeros:", 1))
+        zero = "0.0" if t.dtype.kind == "float" else "0"
+        one = "1.0" if t.dtype.kind == "float" else "1"
+        c = self.constant(t.dtype, t.layout, zero if r2.random() < 0.7 else one)
+        self.emit("tl.atomic_cas %s, %s, %s[%s]%s%s : %s, %s" % (
+            c.name, t.name, g, ", ".join(offs), m, self.memory_order(), self.tty(t), gty))
+
+    def counter_atomic(self):
+        """A scalar atomic on a counter buffer, after a fence sometimes; its
+        old value (which depends on the block order, the same in both VMs)
+        broadcast into a tile and stored."""
+        r2 = self.rng2
+        dt = TYPES[r2.choice(["u32", "i32"])]
+        pname = "cnt%d" % len(self.params)
+        self.params.append((pname, "!tl.ptr<%s>" % dt.name, "%s:%s:4" % (r2.choice(["zeros", "rand"]), dt.name)))
+        g = self.fresh("g")
+        self.emit("%s = tl.view_global %%%s[4] : !tl.global<4x%s>" % (g, pname, dt.name))
+        if r2.random() < 0.5:
+            self.emit("tl.fence%s" % r2.choice(["", ' {ordering = "release"}', ' {ordering = "acquire", scope = "sys"}']))
+        kind = r2.choice(["add", "max", "min", "exch", "cas"])
+        v = self.fresh("s")
+        self.emit("%s = arith.constant %d : %s" % (v, r2.randint(0, 5), dt.name))
+        idx = "%bx" if r2.random() < 0.5 else self.const(r2.randint(0, 3))
+        old = self.fresh("s")
+        if kind == "cas":
+            c = self.fresh("s")
+            self.emit("%s = arith.constant %d : %s" % (c, r2.randint(0, 1), dt.name))
+            self.emit("%s = tl.atomic_cas %s, %s, %s[%s]%s : %s, !tl.global<4x%s>" % (
+                old, c, v, g, idx, self.memory_order(), dt.name, dt.name))
+        else:
+            self.emit("%s = tl.atomic_rmw %s %s, %s[%s]%s : %s, !tl.global<4x%s>" % (
+                old, kind, v, g, idx, self.memory_order(), dt.name, dt.name))
+        self.outputs.append((pname, dt))
+        l = random_layout(r2, self.threads, r2.randint(1, 2), r2.choice([1, 2]))
+        t = Tile(self.fresh("t"), dt, l)
+        self.emit("%s = tl.broadcast %s : %s -> %s" % (t.name, old, dt.name, self.tty(t)))
+        return t
+
+    def scalar_mix(self, x):
+        """x combined with one element of a new buffer (tl.load_scalar, an
+        acquire load sometimes), broadcast to x's layout."""
+        r2 = self.rng2
+        dt = x.dtype
+        pname = "s%d" % len(self.params)
+        self.params.append((pname, "!tl.ptr<%s>" % dt.name, "rand:%s:8" % dt.name))
+        g = self.fresh("g")
+        self.emit("%s = tl.view_global %%%s[8] : !tl.global<8x%s>" % (g, pname, dt.name))
+        order = ""
+        if dt.bits in (16, 32, 64) and r2.random() < 0.4:
+            order = ' {ordering = "%s"}' % r2.choice(["relaxed", "acquire"])
+        idx = "%bx" if r2.random() < 0.5 else self.const(r2.randint(0, 7))
+        v = self.fresh("s")
+        self.emit("%s = tl.load_scalar %s[%s]%s : !tl.global<8x%s> -> %s" % (
+            v, g, idx, order, dt.name, dt.name))
+        b = Tile(self.fresh("b"), dt, x.layout)
+        self.emit("%s = tl.broadcast %s : %s -> %s" % (b.name, v, dt.name, self.tty(b)))
+        ops = ["tl.max", "tl.min"] + (["tl.xor", "tl.and"] if dt.is_int() else ["tl.add"])
+        return self.binary(r2.choice(ops), x, b)
+
+    def gather(self):
+        """A tile of rows (rank 2) or elements (rank 1) selected by an
+        index tile loaded from a u8 buffer (every row of a 256-row view
+        reachable) or an i32 one (masked: mostly outside, reading 0). The
+        index tile's layout has the result's row structure or another of
+        the same size (the indices then move through the shared scratch)."""
+        r2 = self.rng2
+        dt = r2.choice([t for t in all_types() if t.bits in (8, 16, 32, 64) and t.kind != "small"])
+        rank = r2.choice([1, 2])
+        local = r2.choice([1, 1, 2, 4])
+        repl = 1
+        if r2.random() < 0.3:
+            repl = r2.choice([d for d in divisors(self.threads) if d > 1])
+        base = random_layout(r2, self.threads, 1, local, repl)
+        rows = base.shape()[0]
+        ilay = random_layout(r2, self.threads, 1, local, repl) if r2.random() < 0.5 else base
+        cols = r2.choice([1, 2, 4]) if rank == 2 else 1
+        if rank == 2:
+            lr = base.reshape([rows, 1])
+            p = Layout.primitive("local", [1, cols])
+            lr = lr.product(p) if r2.random() < 0.5 else p.product(lr)
+            ilay = ilay.reshape([rows, 1])
+        else:
+            lr = base
+        if lr is None or ilay is None:
+            return None
+        itype = TYPES[r2.choice(["u8", "u8", "i32"])]
+        masked = itype.name == "i32" or r2.random() < 0.3
+        nrows = r2.randint(1, 256) if masked else 256
+        ishape = [rows] + [1] * (rank - 1)
+        ip = "ix%d" % len(self.params)
+        self.params.append((ip, "!tl.ptr<%s>" % itype.name, "rand:%s:%d" % (itype.name, rows)))
+        gi = self.fresh("g")
+        idims = ", ".join(str(d) for d in ishape)
+        ity = "!tl.global<%sx%s>" % ("x".join(str(d) for d in ishape), itype.name)
+        self.emit("%s = tl.view_global %%%s[%s] : %s" % (gi, ip, idims, ity))
+        it = Tile(self.fresh("i"), itype, ilay)
+        self.emit("%s = tl.load_global %s[%s] : %s -> %s" % (
+            it.name, gi, ", ".join([self.const(0)] * rank), ity, self.tty(it)))
+        dp = "x%d" % len(self.params)
+        ddims = [nrows] + ([cols] if rank == 2 else [])
+        n = 1
+        for d in ddims:
+            n *= d
+        self.params.append((dp, "!tl.ptr<%s>" % dt.name, "rand:%s:%d" % (dt.name, n)))
+        gd = self.fresh("g")
+        dty = "!tl.global<%sx%s>" % ("x".join(str(d) for d in ddims), dt.name)
+        self.emit("%s = tl.view_global %%%s[%s] : %s" % (gd, dp, ", ".join(str(d) for d in ddims), dty))
+        r = Tile(self.fresh("t"), dt, lr)
+        offs = [it.name] + [self.const(0)] * (rank - 1)
+        self.emit("%s = tl.gather %s[%s]%s : %s, %s -> %s" % (
+            r.name, gd, ", ".join(offs), " masked" if masked else "", dty, self.tty(it), self.tty(r)))
+        return r
 
     # --- ops
     def unary(self, op, x, dtype=None, layout=None, extra=""):
@@ -773,6 +929,9 @@ class Kernel:
                 repl = rng.choice([d for d in divisors(self.threads) if d > 1])
             l = random_layout(rng, self.threads, rank, local, repl)
             x = self.load(dt, l)
+            if (FEATURES["data_dependent_loads"] and dt.compute() and dt.bits >= 8
+                    and dt.kind != "small" and self.rng2.random() < 0.25):
+                x = self.scalar_mix(x)
             chain = []
             for _ in range(rng.randint(1, 6)):
                 x = self.random_op(x)
@@ -788,6 +947,12 @@ class Kernel:
                     y = t
             if y is not None:
                 self.store(y)
+        if FEATURES["data_dependent_loads"] and self.rng2.random() < 0.3:
+            t = self.gather()
+            if t is not None:
+                self.store(t)
+        if FEATURES["atomics"] and self.rng2.random() < 0.3:
+            self.store(self.counter_atomic())
         if not self.outputs:
             # every chain ended in a type that cannot be stored: store a
             # plain f32 tile, so that the kernel writes something

@@ -20,6 +20,7 @@
 #include "tl/simt.h"
 #include "tl/arch.h"
 #include "tl/dialects.h"
+#include "tl/predicates.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -441,10 +442,49 @@ static TlResult access_ok(TlOp *op, const TlType *ptr, const TlType *t,
 static const AttrSpec access_attrs[] = {{"align", TL_ATTR_INT, false},
                                         {"cache", TL_ATTR_STRING, false}};
 
-static TlResult load_verify(TlOp *op) {
-  if (TL_FAILED(counts(op, 1, 1)) || TL_FAILED(ATTRS_OK(op, access_attrs)))
+/* An ordered load (`ordering` relaxed or acquire, `scope`) is
+ * ld.SEM.SCOPE.global: one scalar of 16, 32 or 64 bits, naturally
+ * aligned, without a cache hint. */
+static TlResult ordered_load_ok(TlOp *op) {
+  if (!tl_op_attr(op, "ordering") && !tl_op_attr(op, "scope"))
+    return TL_SUCCESS;
+  if (!tl_op_attr(op, "ordering")) {
+    tl_op_emit_error(op, "'scope' needs an 'ordering'");
     return TL_FAILURE;
-  return access_ok(op, ot(op, 0), rt(op, 0), true);
+  }
+  if (tl_mem_scope_of(op, TL_SCOPE_GPU) == TL_SCOPE_UNKNOWN) {
+    tl_op_emit_error(op, "'scope' must be \"cta\", \"gpu\" or \"sys\"");
+    return TL_FAILURE;
+  }
+  TlMemOrder o = tl_mem_order_of(op, TL_ORDER_RELAXED);
+  if (o != TL_ORDER_RELAXED && o != TL_ORDER_ACQUIRE) {
+    tl_op_emit_error(op, "an ordered load is \"relaxed\" or \"acquire\"");
+    return TL_FAILURE;
+  }
+  TlType *t = rt(op, 0);
+  unsigned b = tl_type_is_scalar(t) ? tl_type_bitwidth(t) : 0;
+  if (b != 16 && b != 32 && b != 64)
+    return bad(op, "an ordered load's value", "a 16, 32 or 64-bit scalar", t);
+  if (tl_simt_ptr_space(ot(op, 0)) != TL_SIMT_GLOBAL) {
+    tl_op_emit_error(op, "ordered loads read global memory");
+    return TL_FAILURE;
+  }
+  if (tl_op_attr(op, "cache")) {
+    tl_op_emit_error(op, "an ordered load takes no cache hint");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+static TlResult load_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"align", TL_ATTR_INT, false},
+                                   {"cache", TL_ATTR_STRING, false},
+                                   {"ordering", TL_ATTR_STRING, false},
+                                   {"scope", TL_ATTR_STRING, false}};
+  if (TL_FAILED(counts(op, 1, 1)) || TL_FAILED(ATTRS_OK(op, attrs)) ||
+      TL_FAILED(access_ok(op, ot(op, 0), rt(op, 0), true)))
+    return TL_FAILURE;
+  return ordered_load_ok(op);
 }
 
 static TlResult store_verify(TlOp *op) {
@@ -545,6 +585,109 @@ static TlResult wait_verify(TlOp *op) {
     return TL_FAILURE;
   }
   return TL_SUCCESS;
+}
+
+/*===--- Atomics and fences ----------------------------------------------===*/
+
+/* `scope` and `ordering` of the atomics and fences: the names of the
+ * tables in predicates.def; a fence orders something (not relaxed). */
+static TlResult memory_order_ok(TlOp *op, bool fence) {
+  if (tl_mem_scope_of(op, TL_SCOPE_GPU) == TL_SCOPE_UNKNOWN) {
+    tl_op_emit_error(op, "'scope' must be \"cta\", \"gpu\" or \"sys\"");
+    return TL_FAILURE;
+  }
+  TlMemOrder o =
+      tl_mem_order_of(op, fence ? TL_ORDER_ACQ_REL : TL_ORDER_RELAXED);
+  if (o == TL_ORDER_UNKNOWN) {
+    tl_op_emit_error(op, "'ordering' must be \"relaxed\", \"acquire\", "
+                         "\"release\" or \"acq_rel\"");
+    return TL_FAILURE;
+  }
+  if (fence && o == TL_ORDER_RELAXED) {
+    tl_op_emit_error(op, "a fence orders \"acquire\", \"release\" or "
+                         "\"acq_rel\", not \"relaxed\"");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+static const AttrSpec atom_attrs[] = {{"kind", TL_ATTR_STRING, true},
+                                      {"scope", TL_ATTR_STRING, false},
+                                      {"ordering", TL_ATTR_STRING, false}};
+static const AttrSpec order_attrs[] = {{"scope", TL_ATTR_STRING, false},
+                                       {"ordering", TL_ATTR_STRING, false}};
+
+static TlResult global_address_ok(TlOp *op, const TlType *p) {
+  if (!tl_simt_is_ptr(p) || tl_simt_ptr_space(p) != TL_SIMT_GLOBAL)
+    return bad(op, "the address", "!simt.ptr<global>", p);
+  return TL_SUCCESS;
+}
+
+/* atom{.sem}{.scope}.global.OP.T d, [a], b: the value types PTX's atom
+ * has for each operation on every TL target (sm_80 on). */
+static TlResult atom_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 2, 1)) || TL_FAILED(ATTRS_OK(op, atom_attrs)))
+    return TL_FAILURE;
+  TlAtomicKind k = tl_atomic_kind_of(op);
+  if (k == TL_ATOMIC_UNKNOWN) {
+    tl_op_emit_error(op, "'kind' must be \"add\", \"max\", \"min\" or "
+                         "\"exch\"");
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(memory_order_ok(op, false)) ||
+      TL_FAILED(global_address_ok(op, ot(op, 0))))
+    return TL_FAILURE;
+  TlContext *c = tl_op_context(op);
+  TlType *t = ot(op, 1);
+  bool ok = false;
+  const char *want = "";
+  switch (k) {
+  case TL_ATOMIC_ADD:
+    ok = is_i32(op, t) || t == tl_type_f32(c) || t == tl_type_f16(c) ||
+         is_vec_of(t, 2, tl_type_f16(c));
+    want = "i32, u32, f32, f16 or !simt.vec<2xf16>";
+    break;
+  case TL_ATOMIC_MAX:
+  case TL_ATOMIC_MIN:
+    ok = is_i32(op, t);
+    want = "i32 or u32";
+    break;
+  default:
+    ok = is_i32(op, t) || t == tl_type_f32(c);
+    want = "i32, u32 or f32";
+    break;
+  }
+  if (!ok) {
+    char what[48];
+    snprintf(what, sizeof what, "the value of atom.%s", tl_atomic_kind_ptx(k));
+    return bad(op, what, want, t);
+  }
+  if (rt(op, 0) != t)
+    return bad(op, "the result", "the value's type", rt(op, 0));
+  return TL_SUCCESS;
+}
+
+/* atom{.sem}{.scope}.global.cas.b32 d, [a], cmp, new. */
+static TlResult atom_cas_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 3, 1)) || TL_FAILED(ATTRS_OK(op, order_attrs)) ||
+      TL_FAILED(memory_order_ok(op, false)) ||
+      TL_FAILED(global_address_ok(op, ot(op, 0))))
+    return TL_FAILURE;
+  if (!is_i32(op, ot(op, 1)))
+    return bad(op, "the compared value", "i32 or u32", ot(op, 1));
+  if (ot(op, 2) != ot(op, 1))
+    return bad(op, "the new value", "the compared value's type", ot(op, 2));
+  if (rt(op, 0) != ot(op, 1))
+    return bad(op, "the result", "the compared value's type", rt(op, 0));
+  return TL_SUCCESS;
+}
+
+/* fence.{acq_rel,sc}.scope (LLVM gives acquire and release fences the
+ * acq_rel form). */
+static TlResult fence_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 0, 0)) || TL_FAILED(ATTRS_OK(op, order_attrs)))
+    return TL_FAILURE;
+  return memory_order_ok(op, true);
 }
 
 /* bar.sync id{, threads}: 16 named barriers per block; a thread count,
@@ -1254,6 +1397,9 @@ static TlResult build_verify(TlOp *op) {
 #define TL_HOOKS_SIMT_CP_ASYNC_COMMIT STD(commit_verify)
 #define TL_HOOKS_SIMT_CP_ASYNC_WAIT STD(wait_verify)
 #define TL_HOOKS_SIMT_BARRIER STD(barrier_verify)
+#define TL_HOOKS_SIMT_ATOM STD(atom_verify)
+#define TL_HOOKS_SIMT_ATOM_CAS STD(atom_cas_verify)
+#define TL_HOOKS_SIMT_FENCE STD(fence_verify)
 #define TL_HOOKS_SIMT_LDMATRIX STD(ldmatrix_verify)
 #define TL_HOOKS_SIMT_MMA STD(mma_verify)
 #define TL_HOOKS_SIMT_SHFL STD(shfl_verify)

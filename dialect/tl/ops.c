@@ -654,6 +654,421 @@ static TlResult store_global_verify(TlOp *op) {
 }
 static TlResult store_shared_verify(TlOp *op) { return store_verify(op, true); }
 
+/*===--- Atomics and fences ----------------------------------------------===*/
+
+/* `tl.atomic_rmw KIND %v, %g[...] [masked] {attrs} : V, G` and
+ * `tl.atomic_cas %cmp, %v, %g[...] [masked] {attrs} : V, G`: nvals value
+ * operands of type V, then the view and its offsets. A scalar V is the
+ * scalar form, whose result (of type V) is the old value. */
+static TlResult atomic_parse(TlParser *p, TlOpState *st, unsigned nvals) {
+  TlOperandRef vals[2], view;
+  TlType *vt, *gt;
+  TlLoc l = tl_parser_loc(p);
+  if (nvals == 1) {
+    const char *kind;
+    if (TL_FAILED(tl_parse_identifier(p, &kind)))
+      return TL_FAILURE;
+    if (tl_atomic_kind_by_name(kind) == TL_ATOMIC_UNKNOWN) {
+      tl_parser_error(p, l, "unknown atomic operation '%s' (add max min exch)",
+                      kind);
+      return TL_FAILURE;
+    }
+    tl_op_state_set_attr(st, "kind",
+                         tl_attr_string(st->ctx, kind, strlen(kind)));
+  }
+  for (unsigned i = 0; i < nvals; i++)
+    if (TL_FAILED(tl_parse_operand(p, &vals[i])) ||
+        TL_FAILED(tl_parse_punct(p, ",")))
+      return TL_FAILURE;
+  if (TL_FAILED(tl_parse_operand(p, &view)))
+    return TL_FAILURE;
+  TlOpState idx;
+  tl_op_state_init(&idx, st->ctx, NULL, st->loc);
+  TlResult r = parse_indices(p, &idx);
+  if (!TL_FAILED(r)) {
+    parse_flags(p, st, masked_flag);
+    r = TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+                TL_FAILED(tl_parse_punct(p, ":")) ||
+                TL_FAILED(tl_parse_type(p, &vt)) ||
+                TL_FAILED(tl_parse_punct(p, ",")) ||
+                TL_FAILED(tl_parse_type(p, &gt))
+            ? TL_FAILURE
+            : TL_SUCCESS;
+  }
+  for (unsigned i = 0; i < nvals && !TL_FAILED(r); i++) {
+    TlValue *v;
+    r = tl_parser_resolve(p, &vals[i], vt, &v);
+    if (!TL_FAILED(r))
+      tl_op_state_add_operand(st, v);
+  }
+  if (!TL_FAILED(r)) {
+    TlValue *g;
+    r = tl_parser_resolve(p, &view, gt, &g);
+    if (!TL_FAILED(r)) {
+      tl_op_state_add_operand(st, g);
+      tl_op_state_add_operands(st, (unsigned)idx.operands.len,
+                               idx.operands.data);
+      if (tl_type_is_scalar(vt))
+        tl_op_state_add_result(st, vt);
+    }
+  }
+  tl_op_state_free(&idx);
+  return r;
+}
+
+static TlResult atomic_rmw_parse(TlParser *p, TlOpState *st) {
+  return atomic_parse(p, st, 1);
+}
+static TlResult atomic_cas_parse(TlParser *p, TlOpState *st) {
+  return atomic_parse(p, st, 2);
+}
+
+static void atomic_print(TlPrinter *p, TlOp *op) {
+  static const char *const elided[] = {"kind", "masked", NULL};
+  bool rmw = tl_op_id(op) == TL_OP_TL_ATOMIC_RMW;
+  unsigned nvals = rmw ? 1 : 2;
+  if (rmw)
+    tl_printf(p, " %s", tl_attr_string_value(tl_op_attr(op, "kind"), NULL));
+  for (unsigned i = 0; i < nvals; i++) {
+    tl_print_str(p, " ");
+    tl_print_operand(p, tl_op_operand(op, i));
+    tl_print_str(p, ",");
+  }
+  tl_print_str(p, " ");
+  tl_print_operand(p, tl_op_operand(op, nvals));
+  print_indices(p, op, nvals + 1);
+  print_flags(p, op, masked_flag);
+  tl_print_attr_dict(p, op, elided);
+  tl_print_str(p, " : ");
+  tl_print_type(p, otype(op, 0));
+  tl_print_str(p, ", ");
+  tl_print_type(p, otype(op, nvals));
+}
+
+/* `scope` and `ordering`: strings from the tables of predicates.def; a
+ * fence takes no `relaxed` (it would order nothing). */
+static TlResult check_memory_order(TlOp *op, bool fence) {
+  TlAttr *s = tl_op_attr(op, "scope"), *o = tl_op_attr(op, "ordering");
+  if (s && tl_mem_scope_of(op, TL_SCOPE_GPU) == TL_SCOPE_UNKNOWN) {
+    tl_op_emit_error(op, "'scope' must be \"cta\", \"gpu\" or \"sys\"");
+    return TL_FAILURE;
+  }
+  TlMemOrder ord = tl_mem_order_of(op, TL_ORDER_RELAXED);
+  if (o && ord == TL_ORDER_UNKNOWN) {
+    tl_op_emit_error(op, "'ordering' must be \"relaxed\", \"acquire\", "
+                         "\"release\" or \"acq_rel\"");
+    return TL_FAILURE;
+  }
+  if (o && fence && ord == TL_ORDER_RELAXED) {
+    tl_op_emit_error(op, "a fence orders \"acquire\", \"release\" or "
+                         "\"acq_rel\", not \"relaxed\"");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+/* The element types each atomic operation takes (what PTX's atom has on
+ * every target TL supports; exch and cas move 32 bits). */
+static TlResult check_atomic_elem(TlOp *op, TlType *e) {
+  bool cas = tl_op_id(op) == TL_OP_TL_ATOMIC_CAS;
+  TlAtomicKind k = cas ? TL_ATOMIC_EXCH : tl_atomic_kind_of(op);
+  bool i32 =
+      tl_type_is_int(e) && !tl_type_is_bool(e) && tl_type_int_width(e) == 32;
+  bool f32 = tl_type_is_float(e) && tl_type_bitwidth(e) == 32 &&
+             tl_type_float_exp(e) == 8;
+  bool f16 = tl_type_is_float(e) && tl_type_bitwidth(e) == 16 &&
+             tl_type_float_exp(e) == 5;
+  const char *want = NULL;
+  switch (k) {
+  case TL_ATOMIC_ADD:
+    want = i32 || f32 || f16 ? NULL : "i32, u32, f32 or f16";
+    break;
+  case TL_ATOMIC_MAX:
+  case TL_ATOMIC_MIN:
+    want = i32 ? NULL : "i32 or u32";
+    break;
+  case TL_ATOMIC_EXCH:
+    want = i32 || f32 ? NULL : "i32, u32 or f32";
+    break;
+  default:
+    tl_op_emit_error(op, "requires a 'kind' among add max min exch");
+    return TL_FAILURE;
+  }
+  if (!want)
+    return TL_SUCCESS;
+  char *s = type_text(e);
+  tl_op_emit_error(op, "atomic %s takes %s elements, not %s",
+                   cas ? "cas" : tl_atomic_kind_name(k), want, s);
+  tl_free(s);
+  return TL_FAILURE;
+}
+
+/* The scalar form: one element, at indices (one per dimension) that must
+ * lie inside the view; constant ones are checked against static sizes. */
+static TlResult check_scalar_access(TlOp *op, unsigned from, TlType *g) {
+  for (unsigned d = 0; d < tl_tensor_rank(g); d++) {
+    TlAttr *c = tl_value_constant(tl_op_operand(op, from + d));
+    if (!c || tl_attr_kind(c) != TL_ATTR_INT)
+      continue;
+    int64_t i = tl_attr_int_value(c), n = tl_tensor_dim(g, d);
+    if (tl_type_int_signed(tl_value_type(tl_op_operand(op, from + d))) &&
+        i < 0) {
+      tl_op_emit_error(op, "index %u is negative (%lld)", d, (long long)i);
+      return TL_FAILURE;
+    }
+    if (n >= 0 && tl_attr_uint_value(c) >= (uint64_t)n) {
+      tl_op_emit_error(op,
+                       "index %u (%llu) is outside dimension %u of size "
+                       "%lld",
+                       d, (unsigned long long)tl_attr_uint_value(c), d,
+                       (long long)n);
+      return TL_FAILURE;
+    }
+  }
+  return TL_SUCCESS;
+}
+
+static TlResult atomic_verify(TlOp *op) {
+  unsigned nvals = tl_op_id(op) == TL_OP_TL_ATOMIC_CAS ? 2 : 1;
+  if (tl_op_num_operands(op) < nvals + 1 || tl_op_num_results(op) > 1) {
+    tl_op_emit_error(op, nvals == 2 ? "takes a compared value, a new value, "
+                                      "a global tensor and offsets"
+                                    : "takes a value, a global tensor and "
+                                      "offsets");
+    return TL_FAILURE;
+  }
+  TlType *v = otype(op, 0), *g = otype(op, nvals);
+  if (nvals == 2 && otype(op, 1) != v) {
+    tl_op_emit_error(op, "the compared and the new value must have one type");
+    return TL_FAILURE;
+  }
+  if (tl_tensor_kind(g) != TL_TENSOR_GLOBAL)
+    return bad_type(op, "the global tensor", "a !tl.global", g);
+  if (TL_FAILED(check_memory_order(op, false)))
+    return TL_FAILURE;
+  if (is_reg(v)) {
+    if (tl_op_num_results(op)) {
+      tl_op_emit_error(op, "the tile form has no results (the scalar form "
+                           "returns the old value)");
+      return TL_FAILURE;
+    }
+    if (TL_FAILED(check_tile(op, g, "the global tensor", v, false)) ||
+        TL_FAILED(check_atomic_elem(op, tl_tensor_elem(v))) ||
+        TL_FAILED(check_masked(op, true)) ||
+        TL_FAILED(check_indices(op, nvals + 1, g, "the global tensor")))
+      return TL_FAILURE;
+    return check_bounds(op, nvals + 1, g, "the global tensor", v,
+                        "the register tile");
+  }
+  if (!tl_type_is_scalar(v))
+    return bad_type(op, "the value", "a scalar or a !tl.reg", v);
+  if (v != tl_tensor_elem(g)) {
+    char *a = type_text(v), *b = type_text(tl_tensor_elem(g));
+    tl_op_emit_error(op,
+                     "the value has type %s but the global tensor holds "
+                     "%s",
+                     a, b);
+    tl_free(a);
+    tl_free(b);
+    return TL_FAILURE;
+  }
+  if (tl_op_num_results(op) != 1 || rtype(op, 0) != v) {
+    tl_op_emit_error(op, "the scalar form has one result, the old value, of "
+                         "the value's type");
+    return TL_FAILURE;
+  }
+  if (tl_op_attr(op, "masked")) {
+    tl_op_emit_error(op, "the scalar form is not masked: its element must "
+                         "lie in the view");
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(check_atomic_elem(op, v)) ||
+      TL_FAILED(check_indices(op, nvals + 1, g, "the global tensor")))
+    return TL_FAILURE;
+  return check_scalar_access(op, nvals + 1, g);
+}
+
+static TlResult fence_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 0, 0)))
+    return TL_FAILURE;
+  return check_memory_order(op, true);
+}
+
+/*===--- Scalar loads and gathers ----------------------------------------===*/
+
+/* `%v = tl.load_scalar %g[%i, ...] {attrs} : G -> T` and
+ * `%r = tl.gather %g[%idx, %o, ...] [masked] {attrs} : G, I -> R`: the
+ * view, then its indices (for a gather the index tile first). */
+static TlResult load_scalar_parse(TlParser *p, TlOpState *st) {
+  return load_parse(p, st);
+}
+
+static TlResult gather_parse(TlParser *p, TlOpState *st) {
+  TlOperandRef g;
+  TlValue *gv;
+  TlType *gt, *it, *rt;
+  if (TL_FAILED(tl_parse_operand(p, &g)) || TL_FAILED(resolve_any(p, &g, &gv)))
+    return TL_FAILURE;
+  tl_op_state_add_operand(st, gv);
+  if (TL_FAILED(parse_indices(p, st)))
+    return TL_FAILURE;
+  parse_flags(p, st, masked_flag);
+  if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &gt)) ||
+      TL_FAILED(tl_parse_punct(p, ",")) || TL_FAILED(tl_parse_type(p, &it)) ||
+      TL_FAILED(tl_parse_punct(p, "->")) || TL_FAILED(tl_parse_type(p, &rt)))
+    return TL_FAILURE;
+  if (gt != tl_value_type(gv) ||
+      (st->operands.len > 1 && it != tl_value_type(st->operands.data[1]))) {
+    tl_parser_error(p, g.loc,
+                    "the operands do not have the types given after ':'");
+    return TL_FAILURE;
+  }
+  tl_op_state_add_result(st, rt);
+  return TL_SUCCESS;
+}
+
+static void gather_print(TlPrinter *p, TlOp *op) {
+  tl_print_str(p, " ");
+  tl_print_operand(p, tl_op_operand(op, 0));
+  print_indices(p, op, 1);
+  print_flags(p, op, masked_flag);
+  tl_print_attr_dict(p, op, masked_flag);
+  tl_print_str(p, " : ");
+  tl_print_type(p, otype(op, 0));
+  tl_print_str(p, ", ");
+  tl_print_type(p, otype(op, 1));
+  tl_print_str(p, " -> ");
+  tl_print_type(p, rtype(op, 0));
+}
+
+/* A scalar load reads one element for the whole block; with `ordering`
+ * (relaxed or acquire) it is an atomic load of 16, 32 or 64 bits, the
+ * form for flags another block sets. */
+static TlResult load_scalar_verify(TlOp *op) {
+  if (tl_op_num_results(op) != 1 || tl_op_num_operands(op) < 1) {
+    tl_op_emit_error(op, "takes a global tensor and indices and has one "
+                         "result");
+    return TL_FAILURE;
+  }
+  TlType *g = otype(op, 0), *t = rtype(op, 0);
+  if (tl_tensor_kind(g) != TL_TENSOR_GLOBAL)
+    return bad_type(op, "the global tensor", "a !tl.global", g);
+  if (t != tl_tensor_elem(g)) {
+    char *a = type_text(t), *b = type_text(tl_tensor_elem(g));
+    tl_op_emit_error(op,
+                     "the result has type %s but the global tensor holds "
+                     "%s",
+                     a, b);
+    tl_free(a);
+    tl_free(b);
+    return TL_FAILURE;
+  }
+  if (tl_type_bitwidth(t) < 8 || tl_type_is_bool(t)) {
+    char *a = type_text(t);
+    tl_op_emit_error(op,
+                     "a scalar load reads whole bytes: %s elements have "
+                     "no address of their own",
+                     a);
+    tl_free(a);
+    return TL_FAILURE;
+  }
+  if (tl_op_attr(op, "masked")) {
+    tl_op_emit_error(op, "a scalar load is not masked: its element must lie "
+                         "in the view");
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(check_memory_order(op, false)))
+    return TL_FAILURE;
+  TlMemOrder o = tl_mem_order_of(op, TL_ORDER_RELAXED);
+  if (tl_op_attr(op, "ordering") && o != TL_ORDER_RELAXED &&
+      o != TL_ORDER_ACQUIRE) {
+    tl_op_emit_error(op,
+                     "a load orders \"relaxed\" or \"acquire\", not "
+                     "\"%s\"",
+                     tl_mem_order_name(o));
+    return TL_FAILURE;
+  }
+  unsigned b = tl_type_bitwidth(t);
+  if ((tl_op_attr(op, "ordering") || tl_op_attr(op, "scope")) && b != 16 &&
+      b != 32 && b != 64) {
+    tl_op_emit_error(op, "an ordered load reads 16, 32 or 64 bits, not %u", b);
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(check_indices(op, 1, g, "the global tensor")))
+    return TL_FAILURE;
+  return check_scalar_access(op, 1, g);
+}
+
+/* r[i, j, ...] = g[idx[i, 0, ...], o_1 + j, ...]: the index tile selects
+ * the view's index in dimension 0 (a row, or an element of a 1-D view),
+ * the offsets place the other dimensions. */
+static TlResult gather_verify(TlOp *op) {
+  if (tl_op_num_results(op) != 1 || tl_op_num_operands(op) < 2) {
+    tl_op_emit_error(op, "takes a global tensor, an index tile and offsets "
+                         "and has one result");
+    return TL_FAILURE;
+  }
+  TlType *g = otype(op, 0), *it = otype(op, 1), *r = rtype(op, 0);
+  if (TL_FAILED(check_tile(op, g, "the global tensor", r, false)) ||
+      TL_FAILED(check_masked(op, true)))
+    return TL_FAILURE;
+  if (!is_reg(it) || !is_index(tl_tensor_elem(it)))
+    return bad_type(op, "the index tile", "a !tl.reg of integers", it);
+  unsigned n = tl_tensor_rank(g);
+  if (tl_tensor_rank(it) != n) {
+    tl_op_emit_error(op,
+                     "the index tile has %u dimensions but the global "
+                     "tensor has %u",
+                     tl_tensor_rank(it), n);
+    return TL_FAILURE;
+  }
+  for (unsigned d = 1; d < n; d++)
+    if (tl_tensor_dim(it, d) != 1) {
+      tl_op_emit_error(op,
+                       "the index tile must have size 1 in dimension %u, "
+                       "but has %lld",
+                       d, (long long)tl_tensor_dim(it, d));
+      return TL_FAILURE;
+    }
+  if (tl_tensor_dim(it, 0) != tl_tensor_dim(r, 0)) {
+    tl_op_emit_error(op,
+                     "the index tile selects %lld rows but the register "
+                     "tile has %lld",
+                     (long long)tl_tensor_dim(it, 0),
+                     (long long)tl_tensor_dim(r, 0));
+    return TL_FAILURE;
+  }
+  if (tl_op_num_operands(op) != n + 1) {
+    tl_op_emit_error(op,
+                     "the global tensor has %u dimensions, so the "
+                     "index tile is followed by %u offsets, not %u",
+                     n, n - 1, tl_op_num_operands(op) - 2);
+    return TL_FAILURE;
+  }
+  for (unsigned d = 2; d <= n; d++)
+    if (!is_index(otype(op, d)))
+      return bad_type(op, "an offset", "an integer", otype(op, d));
+  if (tl_type_bitwidth(tl_tensor_elem(r)) < 8) {
+    tl_op_emit_error(op, "a gather reads whole bytes: sub-byte elements "
+                         "have no address of their own");
+    return TL_FAILURE;
+  }
+  if (tl_op_attr(op, "masked"))
+    return TL_SUCCESS;
+  for (unsigned d = 1; d < n; d++) {
+    int64_t size = tl_tensor_dim(g, d), t = tl_tensor_dim(r, d);
+    if (size >= 0 && t > size) {
+      tl_op_emit_error(op,
+                       "the register tile is larger than the global "
+                       "tensor in dimension %u (%lld > %lld)",
+                       d, (long long)t, (long long)size);
+      return TL_FAILURE;
+    }
+  }
+  return TL_SUCCESS;
+}
+
 /*===--- Shared memory ---------------------------------------------------===*/
 
 static TlResult result_only_parse(TlParser *p, TlOpState *st) {
@@ -1890,6 +2305,16 @@ static const TlPattern permute_patterns[] = {
   .verify = load_global_verify, .parse = load_parse, .print = load_print
 #define TL_HOOKS_TL_STORE_GLOBAL                                               \
   .verify = store_global_verify, .parse = store_parse, .print = store_print
+#define TL_HOOKS_TL_ATOMIC_RMW                                                 \
+  .verify = atomic_verify, .parse = atomic_rmw_parse, .print = atomic_print
+#define TL_HOOKS_TL_ATOMIC_CAS                                                 \
+  .verify = atomic_verify, .parse = atomic_cas_parse, .print = atomic_print
+#define TL_HOOKS_TL_LOAD_SCALAR                                                \
+  .verify = load_scalar_verify, .parse = load_scalar_parse, .print = load_print
+#define TL_HOOKS_TL_GATHER                                                     \
+  .verify = gather_verify, .parse = gather_parse, .print = gather_print
+#define TL_HOOKS_TL_FENCE                                                      \
+  .verify = fence_verify, .parse = operands_parse, .print = operands_print
 #define TL_HOOKS_TL_ALLOC_SHARED                                               \
   .verify = alloc_shared_verify, .parse = result_only_parse,                   \
   .print = result_only_print

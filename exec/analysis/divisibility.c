@@ -790,7 +790,8 @@ bool tl_analysis_access_alignment(TlAnalysis *a, TlOp *op,
     view = tl_op_operand(op, 0);
     tile = tl_value_type(tl_op_result(op, 0));
     from = 1;
-  } else if (id == TL_OP_TL_STORE_GLOBAL) {
+  } else if (id == TL_OP_TL_STORE_GLOBAL ||
+             (id == TL_OP_TL_ATOMIC_RMW && !tl_op_num_results(op))) {
     view = tl_op_operand(op, 1);
     tile = tl_value_type(tl_op_operand(op, 0));
     from = 2;

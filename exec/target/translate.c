@@ -7,8 +7,9 @@
  * resolved by name through one table and LLVMLookupIntrinsicID, so an
  * intrinsic LLVM does not have is a diagnostic here rather than an
  * `.extern .func` that only ptxas would reject. Inline PTX is used only
- * where LLVM has no intrinsic: lop3 and cache-hinted loads and stores
- * (docs/target.md lists every site). */
+ * where LLVM has no intrinsic or loses what the op says: lop3,
+ * cache-hinted loads and stores, and the atomics (docs/target.md lists
+ * every site). */
 #include "target_internal.h"
 #include "tl/predicates.h"
 #include "tl/simt.h"
@@ -352,6 +353,22 @@ static LLVMValueRef smem_base(Tr *t) {
 
 static unsigned type_bits(Tr *t, const TlType *ty) { return tl_simt_value_bits(ty); }
 
+/* simt.load {ordering, scope}: an LLVM atomic load of the value's bits as
+ * an integer (NVPTX gives ld.relaxed.SCOPE or ld.acquire.SCOPE), then
+ * reinterpreted. */
+static LLVMValueRef ordered_load(Tr *t, TlOp *op, LLVMValueRef ptr,
+                                 unsigned bits) {
+  TlMemOrder o = tl_mem_order_of(op, TL_ORDER_RELAXED);
+  const char *s = tl_mem_scope_llvm(tl_mem_scope_of(op, TL_SCOPE_GPU));
+  LLVMTypeRef it = LLVMIntTypeInContext(t->lc, bits);
+  LLVMValueRef v = LLVMBuildLoad2(t->b, it, ptr, "");
+  LLVMSetAlignment(v, bits / 8);
+  LLVMSetOrdering(v, o == TL_ORDER_ACQUIRE ? LLVMAtomicOrderingAcquire
+                                           : LLVMAtomicOrderingMonotonic);
+  LLVMSetAtomicSyncScopeID(v, LLVMGetSyncScopeID(t->lc, s, strlen(s)));
+  return coerce(t, v, ltype(t, tl_value_type(tl_op_result(op, 0))));
+}
+
 static LLVMValueRef access(Tr *t, TlOp *op, bool load) {
   TlType *vty = load ? tl_value_type(tl_op_result(op, 0)) : tl_value_type(tl_op_operand(op, 0));
   LLVMValueRef ptr = operand(t, op, load ? 0 : 1);
@@ -361,6 +378,8 @@ static LLVMValueRef access(Tr *t, TlOp *op, bool load) {
   const char *cache = str_attr(op, "cache");
   if (!lty)
     return fail_op(t, op, "the accessed type has no register form%s", "");
+  if (load && tl_op_attr(op, "ordering"))
+    return ordered_load(t, op, ptr, bits);
   if (!cache) {
     if (load) {
       LLVMValueRef v = LLVMBuildLoad2(t->b, lty, ptr, "");
@@ -437,6 +456,74 @@ static LLVMValueRef access(Tr *t, TlOp *op, bool load) {
   LLVMValueRef ia = LLVMGetInlineAsm(fty, asmtext, strlen(asmtext), cons, strlen(cons), 1, 0,
                                      LLVMInlineAsmDialectATT, 0);
   return LLVMBuildCall2(t->b, fty, ia, args, 1 + nregs, "");
+}
+
+/*===--- Atomics and fences ----------------------------------------------===*/
+
+/* The PTX type of an atom's value: s32/u32/f32, the f16 forms with .noftz
+ * (the only ones PTX has), b32 for exch and cas. */
+static const char *atom_type(TlType *ty, TlAtomicKind k) {
+  if (tl_simt_is_vec(ty))
+    return "noftz.f16x2";
+  if (tl_type_is_float(ty))
+    return k == TL_ATOMIC_EXCH          ? "b32"
+           : tl_type_bitwidth(ty) == 16 ? "noftz.f16"
+                                        : "f32";
+  if (k == TL_ATOMIC_EXCH)
+    return "b32";
+  return tl_type_int_signed(ty) ? "s32" : "u32";
+}
+
+/* simt.atom and simt.atom_cas as inline PTX, atom.SEM.SCOPE.global...:
+ * LLVM 22's NVPTX back end drops the ordering and scope of atomicrmw
+ * (acq_rel and system scope come out as a plain, gpu-scope atom) and
+ * expands an f16x2 fadd into a cas loop, so the instruction is written
+ * out. The value travels in a 16 or 32-bit register ("h", "r"); the
+ * memory clobber keeps LLVM from moving other accesses across it. */
+static LLVMValueRef atom_op(Tr *t, TlOp *op) {
+  bool cas = tl_op_id(op) == TL_OP_SIMT_ATOM_CAS;
+  TlType *vty = tl_value_type(tl_op_result(op, 0));
+  unsigned bits = tl_simt_value_bits(vty);
+  TlAtomicKind k = cas ? TL_ATOMIC_EXCH : tl_atomic_kind_of(op);
+  const char *sem = tl_mem_order_name(tl_mem_order_of(op, TL_ORDER_RELAXED));
+  const char *scope = tl_mem_scope_ptx(tl_mem_scope_of(op, TL_SCOPE_GPU));
+  char text[128], cons[48];
+  char rc = bits == 16 ? 'h' : 'r';
+  if (cas) {
+    snprintf(text, sizeof text, "atom.%s.%s.global.cas.b32 $0, [$1], $2, $3;",
+             sem, scope);
+    snprintf(cons, sizeof cons, "=r,l,r,r,~{memory}");
+  } else {
+    snprintf(text, sizeof text, "atom.%s.%s.global.%s.%s $0, [$1], $2;", sem,
+             scope, tl_atomic_kind_ptx(k), atom_type(vty, k));
+    snprintf(cons, sizeof cons, "=%c,l,%c,~{memory}", rc, rc);
+  }
+  LLVMTypeRef it = LLVMIntTypeInContext(t->lc, bits);
+  LLVMValueRef args[3] = {operand(t, op, 0), NULL, NULL};
+  LLVMTypeRef tys[3] = {LLVMTypeOf(args[0]), it, it};
+  unsigned n = cas ? 3 : 2;
+  for (unsigned i = 1; i < n; i++)
+    args[i] = coerce(t, operand(t, op, i), it);
+  LLVMTypeRef fty = LLVMFunctionType(it, tys, n, 0);
+  LLVMValueRef ia =
+      LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 1, 0,
+                       LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef r = LLVMBuildCall2(t->b, fty, ia, args, n, "");
+  return coerce(t, r, ltype(t, vty));
+}
+
+/* simt.fence: an LLVM fence at the scope's sync scope (NVPTX emits
+ * fence.acq_rel.SCOPE for acquire, release and acq_rel alike). */
+static LLVMValueRef fence_op(Tr *t, TlOp *op) {
+  static const LLVMAtomicOrdering llvm_order[TL_ORDER_COUNT] = {
+      [TL_ORDER_RELAXED] = LLVMAtomicOrderingMonotonic,
+      [TL_ORDER_ACQUIRE] = LLVMAtomicOrderingAcquire,
+      [TL_ORDER_RELEASE] = LLVMAtomicOrderingRelease,
+      [TL_ORDER_ACQ_REL] = LLVMAtomicOrderingAcquireRelease};
+  const char *s = tl_mem_scope_llvm(tl_mem_scope_of(op, TL_SCOPE_GPU));
+  unsigned id = LLVMGetSyncScopeID(t->lc, s, strlen(s));
+  return LLVMBuildFenceSyncScope(
+      t->b, llvm_order[tl_mem_order_of(op, TL_ORDER_ACQ_REL)], id, "");
 }
 
 /* The intrinsic names of verified simt.mma, simt.cp_async and
@@ -712,6 +799,11 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
   }
   case TL_OP_SIMT_PRINTF:
     return printf_op(t, op);
+  case TL_OP_SIMT_ATOM:
+  case TL_OP_SIMT_ATOM_CAS:
+    return atom_op(t, op);
+  case TL_OP_SIMT_FENCE:
+    return fence_op(t, op);
   case TL_OP_SIMT_BARRIER: {
     LLVMValueRef args[2] = {
         LLVMConstInt(i32t(t), (unsigned long long)int_attr(op, "id", 0), 0),

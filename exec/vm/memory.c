@@ -17,6 +17,9 @@ void vm_block_begin(TlVm *vm) {
   vm->open_group = 1;
   vm->done_group = 0;
   vm->shared = NULL;
+  vm->released = 0;
+  vm->seen.len = 0;
+  vm->visible.len = 0;
 }
 
 static void shared_destroy(Shared *s) {
@@ -214,15 +217,26 @@ static inline int64_t view_offset(const GView *g, const int64_t *off,
 /*===--- Global races -----------------------------------------------------===*/
 
 /* Blocks of one launch run in no fixed order and cannot wait for each
- * other, so an element one block writes must not be touched by another;
- * within a block, threads see each other's writes only across a
+ * other, so an element one block writes may be touched by another only
+ * when the two accesses are ordered: the first block released its
+ * accesses (a tl.fence or an atomic with release ordering) before an
+ * atomic that the second block's atomic observed, and the second acquired
+ * what it observed (an atomic or tl.fence with acquire ordering) before
+ * its access. Atomics of different blocks to one element need no order.
+ * Within a block, threads see each other's writes only across a
  * tl.synchronize. Every access to a buffer element is checked against the
- * last write and the reads of the run. */
+ * last write and the reads of the run.
+ *
+ * The orders are vector clocks over blocks (Clock): each block keeps the
+ * stamp up to which its accesses are released, the releases its atomics
+ * observed and those it acquired; each atomically accessed element the
+ * releases published to it (an atomic after a release publishes it, with
+ * what its block acquired before: releases are cumulative). */
 
 /* Marks the parameters a kernel may write: those under the views its
- * tl.store_global ops store to (every parameter when a view does not come
- * straight from a tl.view_global of one). A race needs a write, so buffers
- * only read need no tracking. */
+ * tl.store_global, tl.atomic_rmw and tl.atomic_cas ops write to (every
+ * parameter when a view does not come straight from a tl.view_global of
+ * one). A race needs a write, so buffers only read need no tracking. */
 typedef struct Written {
   TlOp *kernel;
   bool *param;
@@ -231,9 +245,19 @@ typedef struct Written {
 
 static void mark_written(TlOp *op, void *user) {
   Written *w = user;
-  if (tl_op_id(op) != TL_OP_TL_STORE_GLOBAL)
+  unsigned vi;
+  switch (tl_op_id(op)) {
+  case TL_OP_TL_STORE_GLOBAL:
+  case TL_OP_TL_ATOMIC_RMW:
+    vi = 1;
+    break;
+  case TL_OP_TL_ATOMIC_CAS:
+    vi = 2;
+    break;
+  default:
     return;
-  TlOp *view = tl_value_def(tl_op_operand(op, 1));
+  }
+  TlOp *view = tl_value_def(tl_op_operand(op, vi));
   TlValue *ptr = view && tl_op_id(view) == TL_OP_TL_VIEW_GLOBAL
                      ? tl_op_operand(view, 0)
                      : NULL;
@@ -245,6 +269,7 @@ static void mark_written(TlOp *op, void *user) {
 
 void vm_gtrack_begin(TlVm *vm) {
   vm->gtrack = tl_xcalloc(vm->nargs + 1, sizeof *vm->gtrack);
+  vm->stamp = 0;
   Written w = {vm->kernel, tl_xcalloc(vm->nargs + 1, sizeof(bool)), vm->nargs};
   tl_op_walk(vm->kernel, mark_written, &w, false);
   for (unsigned i = 0; i < vm->nargs; i++) {
@@ -254,7 +279,8 @@ void vm_gtrack_begin(TlVm *vm) {
     size_t n = (a->size * 8) / a->dtype.bits;
     vm->gtrack[i] = tl_xmalloc(sizeof(GElem) * (n + 1));
     for (size_t e = 0; e < n; e++)
-      vm->gtrack[i][e] = (GElem){-1, -1, 0, 0, T_NONE, T_NONE, NULL};
+      vm->gtrack[i][e] = (GElem){
+          .wblock = -1, .rblock = -1, .writer = T_NONE, .reader = T_NONE};
   }
   tl_free(w.param);
 }
@@ -264,10 +290,83 @@ void vm_gtrack_end(TlVm *vm) {
     tl_free(vm->gtrack[i]);
   tl_free(vm->gtrack);
   vm->gtrack = NULL;
+  for (size_t i = 0; i < vm->syncs.len; i++)
+    tl_vec_free(&vm->syncs.data[i]);
+  tl_vec_free(&vm->syncs);
+  tl_vec_free(&vm->seen);
+  tl_vec_free(&vm->visible);
+}
+
+/* Vector clocks: the stamp of block b (0 when absent), raising b's entry
+ * to s, and the entrywise maximum. */
+static uint64_t clock_get(const Clock *c, int32_t b) {
+  for (size_t i = 0; i < c->len; i++)
+    if (c->data[i].block == b)
+      return c->data[i].stamp;
+  return 0;
+}
+
+static void clock_raise(Clock *c, int32_t b, uint64_t s) {
+  for (size_t i = 0; i < c->len; i++)
+    if (c->data[i].block == b) {
+      if (c->data[i].stamp < s)
+        c->data[i].stamp = s;
+      return;
+    }
+  ClockEntry e = {b, s};
+  tl_vec_push(c, e);
+}
+
+static void clock_join(Clock *dst, const Clock *src) {
+  for (size_t i = 0; i < src->len; i++)
+    clock_raise(dst, src->data[i].block, src->data[i].stamp);
 }
 
 static int32_t linear_block(const TlVm *vm) {
   return (int32_t)(vm->block[0] + vm->grid[0] * (vm->block[1] + vm->grid[1] * vm->block[2]));
+}
+
+/* Whether this block acquired block b's accesses up to stamp s. */
+static bool ordered_before(const TlVm *vm, int32_t b, uint64_t s) {
+  return clock_get(&vm->visible, b) >= s;
+}
+
+/* An atomic access of this block to element x: it observes every release
+ * published to x, and an atomic write publishes this block's (with what
+ * the block acquired) when it has released. */
+static void sync_atomic(TlVm *vm, GElem *x, bool write) {
+  if (x->sync)
+    clock_join(&vm->seen, &vm->syncs.data[x->sync - 1]);
+  if (!write || !vm->released)
+    return;
+  if (!x->sync) {
+    Clock fresh = {0};
+    tl_vec_push(&vm->syncs, fresh);
+    x->sync = (uint32_t)vm->syncs.len;
+  }
+  Clock *c = &vm->syncs.data[x->sync - 1];
+  clock_raise(c, linear_block(vm), vm->released);
+  clock_join(c, &vm->visible);
+}
+
+/* The ordering of an atomic or fence between blocks: none at scope cta
+ * (it orders the block's own threads only). */
+static TlMemOrder block_order(TlOp *op, TlMemOrder dflt) {
+  if (tl_mem_scope_of(op, TL_SCOPE_GPU) == TL_SCOPE_CTA)
+    return TL_ORDER_RELAXED;
+  return tl_mem_order_of(op, dflt);
+}
+
+/* The release and acquire halves of an atomic or fence with ordering o,
+ * around its accesses (release_half before them, acquire_half after). */
+static void release_half(TlVm *vm, TlMemOrder o) {
+  if (tl_mem_order_releases(o))
+    vm->released = vm->stamp;
+}
+
+static void acquire_half(TlVm *vm, TlMemOrder o) {
+  if (tl_mem_order_acquires(o))
+    clock_join(&vm->visible, &vm->seen);
 }
 
 static void block_text(const TlVm *vm, int32_t b, char *buf, size_t cap) {
@@ -284,50 +383,70 @@ static const char *thread_name(int t, char *buf, size_t cap) {
   return buf;
 }
 
+/* How an access is named in race messages. */
+static const char *access_text(bool write, bool atomic) {
+  return atomic ? (write ? "updated atomically" : "read atomically")
+                : (write ? "written" : "read");
+}
+
+static const char *const unordered_blocks =
+    "blocks of one launch are ordered only by a release in one that an "
+    "acquire in the other observed";
+
 /* One access by thread t (T_MANY for a replicated read or a copy) to
- * element o of parameter p's buffer; false after a race error. A write of
- * the value the element already holds (`same`) does not race with earlier
- * writes: whichever lands last, the element ends the same. */
-static bool gtrack(TlVm *vm, Inst *in, int p, int64_t o, int t, bool write, bool same) {
+ * element o of parameter p's buffer; false after a race error. A plain
+ * write of the value the element already holds (`same`) does not race
+ * with earlier plain writes: whichever lands last, the element ends the
+ * same. Two atomics never race. */
+static bool gtrack(TlVm *vm, Inst *in, int p, int64_t o, int t, bool write,
+                   bool same, bool atomic) {
   if (!vm->gtrack || !vm->gtrack[p])
     return true;
   GElem *x = &vm->gtrack[p][o];
   int32_t b = linear_block(vm);
   const char *name = tl_vm_param_name(vm->kernel, (unsigned)p);
+  const char *how = access_text(write, atomic);
   char bb[64], tb[32], ub[32];
-  if (x->wop && x->wblock != b && !(write && same)) {
+  bool both_atomic_w = atomic && x->watomic;
+  bool benign = write && same && !atomic && !x->watomic;
+  if (x->wop && x->wblock != b && !both_atomic_w && !benign &&
+      !ordered_before(vm, x->wblock, x->wstamp)) {
     block_text(vm, x->wblock, bb, sizeof bb);
     vm_error(vm, in->op,
              "data race on element %lld of '%s': %s by %s of this block, but "
-             "block %s wrote it (blocks of one launch are not ordered)",
-             (long long)o, name, write ? "written" : "read", thread_name(t, tb, sizeof tb), bb);
-    vm_note(vm, x->wop, "the other block's write");
+             "block %s %s it (%s)",
+             (long long)o, name, how, thread_name(t, tb, sizeof tb), bb,
+             x->watomic ? "updated" : "wrote", unordered_blocks);
+    vm_note(vm, x->wop, "the other block's %s",
+            x->watomic ? "atomic" : "write");
     return false;
   }
-  if (x->wop && x->wblock == b && x->wepoch == vm->epoch && (x->writer != t || t == T_MANY) &&
-      !(write && same)) {
+  if (x->wop && x->wblock == b && x->wepoch == vm->epoch &&
+      (x->writer != t || t == T_MANY) && !both_atomic_w && !benign) {
     vm_error(vm, in->op,
-             "data race on element %lld of '%s': %s by %s, written by %s "
+             "data race on element %lld of '%s': %s by %s, %s by %s "
              "with no tl.synchronize between",
-             (long long)o, name, write ? "written" : "read", thread_name(t, tb, sizeof tb),
+             (long long)o, name, how, thread_name(t, tb, sizeof tb),
+             access_text(true, x->watomic),
              thread_name(x->writer, ub, sizeof ub));
     vm_note(vm, x->wop, "the write");
     return false;
   }
-  if (write && x->reader != T_NONE) {
-    if (x->rblock != b) {
+  if (write && x->reader != T_NONE && !(atomic && x->ratomic)) {
+    if (x->rblock != b && !ordered_before(vm, x->rblock, x->rstamp)) {
       block_text(vm, x->rblock, bb, sizeof bb);
       return vm_error(vm, in->op,
-                      "data race on element %lld of '%s': written by %s of this "
-                      "block, but block %s read it (blocks of one launch are not "
-                      "ordered)",
-                      (long long)o, name, thread_name(t, tb, sizeof tb), bb);
+                      "data race on element %lld of '%s': %s by %s of this "
+                      "block, but block %s read it (%s)",
+                      (long long)o, name, how, thread_name(t, tb, sizeof tb),
+                      bb, unordered_blocks);
     }
-    if (x->repoch == vm->epoch && (x->reader != t || t == T_MANY))
+    if (x->rblock == b && x->repoch == vm->epoch &&
+        (x->reader != t || t == T_MANY))
       return vm_error(vm, in->op,
-                      "data race on element %lld of '%s': written by %s, read "
+                      "data race on element %lld of '%s': %s by %s, read "
                       "by %s with no tl.synchronize between",
-                      (long long)o, name, thread_name(t, tb, sizeof tb),
+                      (long long)o, name, how, thread_name(t, tb, sizeof tb),
                       thread_name(x->reader, ub, sizeof ub));
   }
   if (write) {
@@ -335,13 +454,22 @@ static bool gtrack(TlVm *vm, Inst *in, int p, int64_t o, int t, bool write, bool
     x->wepoch = vm->epoch;
     x->writer = (int16_t)t;
     x->wop = in->op;
+    x->wstamp = vm->stamp;
+    x->watomic = atomic;
   } else if (x->reader == T_NONE || x->rblock != b || x->repoch != vm->epoch) {
     x->rblock = b;
     x->repoch = vm->epoch;
     x->reader = (int16_t)t;
-  } else if (x->reader != t) {
-    x->reader = T_MANY;
+    x->rstamp = vm->stamp;
+    x->ratomic = atomic;
+  } else {
+    if (x->reader != t)
+      x->reader = T_MANY;
+    x->rstamp = vm->stamp;
+    x->ratomic = x->ratomic && atomic;
   }
+  if (atomic)
+    sync_atomic(vm, x, write);
   return true;
 }
 
@@ -437,7 +565,8 @@ static bool exec_load_global(TlVm *vm, Inst *in) {
     for (int64_t e = 0; e < t->n; e += inner) {
       int64_t o = view_offset(g, off, j);
       for (int64_t k = 0; k < inner; k++) {
-        if (!gtrack(vm, in, g->param, o + k * st, accessor(lt, e + k), false, false)) {
+        if (!gtrack(vm, in, g->param, o + k * st, accessor(lt, e + k), false,
+                    false, false)) {
           tile_release(t);
           return false;
         }
@@ -458,7 +587,8 @@ static bool exec_load_global(TlVm *vm, Inst *in) {
       tile_release(t);
       return false;
     }
-    if (r && !gtrack(vm, in, g->param, o, accessor(lt, e), false, false)) {
+    if (r &&
+        !gtrack(vm, in, g->param, o, accessor(lt, e), false, false, false)) {
       tile_release(t);
       return false;
     }
@@ -508,7 +638,8 @@ static bool exec_store_global(TlVm *vm, Inst *in) {
   if (box_inside(vm, g, off, shape)) {
     for (int64_t e = 0; e < t->n; e++) {
       int64_t o = view_offset(g, off, j);
-      if (!gtrack(vm, in, g->param, o, lt->owner[e], true, buf_load(a, o) == t->v[e]))
+      if (!gtrack(vm, in, g->param, o, lt->owner[e], true,
+                  buf_load(a, o) == t->v[e], false))
         return false;
       buf_store(a, view_offset(g, off, j), t->v[e]);
       for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
@@ -523,13 +654,166 @@ static bool exec_store_global(TlVm *vm, Inst *in) {
     int r = global_at(vm, in, g, idx, masked, "writes", lt->owner[e], &o);
     if (r < 0)
       return false;
-    if (r && !gtrack(vm, in, g->param, o, lt->owner[e], true, buf_load(a, o) == t->v[e]))
+    if (r && !gtrack(vm, in, g->param, o, lt->owner[e], true,
+                     buf_load(a, o) == t->v[e], false))
       return false;
     if (r)
       buf_store(a, o, t->v[e]);
     for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
       j[d] = 0;
   }
+  return true;
+}
+
+/*===--- Atomics and fences -----------------------------------------------===*/
+
+/* One atomic on element o of the view's buffer by thread t: the race and
+ * ordering checks, then old -> op(old, v) (cas: v where old equals cmp,
+ * bit for bit). *old gets the element's value before. */
+static bool atomic_at(TlVm *vm, Inst *in, const GView *g, int64_t o, int t,
+                      uint64_t cmp, uint64_t v, uint64_t *old) {
+  const TlVmArg *a = &vm->args[g->param];
+  if (!gtrack(vm, in, g->param, o, t, true, false, true))
+    return false;
+  *old = buf_load(a, o);
+  uint64_t x;
+  if (in->code == TL_OP_TL_ATOMIC_CAS)
+    x = *old == cmp ? v : *old;
+  else
+    x = vm_atomic_apply(in->et2, (TlAtomicKind)in->pred, *old, v);
+  buf_store(a, o, x);
+  return true;
+}
+
+/* The scalar form: once for the block, by thread 0 (the lowering's
+ * choice), at indices that must lie in the view; the old value is the
+ * result every thread receives. */
+static bool exec_atomic_scalar(TlVm *vm, Inst *in, unsigned nvals) {
+  const GView *g = vm_in(vm, in, nvals)->obj;
+  int64_t idx[TL_LAYOUT_MAX_RANK], o;
+  read_offsets(vm, in, nvals + 1, g->rank, idx);
+  if (global_at(vm, in, g, idx, false, "updates", 0, &o) < 0)
+    return false;
+  uint64_t v = vm_in(vm, in, nvals - 1)->bits;
+  uint64_t cmp = nvals == 2 ? vm_in(vm, in, 0)->bits : 0, old;
+  if (!atomic_at(vm, in, g, o, 0, cmp, v, &old))
+    return false;
+  vm_put_scalar(vm, in, 0, old);
+  return true;
+}
+
+/* The tile form: each element once (by its owner), in row-major order;
+ * masked elements outside the view are skipped. */
+static bool exec_atomic_tile(TlVm *vm, Inst *in, unsigned nvals) {
+  const Tile *t = vm_in(vm, in, nvals - 1)->obj;
+  const Tile *c = nvals == 2 ? vm_in(vm, in, 0)->obj : NULL;
+  const GView *g = vm_in(vm, in, nvals)->obj;
+  bool masked = tl_op_attr(in->op, "masked") != NULL;
+  if (!check_defined(vm, in, t) || (c && !check_defined(vm, in, c)))
+    return false;
+  int rank;
+  int64_t shape[TL_LAYOUT_MAX_RANK], off[TL_LAYOUT_MAX_RANK];
+  int64_t j[TL_LAYOUT_MAX_RANK] = {0}, idx[TL_LAYOUT_MAX_RANK];
+  tile_shape(t->type, &rank, shape);
+  read_offsets(vm, in, nvals + 1, rank, off);
+  const LTab *lt = vm_ltab(vm, tl_reg_layout(t->type));
+  for (int64_t e = 0; e < t->n; e++) {
+    for (int d = 0; d < rank; d++)
+      idx[d] = sat_add(off[d], j[d]);
+    int64_t o;
+    uint64_t old;
+    int r = global_at(vm, in, g, idx, masked, "updates", lt->owner[e], &o);
+    if (r < 0)
+      return false;
+    if (r &&
+        !atomic_at(vm, in, g, o, lt->owner[e], c ? c->v[e] : 0, t->v[e], &old))
+      return false;
+    for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
+      j[d] = 0;
+  }
+  return true;
+}
+
+static bool exec_atomic(TlVm *vm, Inst *in) {
+  unsigned nvals = in->code == TL_OP_TL_ATOMIC_CAS ? 2 : 1;
+  TlMemOrder ord = block_order(in->op, TL_ORDER_RELAXED);
+  release_half(vm, ord);
+  bool ok = in->nout ? exec_atomic_scalar(vm, in, nvals)
+                     : exec_atomic_tile(vm, in, nvals);
+  if (ok)
+    acquire_half(vm, ord);
+  return ok;
+}
+
+static bool exec_fence(TlVm *vm, Inst *in) {
+  TlMemOrder ord = block_order(in->op, TL_ORDER_ACQ_REL);
+  release_half(vm, ord);
+  acquire_half(vm, ord);
+  return true;
+}
+
+/*===--- Scalar loads and gathers -----------------------------------------===*/
+
+/* tl.load_scalar: one element for the block, read by every thread; with
+ * an ordering it is an atomic read, which observes the releases published
+ * to the element, and with acquire acquires them. */
+static bool exec_load_scalar(TlVm *vm, Inst *in) {
+  const GView *g = vm_in(vm, in, 0)->obj;
+  int64_t idx[TL_LAYOUT_MAX_RANK], o;
+  read_offsets(vm, in, 1, g->rank, idx);
+  if (global_at(vm, in, g, idx, false, "reads", -1, &o) < 0)
+    return false;
+  bool atomic = tl_op_attr(in->op, "ordering") != NULL;
+  if (!gtrack(vm, in, g->param, o, T_MANY, false, false, atomic))
+    return false;
+  if (atomic)
+    acquire_half(vm, block_order(in->op, TL_ORDER_RELAXED));
+  vm_put_scalar(vm, in, 0, buf_load(&vm->args[g->param], o));
+  return true;
+}
+
+/* tl.gather: result element (i, j, ...) reads the view at (idx[i], o_1 +
+ * j, ...), idx read with its type's signedness; masked ones read 0
+ * outside the view. */
+static bool exec_gather(TlVm *vm, Inst *in) {
+  TlType *rt = tl_value_type(tl_op_result(in->op, 0));
+  const GView *g = vm_in(vm, in, 0)->obj;
+  const Tile *ix = vm_in(vm, in, 1)->obj;
+  const EType *ie = vm_etype(vm, tl_tensor_elem(ix->type));
+  bool masked = tl_op_attr(in->op, "masked") != NULL;
+  int rank;
+  int64_t shape[TL_LAYOUT_MAX_RANK], off[TL_LAYOUT_MAX_RANK] = {0};
+  int64_t j[TL_LAYOUT_MAX_RANK] = {0}, idx[TL_LAYOUT_MAX_RANK];
+  tile_shape(rt, &rank, shape);
+  for (int d = 1; d < rank; d++)
+    off[d] = vm_int_operand(vm, in, 1 + (unsigned)d);
+  const LTab *lt = vm_ltab(vm, tl_reg_layout(rt));
+  Tile *t = tile_new(vm, rt, false);
+  for (int64_t e = 0; e < t->n; e++) {
+    if (ix->undef && ix->undef[j[0]]) {
+      tile_release(t);
+      return vm_error(vm, in->op,
+                      "gathers with undefined element [%lld, ...] of the "
+                      "index tile",
+                      (long long)j[0]);
+    }
+    idx[0] = e_sval(ie, ix->v[j[0]]);
+    if (ie->kind == EK_UINT && ix->v[j[0]] > INT64_MAX)
+      idx[0] = INT64_MAX;
+    for (int d = 1; d < rank; d++)
+      idx[d] = sat_add(off[d], j[d]);
+    int64_t o;
+    int r = global_at(vm, in, g, idx, masked, "gathers", lt->owner[e], &o);
+    if (r < 0 || (r && !gtrack(vm, in, g->param, o, accessor(lt, e), false,
+                               false, false))) {
+      tile_release(t);
+      return false;
+    }
+    t->v[e] = r ? buf_load(&vm->args[g->param], o) : 0;
+    for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
+      j[d] = 0;
+  }
+  vm_put_tile(vm, in, 0, t);
   return true;
 }
 
@@ -933,7 +1217,7 @@ static bool exec_copy_async(TlVm *vm, Inst *in) {
     int r = global_at(vm, in, g, idx, masked, "copies", -1, &o);
     if (r < 0)
       return false;
-    if (r && !gtrack(vm, in, g->param, o, T_MANY, false, false))
+    if (r && !gtrack(vm, in, g->param, o, T_MANY, false, false, false))
       return false;
     s->mem->v[so] = r ? buf_load(a, o) : 0;
     x->pending = vm->open_group;
@@ -968,12 +1252,35 @@ static void complete_groups(TlVm *vm, uint32_t upto) {
 
 bool vm_exec_memory(TlVm *vm, Inst *in) {
   switch (in->code) {
+  case TL_OP_TL_LOAD_GLOBAL:
+  case TL_OP_TL_STORE_GLOBAL:
+  case TL_OP_TL_COPY_ASYNC:
+  case TL_OP_TL_ATOMIC_RMW:
+  case TL_OP_TL_ATOMIC_CAS:
+  case TL_OP_TL_FENCE:
+  case TL_OP_TL_LOAD_SCALAR:
+  case TL_OP_TL_GATHER:
+    vm->stamp++; /* the global-memory ops, in the order they run */
+    break;
+  default:
+    break;
+  }
+  switch (in->code) {
   case TL_OP_TL_VIEW_GLOBAL:
     return exec_view_global(vm, in);
   case TL_OP_TL_LOAD_GLOBAL:
     return exec_load_global(vm, in);
   case TL_OP_TL_STORE_GLOBAL:
     return exec_store_global(vm, in);
+  case TL_OP_TL_ATOMIC_RMW:
+  case TL_OP_TL_ATOMIC_CAS:
+    return exec_atomic(vm, in);
+  case TL_OP_TL_FENCE:
+    return exec_fence(vm, in);
+  case TL_OP_TL_LOAD_SCALAR:
+    return exec_load_scalar(vm, in);
+  case TL_OP_TL_GATHER:
+    return exec_gather(vm, in);
   case TL_OP_TL_ALLOC_SHARED:
     return exec_alloc_shared(vm, in);
   case TL_OP_TL_ALLOC_GLOBAL:

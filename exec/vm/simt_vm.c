@@ -77,6 +77,9 @@ static const SRun runner_of[TL_OP_COUNT] = {
     [TL_OP_SIMT_CP_ASYNC_COMMIT] = SR_OWN,
     [TL_OP_SIMT_CP_ASYNC_WAIT] = SR_OWN,
     [TL_OP_SIMT_BARRIER] = SR_OWN,
+    [TL_OP_SIMT_ATOM] = SR_OWN,
+    [TL_OP_SIMT_ATOM_CAS] = SR_OWN,
+    [TL_OP_SIMT_FENCE] = SR_OWN,
     [TL_OP_SIMT_LDMATRIX] = SR_OWN,
     [TL_OP_SIMT_MMA] = SR_OWN,
     [TL_OP_SIMT_SHFL] = SR_OWN,
@@ -580,6 +583,9 @@ static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
   case TL_OP_SIMT_CP_ASYNC:
     in->bytes = (unsigned)int_attr(op, "size", 16);
     break;
+  case TL_OP_SIMT_ATOM:
+    in->pred = (int)tl_atomic_kind_of(op);
+    break;
   case TL_OP_SIMT_CP_ASYNC_WAIT:
     in->imm = int_attr(op, "pending", 0);
     break;
@@ -944,6 +950,43 @@ static bool access(TlSimtVm *vm, SInst *in, int t, bool shared, uint64_t addr,
     memcpy(p, buf, n);
   else
     memcpy(buf, p, n);
+  return true;
+}
+
+/*===--- Atomics ---------------------------------------------------------===*/
+
+/* atom and atom.cas: each active thread in turn (the order the GPU picks
+ * is unspecified; the VM's is the threads' order) reads the element (or
+ * the f16 pair), applies the operation and writes it back, receiving the
+ * old value. The address must be aligned to the access size, as PTX
+ * requires. Fences order nothing here: the VM runs a block's threads in
+ * lock-step and the blocks one after another, so every write is visible
+ * to every later access. */
+static bool exec_atom(TlSimtVm *vm, SInst *in, const Mask *m) {
+  bool cas = in->code == TL_OP_SIMT_ATOM_CAS;
+  unsigned n = in->vn_out, eb = in->vb_out / 8, bytes = n * eb;
+  for (int j = 0; j < m->n; j++) {
+    int t = m->t[j];
+    uint64_t addr = reg(vm, in->in[0], t)[0];
+    uint8_t *p = global_at(vm, in, t, addr, bytes, true);
+    if (!p || !aligned(vm, in, t, addr, bytes, bytes, true, false,
+                       "an atomic access is aligned to its size"))
+      return false;
+    const uint64_t *v = reg(vm, in->in[cas ? 2 : 1], t);
+    uint64_t *out = reg(vm, in->out[0], t);
+    for (unsigned i = 0; i < n; i++) {
+      uint64_t old = 0, x;
+      for (unsigned k = 0; k < eb; k++)
+        old |= (uint64_t)p[i * eb + k] << (8 * k);
+      if (cas)
+        x = old == reg(vm, in->in[1], t)[0] ? v[0] : old;
+      else
+        x = vm_atomic_apply(in->et, (TlAtomicKind)in->pred, old, v[i]);
+      for (unsigned k = 0; k < eb; k++)
+        p[i * eb + k] = (uint8_t)(x >> (8 * k));
+      out[i] = old;
+    }
+  }
   return true;
 }
 
@@ -1783,6 +1826,13 @@ static bool run_body(TlSimtVm *vm, SBody *b, const Mask *m) {
       break;
     case TL_OP_SIMT_BARRIER:
       ok = exec_barrier(vm, in, m);
+      break;
+    case TL_OP_SIMT_ATOM:
+    case TL_OP_SIMT_ATOM_CAS:
+      ok = exec_atom(vm, in, m);
+      break;
+    case TL_OP_SIMT_FENCE:
+      ok = true;
       break;
     case TL_OP_SIMT_LDMATRIX:
       ok = exec_ldmatrix(vm, in, m);

@@ -256,6 +256,11 @@ static const VmRun runner_of[TL_OP_COUNT] = {
     [TL_OP_TL_VIEW_GLOBAL] = RUN_MEMORY,
     [TL_OP_TL_LOAD_GLOBAL] = RUN_MEMORY,
     [TL_OP_TL_STORE_GLOBAL] = RUN_MEMORY,
+    [TL_OP_TL_ATOMIC_RMW] = RUN_MEMORY,
+    [TL_OP_TL_ATOMIC_CAS] = RUN_MEMORY,
+    [TL_OP_TL_FENCE] = RUN_MEMORY,
+    [TL_OP_TL_LOAD_SCALAR] = RUN_MEMORY,
+    [TL_OP_TL_GATHER] = RUN_MEMORY,
     [TL_OP_TL_ALLOC_SHARED] = RUN_MEMORY,
     [TL_OP_TL_ALLOC_GLOBAL] = RUN_MEMORY,
     [TL_OP_TL_FREE_SHARED] = RUN_MEMORY,
@@ -374,6 +379,14 @@ static bool compile_op(TlVm *vm, TlOp *op, Inst *in) {
   case TL_OP_TL_COPY_ASYNC_WAIT:
     in->imm = tl_attr_int_value(tl_op_attr(op, "pending"));
     break;
+  case TL_OP_TL_ATOMIC_RMW:
+  case TL_OP_TL_ATOMIC_CAS: {
+    /* et2: the element type the atomic computes in (of the value). */
+    TlType *vt = tl_value_type(tl_op_operand(op, 0));
+    in->et2 = vm_etype(vm, tl_type_is_scalar(vt) ? vt : tl_tensor_elem(vt));
+    in->pred = in->code == TL_OP_TL_ATOMIC_RMW ? (int)tl_atomic_kind_of(op) : 0;
+    break;
+  }
   case TL_OP_TL_SLICE:
   case TL_OP_TL_RESHAPE:
   case TL_OP_TL_PERMUTE:
@@ -597,6 +610,32 @@ uint64_t vm_float_binary(const EType *e, TlOpId k, uint64_t a, uint64_t b) {
     TL_UNREACHABLE("not a float op");
   }
   return e_fencode(e, v);
+}
+
+/* f32 code c with a subnormal flushed to the zero of its sign. */
+static uint64_t ftz32(uint64_t c) {
+  return (c & 0x7f800000u) ? c : c & 0x80000000u;
+}
+
+uint64_t vm_atomic_apply(const EType *e, TlAtomicKind k, uint64_t old,
+                         uint64_t v) {
+  switch (k) {
+  case TL_ATOMIC_ADD:
+    if (e->kind != EK_FLOAT)
+      return (old + v) & e->mask;
+    if (e->bits == 32)
+      return ftz32(vm_float_binary(e, TL_OP_ARITH_ADDF, ftz32(old), ftz32(v)));
+    return vm_float_binary(e, TL_OP_ARITH_ADDF, old, v);
+  case TL_ATOMIC_MAX:
+  case TL_ATOMIC_MIN: {
+    bool less = e->kind == EK_SINT ? e_sval(e, old) < e_sval(e, v) : old < v;
+    return (k == TL_ATOMIC_MAX) == less ? v : old;
+  }
+  case TL_ATOMIC_EXCH:
+    return v;
+  default:
+    TL_UNREACHABLE("a verified atomic kind");
+  }
 }
 
 static uint64_t sign_bit(const EType *e) { return 1ull << (e->bits - 1); }

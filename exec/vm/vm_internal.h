@@ -116,13 +116,27 @@ typedef struct SElem {
 } SElem;
 
 /* Accesses to one global element in the run: who last wrote it and who
- * read it, by block (linear index) and epoch within the block. */
+ * read it, by block (linear index) and epoch within the block, when (the
+ * run's access stamp) and whether atomically; and the releases published
+ * to it by atomics (an index + 1 into TlVm.syncs, 0: none). */
 typedef struct GElem {
   int32_t wblock, rblock; /* -1: never */
   uint32_t wepoch, repoch;
   int16_t writer, reader; /* a thread or T_MANY */
+  uint8_t watomic, ratomic;
+  uint32_t sync;
+  uint64_t wstamp, rstamp;
   TlOp *wop;
 } GElem;
+
+/* A vector clock over the blocks of a run: entry (b, s) says that the
+ * global accesses of block b up to stamp s are ordered (released, or made
+ * visible by an acquire). Blocks missing have stamp 0. */
+typedef struct ClockEntry {
+  int32_t block;
+  uint64_t stamp;
+} ClockEntry;
+typedef TL_VEC(ClockEntry) Clock;
 
 /* A shared-memory allocation of the block (tl.alloc_shared). Its storage
  * is indexed by element offset, as many elements as the cosize of the
@@ -262,6 +276,11 @@ struct TlVm {
   int64_t grid[3], block[3], threads;
   uint32_t epoch;
   GElem **gtrack;      /* per pointer parameter, per element; NULL: none */
+  uint64_t stamp;      /* global-memory ops executed in the run: orders them */
+  TL_VEC(Clock) syncs; /* releases published to atomically accessed elements */
+  uint64_t released;   /* this block's accesses up to this stamp are released */
+  Clock seen;          /* releases this block's atomics observed */
+  Clock visible;       /* releases this block acquired */
   uint32_t open_group; /* id of the group copy_async adds to */
   uint32_t done_group; /* every group with id <= this one completed */
   Shared *shared;      /* live and freed allocations of this block */
@@ -318,5 +337,12 @@ bool vm_block_end(TlVm *vm, bool check);
 bool vm_int_binary(TlVm *vm, TlOp *op, const EType *e, TlOpId k, uint64_t a,
                    uint64_t b, uint64_t *out);
 uint64_t vm_float_binary(const EType *e, TlOpId k, uint64_t a, uint64_t b);
+
+/* The value an atomic of kind k leaves in an element of type e holding
+ * old, given v (docs/vm.md): add wraps integers and rounds floats once,
+ * f32 flushing subnormal inputs and results to zero as PTX's atom.add.f32
+ * does; max and min by e's signedness; exch gives v. */
+uint64_t vm_atomic_apply(const EType *e, TlAtomicKind k, uint64_t old,
+                         uint64_t v);
 
 #endif

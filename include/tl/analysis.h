@@ -139,8 +139,9 @@ typedef struct TlAccessAlignment {
   int64_t contiguous;
 } TlAccessAlignment;
 
-/* For tl.load_global, tl.store_global and tl.copy_async: the alignments of
- * the tile at the op's offsets in its global view. False for any other op. */
+/* For tl.load_global, tl.store_global, tl.copy_async and the tile form of
+ * tl.atomic_rmw: the alignments of the tile at the op's offsets in its
+ * global view. False for any other op. */
 bool tl_analysis_access_alignment(TlAnalysis *a, TlOp *access,
                                   TlAccessAlignment *out);
 

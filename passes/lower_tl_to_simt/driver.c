@@ -317,6 +317,15 @@ static bool lower_op(Lower *L, TlOp *op) {
     return lw_lower_load_global(L, op);
   case TL_OP_TL_STORE_GLOBAL:
     return lw_lower_store_global(L, op);
+  case TL_OP_TL_ATOMIC_RMW:
+  case TL_OP_TL_ATOMIC_CAS:
+    return lw_lower_atomic(L, op);
+  case TL_OP_TL_FENCE:
+    return lw_lower_fence(L, op);
+  case TL_OP_TL_LOAD_SCALAR:
+    return lw_lower_load_scalar(L, op);
+  case TL_OP_TL_GATHER:
+    return lw_lower_gather(L, op);
   case TL_OP_TL_VIEW:
   case TL_OP_TL_RESHAPE:
   case TL_OP_TL_PERMUTE:

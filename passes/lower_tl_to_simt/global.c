@@ -1,6 +1,7 @@
 /* Global memory: views (tl.view_global, tl.alloc_global), loads and stores
- * of register tiles (tl.load_global, tl.store_global) and copies into
- * shared tiles (tl.copy_async). Accesses move the widest runs, up to 16
+ * of register tiles (tl.load_global, tl.store_global), atomics and fences
+ * (tl.atomic_rmw, tl.atomic_cas, tl.fence) and copies into shared tiles
+ * (tl.copy_async). Accesses move the widest runs, up to 16
  * bytes, that the layouts and the alignment analysis allow; masked ones
  * read zeros and skip writes outside the view. */
 #include "lower.h"
@@ -349,6 +350,231 @@ bool lw_lower_store_global(Lower *L, TlOp *op) {
   }
   if (guard)
     lw_close_guard(L, outside);
+  return true;
+}
+
+/*===--- Atomics and fences ----------------------------------------------===*/
+
+/* One simt.atom (kind from op, or atom_cas when cmp is given) of v at p,
+ * with op's scope and ordering; the old value. */
+static TlValue *emit_atom(Lower *L, TlOp *op, TlValue *p, TlValue *cmp,
+                          TlValue *v) {
+  TlValue *ops[3] = {p, cmp ? cmp : v, v};
+  TlType *t = tl_value_type(v);
+  TlOp *a = cmp ? tl_build(&L->b, TL_OP_SIMT_ATOM_CAS, 3, ops, 1, &t)
+                : tl_build(&L->b, TL_OP_SIMT_ATOM, 2, ops, 1, &t);
+  static const char *const copied[] = {"kind", "scope", "ordering", NULL};
+  for (const char *const *n = copied; *n; n++)
+    if (tl_op_attr(op, *n))
+      tl_op_set_attr(a, *n, tl_op_attr(op, *n));
+  return tl_op_result(a, 0);
+}
+
+/* Whether local elements i and i + 1 of an f16 add go as one f16x2 atom:
+ * adjacent in the view and their pair 4-byte aligned (the alignment
+ * analysis proves it), and not masked (a pair may straddle the edge). */
+static bool f16_pair(Lower *L, TlOp *op, const TlLayout *l, int64_t i,
+                     bool masked) {
+  TlType *e = tl_tensor_elem(tl_value_type(tl_op_operand(op, 0)));
+  return tl_op_id(op) == TL_OP_TL_ATOMIC_RMW && !masked &&
+         tl_atomic_kind_of(op) == TL_ATOMIC_ADD && lw_is_f(e, 5, 10) &&
+         i + 1 < tl_layout_local_size(l) && vector_run(L, op, 1, l, i, 2) >= 2;
+}
+
+/* The tile form: each element by one writer (replicated ones once), an
+ * atom per element or per f16 pair; a masked one is skipped outside the
+ * view. A release is the block's: a barrier first puts every thread's
+ * earlier accesses before it (releases are cumulative); an acquire is
+ * made the block's by a barrier after. */
+static bool lower_atomic_tile(Lower *L, TlOp *op, unsigned nvals) {
+  Tile *t = lw_tile_of(L, tl_op_operand(op, nvals - 1));
+  Tile *c = nvals == 2 ? lw_tile_of(L, tl_op_operand(op, 0)) : NULL;
+  View *v = lw_view_of(L, tl_op_operand(op, nvals));
+  bool masked = tl_op_attr(op, "masked") != NULL;
+  TlMemOrder ord = tl_mem_order_of(op, TL_ORDER_RELAXED);
+  TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
+  for (unsigned d = 0; d < v->rank; d++)
+    off[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, nvals + 1 + d)));
+  const TlLayout *l = tl_reg_layout(t->type);
+  if (tl_mem_order_releases(ord))
+    lw_barrier(L);
+  TlValue *guard = lw_writer_guard(L, l);
+  TlBuilder outside = guard ? lw_open_guard(L, guard) : L->b;
+  for (int64_t i = 0; i < tl_layout_local_size(l);) {
+    lw_index_of(L, l, i, idx);
+    TlValue *bitoff, *p = elem_addr(L, v, off, idx, &bitoff);
+    if (f16_pair(L, op, l, i, masked)) {
+      TlType *h2 = tl_simt_vec_type(L->ctx, 2, tl_type_f16(L->ctx));
+      TlValue *x = tl_build1(&L->b, TL_OP_SIMT_BITCAST, 1,
+                             (TlValue *[]){lw_gather_access(L, t, i, 2)}, h2);
+      emit_atom(L, op, p, NULL, x);
+      i += 2;
+      continue;
+    }
+    TlBuilder inside =
+        masked ? lw_open_guard(L, in_view(L, v, off, idx)) : L->b;
+    if (c) {
+      /* cas compares bits: the elements' words, as u32. */
+      emit_atom(L, op, p, lw_get_elem(L, c, (unsigned)i),
+                lw_get_elem(L, t, (unsigned)i));
+    } else {
+      TlType *ct;
+      emit_atom(L, op, p, NULL, lw_decode(L, t, (unsigned)i, &ct));
+    }
+    if (masked)
+      lw_close_guard(L, inside);
+    i++;
+  }
+  if (guard)
+    lw_close_guard(L, outside);
+  if (tl_mem_order_acquires(ord))
+    lw_barrier(L);
+  return true;
+}
+
+/* The scalar form: after a barrier (the scratch's), thread 0 runs the
+ * atomic and leaves the old value in the shared scratch, which every
+ * thread reads after a second barrier. The barriers also make the
+ * atomic's release and acquire the block's. */
+static bool lower_atomic_scalar(Lower *L, TlOp *op, unsigned nvals) {
+  View *v = lw_view_of(L, tl_op_operand(op, nvals));
+  TlValue *idx[TL_LAYOUT_MAX_RANK], *zero[TL_LAYOUT_MAX_RANK];
+  for (unsigned d = 0; d < v->rank; d++) {
+    idx[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, nvals + 1 + d)));
+    zero[d] = lw_cst(L, lw_i64(L), 0);
+  }
+  TlValue *x = lw_scalar(L, tl_op_operand(op, nvals - 1));
+  TlValue *cmp = nvals == 2 ? lw_scalar(L, tl_op_operand(op, 0)) : NULL;
+  TlType *t = tl_value_type(x);
+  TlValue *scratch = lw_scratch(L, 4);
+  TlBuilder outside = lw_open_guard(
+      L, tl_arith_cmpi(&L->b, "eq", L->tid, lw_cst(L, lw_i32(L), 0)));
+  TlValue *bitoff, *p = elem_addr(L, v, idx, zero, &bitoff);
+  TlValue *old;
+  if (cmp) {
+    /* cas compares bits: f32 goes as u32. */
+    TlType *u32 = lw_u32(L);
+    TlValue *cb =
+        t == u32 || tl_type_is_int(t) ? cmp : tl_arith_bitcast(&L->b, cmp, u32);
+    TlValue *xb =
+        t == u32 || tl_type_is_int(t) ? x : tl_arith_bitcast(&L->b, x, u32);
+    old = emit_atom(L, op, p, cb, xb);
+    if (tl_value_type(old) != t)
+      old = tl_arith_bitcast(&L->b, old, t);
+  } else {
+    old = emit_atom(L, op, p, NULL, x);
+  }
+  lw_store(L, old, scratch, 0);
+  lw_close_guard(L, outside);
+  lw_barrier(L);
+  lw_put_scalar(L, tl_op_result(op, 0), lw_load(L, scratch, t, 0));
+  return true;
+}
+
+bool lw_lower_atomic(Lower *L, TlOp *op) {
+  unsigned nvals = tl_op_id(op) == TL_OP_TL_ATOMIC_CAS ? 2 : 1;
+  return tl_op_num_results(op) ? lower_atomic_scalar(L, op, nvals)
+                               : lower_atomic_tile(L, op, nvals);
+}
+
+/* tl.fence: a barrier, a fence in every thread, a barrier: the first puts
+ * every thread's earlier accesses before the fence (a release is the
+ * block's), the second every thread's later ones after it. */
+bool lw_lower_fence(Lower *L, TlOp *op) {
+  lw_barrier(L);
+  TlOp *f = tl_build(&L->b, TL_OP_SIMT_FENCE, 0, NULL, 0, NULL);
+  if (tl_op_attr(op, "scope"))
+    tl_op_set_attr(f, "scope", tl_op_attr(op, "scope"));
+  if (tl_op_attr(op, "ordering"))
+    tl_op_set_attr(f, "ordering", tl_op_attr(op, "ordering"));
+  lw_barrier(L);
+  return true;
+}
+
+/*===--- Scalar loads and gathers ----------------------------------------===*/
+
+/* tl.load_scalar: every thread loads the element (one address for the
+ * block, served once by the cache); an ordering makes each thread's load
+ * an ordered one (ld.acquire.SCOPE: each thread acquires for itself). */
+bool lw_lower_load_scalar(Lower *L, TlOp *op) {
+  View *v = lw_view_of(L, tl_op_operand(op, 0));
+  TlValue *idx[TL_LAYOUT_MAX_RANK], *zero[TL_LAYOUT_MAX_RANK], *bitoff;
+  for (unsigned d = 0; d < v->rank; d++) {
+    idx[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, 1 + d)));
+    zero[d] = lw_cst(L, lw_i64(L), 0);
+  }
+  TlType *t = tl_value_type(tl_op_result(op, 0));
+  TlOp *ld =
+      tl_build(&L->b, TL_OP_SIMT_LOAD, 1,
+               (TlValue *[]){elem_addr(L, v, idx, zero, &bitoff)}, 1, &t);
+  if (tl_op_attr(op, "ordering"))
+    tl_op_set_attr(ld, "ordering", tl_op_attr(op, "ordering"));
+  if (tl_op_attr(op, "ordering") && tl_op_attr(op, "scope"))
+    tl_op_set_attr(ld, "scope", tl_op_attr(op, "scope"));
+  lw_put_scalar(L, tl_op_result(op, 0), tl_op_result(ld, 0));
+  return true;
+}
+
+/* The index tile's value for each result element, as i64: the tile
+ * broadcast along its size-1 dimensions to the result's shape and layout
+ * (in registers where every thread holds its rows' indices, else through
+ * the shared scratch), each element decoded by its signedness. */
+static Tile *gather_rows(Lower *L, TlOp *op, TlType *rt) {
+  Tile *ix = lw_tile_of(L, tl_op_operand(op, 1));
+  TlType *it = ix->type;
+  int64_t dims[TL_LAYOUT_MAX_RANK];
+  for (unsigned d = 0; d < tl_tensor_rank(rt); d++)
+    dims[d] = tl_tensor_dim(rt, d);
+  TlType *bt = tl_reg_type_get(L->ctx, tl_tensor_rank(rt), dims,
+                               tl_tensor_elem(it), tl_reg_layout(rt));
+  Tile *b = lw_zero_tile(L, bt);
+  return lw_broadcast_tile(L, op, ix, b) ? b : NULL;
+}
+
+/* tl.gather: element (i, j, ...) of the result from the view at (idx[i],
+ * o_1 + j, ...), one load per element (rows selected at run time give no
+ * runs to vectorize); masked ones read 0 outside the view. */
+bool lw_lower_gather(Lower *L, TlOp *op) {
+  View *v = lw_view_of(L, tl_op_operand(op, 0));
+  TlType *rt = tl_value_type(tl_op_result(op, 0));
+  unsigned b = lw_elem_bits(rt);
+  bool masked = tl_op_attr(op, "masked") != NULL;
+  Tile *rows = gather_rows(L, op, rt);
+  if (!rows)
+    return false;
+  TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
+  off[0] = lw_cst(L, lw_i64(L), 0);
+  for (unsigned d = 1; d < v->rank; d++)
+    off[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, 1 + d)));
+  Tile *t = lw_zero_tile(L, rt);
+  const TlLayout *l = tl_reg_layout(rt);
+  TlType *mem = tl_type_int(L->ctx, b, false);
+  for (int64_t i = 0; i < tl_layout_local_size(l); i++) {
+    lw_index_of(L, l, i, idx);
+    TlType *ct;
+    idx[0] = lw_to_i64(L, lw_decode(L, rows, (unsigned)i, &ct));
+    TlValue *bitoff, *p = elem_addr(L, v, off, idx, &bitoff);
+    if (b == 64) {
+      TlValue *hi = lw_ptr_add(L, p, lw_cst(L, lw_i64(L), 4));
+      TlValue *ok = masked ? in_view(L, v, off, idx) : NULL;
+      t->words[2 * i] = ok ? masked_elem_load(L, ok, p, lw_u32(L), 32, NULL)
+                           : lw_load(L, p, lw_u32(L), 0);
+      t->words[2 * i + 1] =
+          ok ? masked_elem_load(L, ok, hi, lw_u32(L), 32, NULL)
+             : lw_load(L, hi, lw_u32(L), 0);
+      continue;
+    }
+    TlValue *x;
+    if (masked) {
+      x = masked_elem_load(L, in_view(L, v, off, idx), p, mem, b, NULL);
+    } else {
+      x = lw_load(L, p, mem, 0);
+      if (b < 32)
+        x = tl_arith_exti(&L->b, x, lw_u32(L));
+    }
+    lw_set_elem(L, t, (unsigned)i, x);
+  }
+  lw_put_tile(L, tl_op_result(op, 0), t);
   return true;
 }
 

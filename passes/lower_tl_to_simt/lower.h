@@ -19,6 +19,7 @@
 #include "tl/arch.h"
 #include "tl/build.h"
 #include "tl/dialects.h"
+#include "tl/predicates.h"
 #include "tl/simt.h"
 #include "tl/tl.h"
 
@@ -224,6 +225,10 @@ bool lw_lower_view_global(Lower *L, TlOp *op);
 bool lw_lower_load_global(Lower *L, TlOp *op);
 bool lw_lower_store_global(Lower *L, TlOp *op);
 bool lw_lower_copy_async(Lower *L, TlOp *op);
+bool lw_lower_atomic(Lower *L, TlOp *op);
+bool lw_lower_fence(Lower *L, TlOp *op);
+bool lw_lower_load_scalar(Lower *L, TlOp *op);
+bool lw_lower_gather(Lower *L, TlOp *op);
 
 /* shared.c, and the addresses and runs of shared tiles */
 bool lw_lower_alloc_shared(Lower *L, TlOp *op);
@@ -243,8 +248,15 @@ bool lw_lower_math(Lower *L, TlOp *op);
 bool lw_lower_cmp(Lower *L, TlOp *op);
 bool lw_lower_where(Lower *L, TlOp *op);
 
-/* reduce.c */
+/* reduce.c, and the shared scratch (placed after the planned tiles) that
+ * an op needing `bytes` of it gets after a barrier keeping its earlier
+ * users ahead */
+TlValue *lw_scratch(Lower *L, int64_t bytes);
 bool lw_lower_broadcast(Lower *L, TlOp *op);
+/* Fills t (its type's shape, layout and element type) with x broadcast
+ * along x's size-1 dimensions, as tl.broadcast does; false after a
+ * diagnostic at op. */
+bool lw_broadcast_tile(Lower *L, TlOp *op, Tile *x, Tile *t);
 bool lw_lower_reduce(Lower *L, TlOp *op);
 
 /* dot.c */

@@ -9,7 +9,7 @@
 /* The shared scratch (after the planned tiles) for an op that needs
  * `bytes` of it, after a barrier that keeps earlier users of the scratch
  * ahead of this op's writes. */
-static TlValue *scratch_base(Lower *L, int64_t bytes) {
+TlValue *lw_scratch(Lower *L, int64_t bytes) {
   if (L->scratch_bytes < bytes)
     L->scratch_bytes = bytes;
   TlType *pt = tl_simt_ptr_type(L->ctx, TL_SIMT_SHARED);
@@ -64,7 +64,7 @@ static void broadcast_through_scratch(Lower *L, Tile *x, Tile *t) {
     stride[d] = n;
     n *= S->shape[d];
   }
-  TlValue *scratch = scratch_base(L, n * 4), *idx[TL_LAYOUT_MAX_RANK];
+  TlValue *scratch = lw_scratch(L, n * 4), *idx[TL_LAYOUT_MAX_RANK];
   TlValue *guard = lw_writer_guard(L, S);
   TlBuilder outside = guard ? lw_open_guard(L, guard) : L->b;
   for (int64_t i = 0; i < tl_layout_local_size(S); i++) {
@@ -130,25 +130,29 @@ bool lw_lower_broadcast(Lower *L, TlOp *op) {
     lw_put_tile(L, tl_op_result(op, 0), t);
     return true;
   }
-  Tile *x = lw_tile_of(L, a);
+  if (!lw_broadcast_tile(L, op, lw_tile_of(L, a), t))
+    return false;
+  lw_put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
+bool lw_broadcast_tile(Lower *L, TlOp *op, Tile *x, Tile *t) {
+  int64_t count = tl_layout_local_size(tl_reg_layout(t->type));
   int64_t *src = tl_xmalloc(sizeof *src * (size_t)(count + 1));
   bool local = true;
   for (int64_t i = 0; i < count && local; i++)
     local = (src[i] = broadcast_source(L, tl_reg_layout(x->type),
-                                       tl_reg_layout(rt), i)) >= 0;
+                                       tl_reg_layout(t->type), i)) >= 0;
   if (local)
     for (int64_t i = 0; i < count; i++)
       lw_copy_elem(L, t, (unsigned)i, x, (unsigned)src[i]);
-  else if (b == 64)
+  else if (lw_elem_bits(t->type) == 64)
     lw_fail(L, op,
             "broadcasts of 64-bit elements that move them between threads");
   else
     broadcast_through_scratch(L, x, t);
   tl_free(src);
-  if (L->failed)
-    return false;
-  lw_put_tile(L, tl_op_result(op, 0), t);
-  return true;
+  return !L->failed;
 }
 
 /*===--- Reductions ------------------------------------------------------===*/
@@ -231,7 +235,7 @@ bool lw_lower_reduce(Lower *L, TlOp *op) {
     /* Each thread's partial results go to word r * T + t of the scratch;
      * after a barrier every thread combines the partials of the threads
      * that differ from it in the cross bits only. */
-    scratch = scratch_base(L, nres * L->threads * 4);
+    scratch = lw_scratch(L, nres * L->threads * 4);
     mine = tl_arith_exti(&L->b, L->tid, lw_i64(L));
     tbase = tl_arith_andi(&L->b, mine, lw_cst(L, lw_i64(L), ~crossmask));
   }

@@ -8,7 +8,9 @@
  *   - cp.async with zero fill, shared memory and barriers;
  *   - shfl, prmt, lop3 and f16x2/bf16x2 fma, bit for bit against the dtype
  *     library's register-op emulator;
- *   - a 16-byte copy with a cache hint.
+ *   - a 16-byte copy with a cache hint;
+ *   - atom (add.f32, add.noftz.f16x2, max, min, exch), atom.cas, fence and
+ *     ld.acquire, against C arithmetic.
  * Usage: gpu_test [SOURCE_ROOT] (default: the current directory).
  * Exit status 0 when every check passes, 1 otherwise; 77 (skipped) when
  * there is no CUDA driver or device. Inputs are seeded: rerun with
@@ -506,6 +508,132 @@ static void test_cp_async(void) {
   printf("cp.async.cg 16 with zero fill: %s\n", ran && !bad ? "ok" : "FAILED");
 }
 
+/*===--- Atomics ---------------------------------------------------------===*/
+
+/* f32 x with a subnormal flushed to the zero of its sign. */
+static float ftz(float x) {
+  return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x;
+}
+
+/* simt.atom and simt.atom_cas, one element per lane (so the order of the
+ * lanes does not matter), against C: atom.add.f32 rounds once and flushes
+ * subnormal inputs and results (the VMs' model, docs/vm.md), f16x2 adds
+ * each half rounded once with subnormals kept, max.s32, min.u32, exch and
+ * a cas that succeeds on even lanes; the old values of the f32 add and an
+ * acquire load of the exchanged word come back too. */
+static void test_atomics(void) {
+  const char *text =
+      "func @atoms(%a: !simt.ptr<global>, %b: !simt.ptr<global>, %c: "
+      "!simt.ptr<global>) attributes {kernel, threads = 32} {\n"
+      "  %lane = simt.lane_id : -> i32\n"
+      "  %l = arith.exti %lane : i32 to i64\n"
+      "  %c4 = arith.constant 4 : i64\n"
+      "  %o = arith.muli %l, %c4 : i64\n"
+      "  %pa = simt.ptr_add %a, %o : !simt.ptr<global>, i64 -> "
+      "!simt.ptr<global>\n"
+      "  %pb = simt.ptr_add %b, %o : !simt.ptr<global>, i64 -> "
+      "!simt.ptr<global>\n"
+      "  %x = simt.load %pa : !simt.ptr<global> -> f32\n"
+      "  %y = simt.load %pb : !simt.ptr<global> -> u32\n"
+      "  %h = simt.bitcast %y : u32 -> !simt.vec<2xf16>\n"
+      "  %s = arith.bitcast %y : u32 to i32\n"
+      "  %r = arith.constant 128 : i64\n"
+      "  %p0 = simt.ptr_add %c, %o : !simt.ptr<global>, i64 -> "
+      "!simt.ptr<global>\n"
+      "  %p1 = simt.ptr_add %p0, %r : !simt.ptr<global>, i64 -> "
+      "!simt.ptr<global>\n"
+      "  %p2 = simt.ptr_add %p1, %r : !simt.ptr<global>, i64 -> "
+      "!simt.ptr<global>\n"
+      "  %p3 = simt.ptr_add %p2, %r : !simt.ptr<global>, i64 -> "
+      "!simt.ptr<global>\n"
+      "  %p4 = simt.ptr_add %p3, %r : !simt.ptr<global>, i64 -> "
+      "!simt.ptr<global>\n"
+      "  %p5 = simt.ptr_add %p4, %r : !simt.ptr<global>, i64 -> "
+      "!simt.ptr<global>\n"
+      "  %p6 = simt.ptr_add %p5, %r : !simt.ptr<global>, i64 -> "
+      "!simt.ptr<global>\n"
+      "  %p7 = simt.ptr_add %p6, %r : !simt.ptr<global>, i64 -> "
+      "!simt.ptr<global>\n"
+      "  %old = simt.atom %p0, %x {kind = \"add\", ordering = \"acq_rel\"} : "
+      "!simt.ptr<global>, f32 -> f32\n"
+      "  %hh = simt.atom %p1, %h {kind = \"add\"} : !simt.ptr<global>, "
+      "!simt.vec<2xf16> -> !simt.vec<2xf16>\n"
+      "  %m = simt.atom %p2, %s {kind = \"max\", scope = \"sys\"} : "
+      "!simt.ptr<global>, i32 -> i32\n"
+      "  %n = simt.atom %p3, %y {kind = \"min\", scope = \"cta\"} : "
+      "!simt.ptr<global>, u32 -> u32\n"
+      "  %e = simt.atom %p4, %y {kind = \"exch\", ordering = \"release\"} : "
+      "!simt.ptr<global>, u32 -> u32\n"
+      "  %lu = arith.bitcast %lane : i32 to u32\n"
+      "  %q = simt.atom_cas %p5, %lu, %y {ordering = \"acquire\"} : "
+      "!simt.ptr<global>, u32, u32 -> u32\n"
+      "  simt.fence\n"
+      "  %v = simt.load %p4 {ordering = \"acquire\"} : !simt.ptr<global> -> "
+      "u32\n"
+      "  simt.store %old, %p6 : f32, !simt.ptr<global>\n"
+      "  simt.store %v, %p7 : u32, !simt.ptr<global>\n"
+      "  return\n}\n";
+  void *k = compile(text, "atoms");
+  CHECK(k, "atomics kernel does not compile or load");
+  if (!k)
+    return;
+  float a[32], c0[32];
+  uint32_t b[32], c[256], init[256];
+  TlDType h = tl_dtype_f16();
+  for (unsigned t = 0; t < 32; t++) {
+    uint32_t r = rnd();
+    /* Lanes 0-7 subnormal inputs, 8-15 subnormal sums, the rest random. */
+    a[t] = t < 8    ? (float)(t + 1) * 1e-39f
+           : t < 16 ? 1.5e-38f
+                    : (float)((int)(r % 2001) - 1000) / 64.0f;
+    c0[t] = t < 8    ? 2e-39f
+            : t < 16 ? -1.4e-38f
+                     : (float)((int)(rnd() % 2001) - 1000) / 32.0f;
+    /* f16 halves: subnormals (0x0001..0x03ff) on odd lanes. */
+    b[t] = t & 1 ? (rnd() & 0x03ff03ffu) : (rnd() & 0x3bff3bffu);
+  }
+  for (unsigned t = 0; t < 32; t++) {
+    memcpy(&init[t], &c0[t], 4);
+    init[32 + t] = t & 1 ? (rnd() & 0x03ff03ffu) : (rnd() & 0x3bff3bffu);
+    init[64 + t] = rnd();
+    init[96 + t] = rnd();
+    init[128 + t] = rnd();
+    init[160 + t] = t & 1 ? t + 1000 : t;
+    init[192 + t] = init[224 + t] = 0;
+  }
+  memcpy(c, init, sizeof c);
+  TlLaunch l = warp_launch();
+  bool ran = run3(k, a, sizeof a, b, sizeof b, c, sizeof c, &l);
+  unsigned bad[8] = {0};
+  for (unsigned t = 0; ran && t < 32; t++) {
+    float sum = ftz(ftz(c0[t]) + ftz(a[t])), got, old;
+    memcpy(&got, &c[t], 4);
+    memcpy(&old, &c[192 + t], 4);
+    bad[0] += memcmp(&got, &sum, 4) != 0 || memcmp(&old, &c0[t], 4) != 0;
+    uint32_t want = 0;
+    for (unsigned k2 = 0; k2 < 2; k2++) {
+      uint64_t x = (init[32 + t] >> (16 * k2)) & 0xffff,
+               y = (b[t] >> (16 * k2)) & 0xffff;
+      want |= (uint32_t)tl_dtype_encode(h, tl_dtype_decode(h, x) +
+                                               tl_dtype_decode(h, y))
+              << (16 * k2);
+    }
+    bad[1] += c[32 + t] != want;
+    bad[2] += c[64 + t] !=
+              ((int32_t)init[64 + t] > (int32_t)b[t] ? init[64 + t] : b[t]);
+    bad[3] += c[96 + t] != (init[96 + t] < b[t] ? init[96 + t] : b[t]);
+    bad[4] += c[128 + t] != b[t] || c[224 + t] != b[t];
+    bad[5] += c[160 + t] != (t & 1 ? t + 1000 : b[t]);
+  }
+  static const char *const what[] = {
+      "add.f32 (ftz)", "add.noftz.f16x2",     "max.s32",
+      "min.u32",       "exch and ld.acquire", "cas"};
+  for (unsigned i = 0; i < 6; i++) {
+    CHECK(ran && !bad[i], "atom.%s: %u lanes wrong", what[i], bad[i]);
+    printf("atom.%s: %s\n", what[i], ran && !bad[i] ? "ok" : "FAILED");
+  }
+}
+
 /*===--- Register ops ----------------------------------------------------===*/
 
 static void test_register_ops(void) {
@@ -651,6 +779,7 @@ int main(int argc, char **argv) {
     test_ldmatrix(num, true);
   }
   test_cp_async();
+  test_atomics();
   test_register_ops();
   tl_runtime_destroy(rt);
   tl_context_destroy(ctx);
