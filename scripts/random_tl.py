@@ -676,7 +676,7 @@ class Kernel:
         acquire load sometimes), broadcast to x's layout."""
         r2 = self.rng2
         dt = x.dtype
-        pname = "s%d" % len(self.params)
+        pname = "ls%d" % len(self.params)
         self.params.append((pname, "!tl.ptr<%s>" % dt.name, "rand:%s:8" % dt.name))
         g = self.fresh("g")
         self.emit("%s = tl.view_global %%%s[8] : !tl.global<8x%s>" % (g, pname, dt.name))
