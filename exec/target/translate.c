@@ -170,6 +170,29 @@ static bool is_signed(const TlType *ty) {
   return tl_type_is_int(ty) && tl_type_int_signed(ty);
 }
 
+/* Float -> integer, saturating, NaN -> 0: the .sat intrinsics' semantics.
+ * LLVM 22's NVPTX back end miscompiles them into i1 (it tests the clamped
+ * value for zero and inverts the bit), so a 1-bit result goes through i8
+ * and is clamped to 1 there. */
+static LLVMValueRef fptoi_sat(Tr *t, TlOp *op, LLVMValueRef x, TlType *rty,
+                              LLVMTypeRef lr) {
+  const char *name = is_signed(rty) ? "llvm.fptosi.sat" : "llvm.fptoui.sat";
+  if (LLVMGetIntTypeWidth(lr) != 1) {
+    LLVMTypeRef ov[2] = {lr, LLVMTypeOf(x)};
+    return call(t, op, name, ov, 2, &x, 1);
+  }
+  LLVMTypeRef i8 = LLVMInt8TypeInContext(t->lc);
+  LLVMTypeRef ov[2] = {i8, LLVMTypeOf(x)};
+  LLVMValueRef v = call(t, op, "llvm.fptoui.sat", ov, 2, &x, 1);
+  if (!v)
+    return NULL;
+  LLVMValueRef one = LLVMConstInt(i8, 1, false);
+  LLVMValueRef big = LLVMBuildICmp(t->b, LLVMIntUGT, v, one, "");
+  v = LLVMBuildSelect(t->b, big, one, v, "");
+  return LLVMBuildTrunc(t->b, v, lr, "");
+}
+
+
 static LLVMValueRef arith_constant(Tr *t, TlOp *op) {
   TlAttr *a = tl_op_attr(op, "value");
   LLVMTypeRef ty = ltype(t, tl_attr_get_type(a));
@@ -304,12 +327,8 @@ static LLVMValueRef arith_op(Tr *t, TlOp *op) {
     return LLVMBuildTrunc(b, x, lr, "");
   case TL_OP_ARITH_ITOFP:
     return sgn ? LLVMBuildSIToFP(b, x, lr, "") : LLVMBuildUIToFP(b, x, lr, "");
-  case TL_OP_ARITH_FPTOI: {
-    /* Saturating, NaN -> 0: exactly the .sat intrinsics' semantics. */
-    LLVMTypeRef ov[2] = {lr, LLVMTypeOf(x)};
-    return call(t, op, is_signed(rty) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ov, 2,
-                &x, 1);
-  }
+  case TL_OP_ARITH_FPTOI:
+    return fptoi_sat(t, op, x, rty, lr);
   case TL_OP_ARITH_EXTF:
     return LLVMBuildFPExt(b, x, lr, "");
   case TL_OP_ARITH_TRUNCF:
@@ -656,10 +675,8 @@ static LLVMValueRef cvt(Tr *t, TlOp *op) {
       return LLVMBuildFPTrunc(b, x, lr, "");
     if (!af && rf && rnd && !strcmp(rnd, "rn"))
       return is_signed(aty) ? LLVMBuildSIToFP(b, x, lr, "") : LLVMBuildUIToFP(b, x, lr, "");
-    if (af && !rf && rnd && !strcmp(rnd, "rzi")) {
-      LLVMTypeRef ov[2] = {lr, LLVMTypeOf(x)};
-      return call(t, op, is_signed(rty) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ov, 2, &x, 1);
-    }
+    if (af && !rf && rnd && !strcmp(rnd, "rzi"))
+      return fptoi_sat(t, op, x, rty, lr);
     if (!af && !rf && !rnd) {
       unsigned wa = tl_type_int_width(aty), wr = tl_type_int_width(rty);
       if (wr < wa)
