@@ -40,8 +40,10 @@ SHAPES_70B = [("gate_up", 57344, 8192), ("down", 8192, 28672),
               ("qkv", 10240, 8192), ("o", 8192, 8192)]
 SHAPES_8B = [("gate_up", 28672, 4096), ("down", 4096, 14336),
              ("qkv", 6144, 4096), ("o", 4096, 4096)]
+# (BN, W, S[, KS]): KS > 1 splits k over KS blocks (shapes under a wave).
 CONFIGS = [(64, 8, 3), (32, 8, 3), (32, 16, 2), (64, 4, 4), (128, 4, 3),
-           (64, 4, 6)]
+           (64, 4, 6), (64, 4, 3), (64, 2, 6), (64, 4, 4, 2), (64, 4, 4, 4),
+           (64, 8, 3, 2), (128, 4, 3, 2)]
 
 
 def tl_run(tlbin, defines, args, extra=()):
@@ -63,16 +65,25 @@ def bits_of(wt):
     return qmatmul.dtype_info(wt)[1]
 
 
+def ws_args(m, n, bn, ks):
+    """The split reduction's workspace and locks (unused when KS = 1)."""
+    rb = (m + 15) // 16
+    if ks == 1:
+        return dict(ws="zeros:f32:4", locks="zeros:u32:1")
+    return dict(ws="zeros:f32:%d" % (rb * n * ks * 16), locks="zeros:u32:%d" % (rb * n // bn))
+
+
 def bench_tl(tlbin, m, n, k, cfg, wt=None):
-    bn, w, s = cfg
+    bn, w, s = cfg[:3]
+    ks = cfg[3] if len(cfg) > 3 else 1
     wt = wt or WT
-    if n % bn or k % (w * G) or G * bn * bits_of(wt) % 4096:
+    if n % bn or k % (w * G * ks) or G * bn * bits_of(wt) % 4096:
         return None
-    defines = dict(K=k, N=n, G=G, BN=bn, W=w, S=s, ZP=ZP, WT=wt)
+    defines = dict(K=k, N=n, G=G, BN=bn, W=w, S=s, ZP=ZP, WT=wt, KS=ks)
     args = dict(a="rand:f16:%dx%d" % (m, k),
                 b="rand:u8:%dx%dx%dx32x16" % (n // bn, k // G, G * bn * bits_of(wt) // 4096),
                 s="rand:f16:%dx%d" % (k // G * (1 + ZP), n), c="zeros:f16:%dx%d" % (m, n),
-                m=str(m))
+                m=str(m), **ws_args(m, n, bn, ks))
     rc, out = tl_run(tlbin, defines, args, ["--seed", "1", "--json", "--no-vm-check"])
     for line in out.splitlines():
         if line.startswith("{"):
@@ -83,13 +94,14 @@ def bench_tl(tlbin, m, n, k, cfg, wt=None):
 
 
 def check_tl(tlbin, m, n, k, cfg, seed):
-    bn, w, s = cfg
+    bn, w, s = cfg[:3]
+    ks = cfg[3] if len(cfg) > 3 else 1
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "q")
         qmatmul.gen(p, m, k, n, G, bn, seed, ZP, wt=WT)
-        defines = dict(K=k, N=n, G=G, BN=bn, W=w, S=s, ZP=ZP, WT=WT)
+        defines = dict(K=k, N=n, G=G, BN=bn, W=w, S=s, ZP=ZP, WT=WT, KS=ks)
         args = dict(a=p + ".a.npy", b=p + ".b.npy", s=p + ".s.npy",
-                    c="zeros:f16:%dx%d" % (m, n), m=str(m))
+                    c="zeros:f16:%dx%d" % (m, n), m=str(m), **ws_args(m, n, bn, ks))
         rc, out = tl_run(tlbin, defines, args, ["--no-vm-check", "--save", "c=%s.c.npy" % p])
         if rc == 0 and cfg == CONFIGS[0]:
             # The packer in tl, on the GPU, against the NumPy packer's bytes.
@@ -169,7 +181,7 @@ def main():
 
     ok = True
     for (m, n, k) in [(1, 8192, 8192), (16, 8192, 28672), (5, 10240, 8192)]:
-        for cfg in CONFIGS[:3]:
+        for cfg in CONFIGS[:3] + [(64, 4, 4, 4)]:
             good = check_tl(tlbin, m, n, k, cfg, seed=m * 7 + k)
             ok = ok and good
             print("check m=%d n=%d k=%d BN,W,S=%s: %s" % (m, n, k, cfg, "ok" if good else "FAILED"))
@@ -213,7 +225,7 @@ def main():
         must = k * n * bits_of(wt) // 8 + (k // G) * n * 2 + k * 2 + n * 2
         roof = must / bw * 1e3
         best = None
-        for cfg in CONFIGS + [(64, 4, 3), (64, 8, 2), (128, 4, 2)]:
+        for cfg in CONFIGS + [(64, 8, 2), (128, 4, 2)]:
             t = bench_tl(tlbin, 1, n, k, cfg, wt)
             if t is not None and (best is None or t < best[0]):
                 best = (t, cfg)

@@ -12,11 +12,12 @@ type AT (f16 or bf16).
       bits [i * bits, (i + 1) * bits)), and PREFIX.meta.json (the sizes and
       types, for check). AT arrays that NumPy lacks (bf16) are stored as
       their bytes (uint8), as tl-run exchanges them.
-  qmatmul.py check PREFIX W [--exact]
+  qmatmul.py check PREFIX W [--exact] [--ks KS]
       compares PREFIX.c.npy (AT [M, N]) with the reference. --exact: bit
       for bit with the block VM's order of sums (each of the W warps sums
       its groups in k order in f32, then the W partial sums are added in
-      warp order); otherwise the norm-wise error against the float64
+      warp order; with the k range split over KS blocks, per part, and the
+      parts added in order); otherwise the norm-wise error against the float64
       product of A and the dequantised weights:
           max_i |c_i - ref_i| / (sum_k |a_ik| |w_kj|)  <=  2^-10 (f16),
                                                          2^-7 (bf16)
@@ -234,24 +235,30 @@ def gen(prefix, m, k, n, g, bn, seed, zp=0, wt="i4", at="f16"):
         json.dump(dict(m=m, k=k, n=n, g=g, zp=zp, wt=wt, at=at), f)
 
 
-def reference_exact(a, wd, g, warps):
-    """The block VM's order: warp w sums the groups w, w + W, ... in k
+def reference_exact(a, wd, g, warps, ks=1):
+    """The block VM's order: the k range is split into KS equal parts (one
+    block each); in each, warp w sums the part's groups w, w + W, ... in k
     order (products of two AT values are exact in f32, each addition
-    rounds once), then the partial sums are added in warp order."""
+    rounds once), then the warps' partial sums are added in warp order;
+    the KS parts' sums are added in part order."""
     m, k = a.shape
     a32, w32 = a.astype(np.float32), wd.astype(np.float32)
-    part = [np.zeros((m, wd.shape[1]), np.float32) for _ in range(warps)]
-    for grp in range(k // g):
-        p = part[grp % warps]
-        for kk in range(grp * g, grp * g + g):
-            p += np.outer(a32[:, kk], w32[kk])
-    total = part[0]
-    for p in part[1:]:
-        total = total + p
+    groups = k // g // ks
+    total = None
+    for sp in range(ks):
+        part = [np.zeros((m, wd.shape[1]), np.float32) for _ in range(warps)]
+        for grp in range(sp * groups, (sp + 1) * groups):
+            p = part[grp % warps]
+            for kk in range(grp * g, grp * g + g):
+                p += np.outer(a32[:, kk], w32[kk])
+        block = part[0]
+        for p in part[1:]:
+            block = block + p
+        total = block if total is None else total + block
     return total.astype(np.float64)
 
 
-def check(prefix, warps, exact):
+def check(prefix, warps, exact, ks=1):
     meta = json.load(open(prefix + ".meta.json"))
     m, k, n, g, zp = (meta[x] for x in ("m", "k", "n", "g", "zp"))
     wt, at = meta["wt"], meta["at"]
@@ -261,7 +268,7 @@ def check(prefix, warps, exact):
     c = load_at(prefix + ".c.npy", at, (m, n))
     wd = dequant(wt, at, w, s)
     if exact:
-        ref = round_at(reference_exact(a, wd, g, warps), at)
+        ref = round_at(reference_exact(a, wd, g, warps, ks), at)
         bad = np.argwhere(ref != c)
         if len(bad):
             i, j = bad[0]
@@ -281,7 +288,7 @@ def check(prefix, warps, exact):
 
 
 def main(argv):
-    opts = {"--wt": "i4", "--at": "f16"}
+    opts = {"--wt": "i4", "--at": "f16", "--ks": "1"}
     rest = []
     it = iter(argv)
     for x in it:
@@ -293,7 +300,7 @@ def main(argv):
         gen(rest[1], *(int(v) for v in rest[2:]), wt=opts["--wt"],
             at=opts["--at"])
     elif rest[0] == "check":
-        check(rest[1], int(rest[2]), "--exact" in rest)
+        check(rest[1], int(rest[2]), "--exact" in rest, int(opts["--ks"]))
     else:
         sys.exit("usage: qmatmul.py gen|check ... (see the docstring)")
 
