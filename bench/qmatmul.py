@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import qmatmul  # noqa: E402
 
 KERNEL = os.path.join(ROOT, "kernels", "qmatmul.tl")
+KERNEL_M8 = os.path.join(ROOT, "kernels", "qmatmul_m8.tl")
 PACKER = os.path.join(ROOT, "kernels", "qpack.tl")
 G = 128
 SHAPES_70B = [("gate_up", 57344, 8192), ("down", 8192, 28672),
@@ -44,10 +45,26 @@ SHAPES_8B = [("gate_up", 28672, 4096), ("down", 4096, 14336),
 CONFIGS = [(64, 8, 3), (32, 8, 3), (32, 16, 2), (64, 4, 4), (128, 4, 3),
            (64, 4, 6), (64, 4, 3), (64, 2, 6), (64, 4, 4, 2), (64, 4, 4, 4),
            (64, 8, 3, 2), (128, 4, 3, 2)]
+# kernels/qmatmul_m8.tl, for m <= 8: ("m8", BN, W, S, KS).
+CONFIGS_M8 = [("m8", 64, 4, 4, 1), ("m8", 64, 4, 3, 1), ("m8", 64, 2, 4, 1),
+              ("m8", 128, 4, 2, 1), ("m8", 64, 4, 4, 2), ("m8", 64, 4, 3, 2)]
 
 
-def tl_run(tlbin, defines, args, extra=()):
-    cmd = [os.path.join(tlbin, "tl-run"), KERNEL]
+def parse_cfg(cfg):
+    """(m8, BN, W, S, KS) of a candidate."""
+    m8 = cfg[0] == "m8"
+    c = cfg[1:] if m8 else cfg
+    return m8, c[0], c[1], c[2], (c[3] if len(c) > 3 else 1)
+
+
+def configs(m):
+    return CONFIGS + (CONFIGS_M8 if m <= 8 else [])
+
+
+def tl_run(tlbin, defines, args, extra=(), m8=False):
+    cmd = [os.path.join(tlbin, "tl-run"), KERNEL_M8 if m8 else KERNEL]
+    if m8:
+        cmd += ["--kernel", "qmatmul_m8"]
     for k, v in defines.items():
         cmd += ["-D", "%s=%s" % (k, v)]
     for k, v in args.items():
@@ -65,17 +82,17 @@ def bits_of(wt):
     return qmatmul.dtype_info(wt)[1]
 
 
-def ws_args(m, n, bn, ks):
+def ws_args(m, n, bn, ks, m8=False):
     """The split reduction's workspace and locks (unused when KS = 1)."""
-    rb = (m + 15) // 16
+    rows = 8 if m8 else 16
+    rb = (m + rows - 1) // rows
     if ks == 1:
         return dict(ws="zeros:f32:4", locks="zeros:u32:1")
-    return dict(ws="zeros:f32:%d" % (rb * n * ks * 16), locks="zeros:u32:%d" % (rb * n // bn))
+    return dict(ws="zeros:f32:%d" % (rb * n * ks * rows), locks="zeros:u32:%d" % (rb * n // bn))
 
 
 def bench_tl(tlbin, m, n, k, cfg, wt=None):
-    bn, w, s = cfg[:3]
-    ks = cfg[3] if len(cfg) > 3 else 1
+    m8, bn, w, s, ks = parse_cfg(cfg)
     wt = wt or WT
     if n % bn or k % (w * G * ks) or G * bn * bits_of(wt) % 4096:
         return None
@@ -83,8 +100,8 @@ def bench_tl(tlbin, m, n, k, cfg, wt=None):
     args = dict(a="rand:f16:%dx%d" % (m, k),
                 b="rand:u8:%dx%dx%dx32x16" % (n // bn, k // G, G * bn * bits_of(wt) // 4096),
                 s="rand:f16:%dx%d" % (k // G * (1 + ZP), n), c="zeros:f16:%dx%d" % (m, n),
-                m=str(m), **ws_args(m, n, bn, ks))
-    rc, out = tl_run(tlbin, defines, args, ["--seed", "1", "--json", "--no-vm-check"])
+                m=str(m), **ws_args(m, n, bn, ks, m8))
+    rc, out = tl_run(tlbin, defines, args, ["--seed", "1", "--json", "--no-vm-check"], m8)
     for line in out.splitlines():
         if line.startswith("{"):
             return json.loads(line)["median_ms"]
@@ -94,15 +111,14 @@ def bench_tl(tlbin, m, n, k, cfg, wt=None):
 
 
 def check_tl(tlbin, m, n, k, cfg, seed):
-    bn, w, s = cfg[:3]
-    ks = cfg[3] if len(cfg) > 3 else 1
+    m8, bn, w, s, ks = parse_cfg(cfg)
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "q")
-        qmatmul.gen(p, m, k, n, G, bn, seed, ZP, wt=WT)
+        qmatmul.gen(p, m, k, n, G, bn, seed, ZP, wt=WT, m8=m8)
         defines = dict(K=k, N=n, G=G, BN=bn, W=w, S=s, ZP=ZP, WT=WT, KS=ks)
         args = dict(a=p + ".a.npy", b=p + ".b.npy", s=p + ".s.npy",
-                    c="zeros:f16:%dx%d" % (m, n), m=str(m), **ws_args(m, n, bn, ks))
-        rc, out = tl_run(tlbin, defines, args, ["--no-vm-check", "--save", "c=%s.c.npy" % p])
+                    c="zeros:f16:%dx%d" % (m, n), m=str(m), **ws_args(m, n, bn, ks, m8))
+        rc, out = tl_run(tlbin, defines, args, ["--no-vm-check", "--save", "c=%s.c.npy" % p], m8)
         if rc == 0 and cfg == CONFIGS[0]:
             # The packer in tl, on the GPU, against the NumPy packer's bytes.
             cmd = [os.path.join(tlbin, "tl-run"), PACKER, "-D", "K=%d" % k, "-D", "N=%d" % n,
@@ -181,7 +197,7 @@ def main():
 
     ok = True
     for (m, n, k) in [(1, 8192, 8192), (16, 8192, 28672), (5, 10240, 8192)]:
-        for cfg in CONFIGS[:3] + [(64, 4, 4, 4)]:
+        for cfg in CONFIGS[:3] + [(64, 4, 4, 4)] + ([CONFIGS_M8[0], CONFIGS_M8[4]] if m <= 8 else []):
             good = check_tl(tlbin, m, n, k, cfg, seed=m * 7 + k)
             ok = ok and good
             print("check m=%d n=%d k=%d BN,W,S=%s: %s" % (m, n, k, cfg, "ok" if good else "FAILED"))
@@ -196,7 +212,7 @@ def main():
                 must = k * n * bits_of(WT) // 8 + (k // G) * n * 2 * (1 + ZP) + m * k * 2 + m * n * 2
                 roof = must / bw * 1e3
                 best = None
-                for cfg in CONFIGS:
+                for cfg in configs(m):
                     t = bench_tl(tlbin, m, n, k, cfg)
                     if t is not None:
                         print("  %s %s m=%d %s: %.4f ms" % (model, name, m, cfg, t))
@@ -225,7 +241,7 @@ def main():
         must = k * n * bits_of(wt) // 8 + (k // G) * n * 2 + k * 2 + n * 2
         roof = must / bw * 1e3
         best = None
-        for cfg in CONFIGS + [(64, 8, 2), (128, 4, 2)]:
+        for cfg in configs(1) + [(64, 8, 2), (128, 4, 2)]:
             t = bench_tl(tlbin, 1, n, k, cfg, wt)
             if t is not None and (best is None or t < best[0]):
                 best = (t, cfg)

@@ -50,6 +50,7 @@ SMEM = {
     "test/passes/plan-shared-memory.tl": 131072,
     "test/target/Inputs/smem-big.tl": 131072,
     "kernels/qmatmul.tl": 149504,
+    "kernels/qmatmul_m8.tl": 108544,
 }
 
 
