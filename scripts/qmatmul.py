@@ -155,6 +155,15 @@ def interleave(wt, at):
     return 0
 
 
+def unravel(dims, count):
+    """The local index j = 0 .. count - 1 as the named digits of dims
+    (outermost first), [1, count] each, and the lane index t, [32, 1]."""
+    idx, rest = {}, np.arange(count)[None, :]
+    for name, size in reversed(dims):
+        idx[name], rest = rest % size, rest // size
+    return idx, np.arange(32)[:, None]
+
+
 def lane_order(g, bn, d):
     """(k, n) of lane t's local element j, [32, G * BN / 32] each."""
     d = max(d, 1)
@@ -170,11 +179,7 @@ def lane_order(g, bn, d):
     dims.append(("i1", 2))
     if d == 1:
         dims.append(("i0", 2))
-    j = np.arange(g * bn // 32)[None, :]
-    idx, rest = {}, j
-    for name, size in reversed(dims):
-        idx[name], rest = rest % size, rest // size
-    t = np.arange(32)[:, None]
+    idx, t = unravel(dims, g * bn // 32)
     nh = idx["nhh"] * p + idx["nhl"]
     k = 16 * idx["ks"] + 8 * idx["i1"] + 2 * (t % 4) + idx["i0"]
     n = 16 * nh + 8 * idx["nl"] + t // 4
@@ -199,11 +204,7 @@ def lane_order_m8(g, bn, d):
     dims.append(("rh", 2))
     if d == 1:
         dims.append(("i0", 2))
-    j = np.arange(g * bn // 32)[None, :]
-    idx, rest = {}, j
-    for name, size in reversed(dims):
-        idx[name], rest = rest % size, rest // size
-    t = np.arange(32)[:, None]
+    idx, t = unravel(dims, g * bn // 32)
     kt = idx["kth"] * p + idx["ktl"]
     k = 16 * kt + 8 * idx["kh"] + 2 * (t % 4) + idx["i0"]
     n = 16 * idx["mt"] + 8 * idx["rh"] + t // 4
