@@ -139,6 +139,29 @@ static TlExprName classify(void *user, const char *name, size_t len,
 
 /* Template expressions and requires clauses are evaluated before any
  * launch: only template parameters have values there. */
+/* Appends "NAME = value" to the names read (each name once, in the order
+ * first read; a type by its name). */
+static void note_used(Names *n, const char *pname) {
+  TlAttr *a = template_param(n, pname, strlen(pname), NULL);
+  TlStr key = {0}, val = {0};
+  tl_str_printf(&key, "%s = ", pname);
+  if (tl_attr_kind(a) == TL_ATTR_TYPE)
+    tl_type_print(tl_attr_type_value(a), &val);
+  else
+    tl_str_printf(&val, "%lld", (long long)tl_attr_int_value(a));
+  const char *s = tl_str_cstr(n->used), *at = s;
+  bool seen = false;
+  while (!seen && (at = strstr(at, tl_str_cstr(&key)))) {
+    seen = at == s || at[-1] == ' ';
+    at++;
+  }
+  if (!seen)
+    tl_str_printf(n->used, "%s%s = %s", n->used->len ? ", " : "", pname,
+                  tl_str_cstr(&val));
+  tl_str_free(&key);
+  tl_str_free(&val);
+}
+
 static TlExprName classify_const(void *user, const char *name, size_t len,
                                  int64_t *v) {
   Names *n = user;
@@ -151,25 +174,14 @@ static TlExprName classify_const(void *user, const char *name, size_t len,
   if (!template_number(n, name, len, v, &pname))
     return TL_EXPR_NAME_UNKNOWN;
   if (n->used) {
-    /* Each name once, in the order first read; a type by its name. */
-    TlAttr *a = template_param(n, pname, strlen(pname), NULL);
-    TlStr key = {0}, val = {0};
-    tl_str_printf(&key, "%s = ", pname);
-    if (tl_attr_kind(a) == TL_ATTR_TYPE)
-      tl_type_print(tl_attr_type_value(a), &val);
-    else
-      tl_str_printf(&val, "%lld", (long long)tl_attr_int_value(a));
-    const char *s = tl_str_cstr(n->used), *at = s;
-    bool seen = false;
-    while (!seen && (at = strstr(at, tl_str_cstr(&key)))) {
-      seen = at == s || at[-1] == ' ';
-      at++;
-    }
-    if (!seen)
-      tl_str_printf(n->used, "%s%s = %s", n->used->len ? ", " : "", pname,
-                    tl_str_cstr(&val));
-    tl_str_free(&key);
-    tl_str_free(&val);
+    note_used(n, pname);
+    /* A query of two types, `interleave(WT, AT)`, read both. */
+    const char *comma = memchr(name, ',', len);
+    const char *second = NULL;
+    if (comma && template_param(n, comma + 2, (size_t)(name + len - 1 -
+                                                      (comma + 2)),
+                                &second))
+      note_used(n, second);
   }
   return TL_EXPR_NAME_CONST;
 }
