@@ -562,7 +562,8 @@ static TlResult cp_async_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
-static TlResult commit_verify(TlOp *op) {
+/* cp.async.commit_group and exit: no operands, results or attributes. */
+static TlResult bare_verify(TlOp *op) {
   if (TL_FAILED(counts(op, 0, 0)))
     return TL_FAILURE;
   return attrs_ok(op, NULL, 0);
@@ -1394,9 +1395,10 @@ static TlResult build_verify(TlOp *op) {
 #define TL_HOOKS_SIMT_LOAD STD(load_verify)
 #define TL_HOOKS_SIMT_STORE STD(store_verify)
 #define TL_HOOKS_SIMT_CP_ASYNC STD(cp_async_verify)
-#define TL_HOOKS_SIMT_CP_ASYNC_COMMIT STD(commit_verify)
+#define TL_HOOKS_SIMT_CP_ASYNC_COMMIT STD(bare_verify)
 #define TL_HOOKS_SIMT_CP_ASYNC_WAIT STD(wait_verify)
 #define TL_HOOKS_SIMT_BARRIER STD(barrier_verify)
+#define TL_HOOKS_SIMT_EXIT STD(bare_verify)
 #define TL_HOOKS_SIMT_ATOM STD(atom_verify)
 #define TL_HOOKS_SIMT_ATOM_CAS STD(atom_cas_verify)
 #define TL_HOOKS_SIMT_FENCE STD(fence_verify)

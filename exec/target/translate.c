@@ -829,6 +829,12 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
       return call(t, op, "llvm.nvvm.barrier.cta.sync.aligned.count", NULL, 0, args, 2);
     return call(t, op, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, args, 1);
   }
+  /* ret from the kernel. The ops after it in its block (dead) go to a
+   * block of their own with no predecessor, which LLVM removes. */
+  case TL_OP_SIMT_EXIT:
+    LLVMBuildRetVoid(b);
+    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(t->lc, t->fn, "exit.dead"));
+    return NULL;
   case TL_OP_SIMT_LDMATRIX: {
     char name[96];
     ldmatrix_name(op, name, sizeof name);
