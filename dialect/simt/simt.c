@@ -499,7 +499,8 @@ static TlResult store_verify(TlOp *op) {
  * size; a register one above size is undefined. */
 static TlResult cp_async_verify(TlOp *op) {
   static const AttrSpec attrs[] = {{"size", TL_ATTR_INT, true},
-                                   {"cache", TL_ATTR_STRING, true}};
+                                   {"cache", TL_ATTR_STRING, true},
+                                   {"l2_hint", TL_ATTR_STRING, false}};
   unsigned n = tl_op_num_operands(op);
   if (tl_op_num_results(op) || (n != 2 && n != 3)) {
     tl_op_emit_error(op, "takes a shared destination, a global source and "
@@ -559,10 +560,20 @@ static TlResult cp_async_verify(TlOp *op) {
                      (long long)size);
     return TL_FAILURE;
   }
+  /* The L2 eviction priority of the copy's cache policy
+   * (createpolicy.fractional.L2::<hint>, cp.async.L2::cache_hint). */
+  const char *hint = str_attr(op, "l2_hint");
+  if (hint && strcmp(hint, "evict_first") && strcmp(hint, "evict_last") &&
+      strcmp(hint, "evict_normal")) {
+    tl_op_emit_error(op, "'l2_hint' must be \"evict_first\", \"evict_last\" "
+                         "or \"evict_normal\"");
+    return TL_FAILURE;
+  }
   return TL_SUCCESS;
 }
 
-static TlResult commit_verify(TlOp *op) {
+/* cp.async.commit_group and exit: no operands, results or attributes. */
+static TlResult bare_verify(TlOp *op) {
   if (TL_FAILED(counts(op, 0, 0)))
     return TL_FAILURE;
   return attrs_ok(op, NULL, 0);
@@ -918,6 +929,9 @@ bool tl_simt_op_needs(const TlOp *op, TlFeature *feature, unsigned *min_ptx) {
   if (m || l || c) {
     *feature = m ? m->feature : l ? l->feature : c->feature;
     *min_ptx = m ? m->min_ptx : l ? l->min_ptx : c->min_ptx;
+    /* .L2::cache_hint and createpolicy: PTX ISA 7.4. */
+    if (c && tl_op_attr(op, "l2_hint") && *min_ptx < 74)
+      *min_ptx = 74;
     return true;
   }
   if (tl_op_id(op) == TL_OP_SIMT_CP_ASYNC_COMMIT ||
@@ -1394,9 +1408,10 @@ static TlResult build_verify(TlOp *op) {
 #define TL_HOOKS_SIMT_LOAD STD(load_verify)
 #define TL_HOOKS_SIMT_STORE STD(store_verify)
 #define TL_HOOKS_SIMT_CP_ASYNC STD(cp_async_verify)
-#define TL_HOOKS_SIMT_CP_ASYNC_COMMIT STD(commit_verify)
+#define TL_HOOKS_SIMT_CP_ASYNC_COMMIT STD(bare_verify)
 #define TL_HOOKS_SIMT_CP_ASYNC_WAIT STD(wait_verify)
 #define TL_HOOKS_SIMT_BARRIER STD(barrier_verify)
+#define TL_HOOKS_SIMT_EXIT STD(bare_verify)
 #define TL_HOOKS_SIMT_ATOM STD(atom_verify)
 #define TL_HOOKS_SIMT_ATOM_CAS STD(atom_cas_verify)
 #define TL_HOOKS_SIMT_FENCE STD(fence_verify)

@@ -77,6 +77,7 @@ static const SRun runner_of[TL_OP_COUNT] = {
     [TL_OP_SIMT_CP_ASYNC_COMMIT] = SR_OWN,
     [TL_OP_SIMT_CP_ASYNC_WAIT] = SR_OWN,
     [TL_OP_SIMT_BARRIER] = SR_OWN,
+    [TL_OP_SIMT_EXIT] = SR_OWN,
     [TL_OP_SIMT_ATOM] = SR_OWN,
     [TL_OP_SIMT_ATOM_CAS] = SR_OWN,
     [TL_OP_SIMT_FENCE] = SR_OWN,
@@ -212,6 +213,8 @@ struct TlSimtVm {
   TL_VEC(uint32_t) live; /* indices of the copies in flight */
   uint32_t *committed;   /* per thread: groups committed */
   uint8_t *active;       /* per thread scratch: in the op's active set */
+  uint8_t *exited;       /* per thread: has run simt.exit in this block */
+  uint64_t nexits;       /* simt.exit ops run (active sets shrink after) */
   TL_VEC(uint64_t) scratch;
   bool failed;
 };
@@ -314,6 +317,7 @@ void tl_simt_vm_destroy(TlSimtVm *vm) {
   tl_free(vm->sbytes);
   tl_free(vm->committed);
   tl_free(vm->active);
+  tl_free(vm->exited);
   tl_arena_reset(&vm->arena);
   tl_free(vm);
 }
@@ -1664,10 +1668,28 @@ static bool exec_load_store(TlSimtVm *vm, SInst *in, const Mask *m) {
 /*===--- Control flow ----------------------------------------------------===*/
 
 static bool run_body(TlSimtVm *vm, SBody *b, const Mask *m);
+static bool run_inst(TlSimtVm *vm, SInst *in, const Mask *m);
 
 static Mask mask_new(int cap) {
   Mask m = {tl_xmalloc(sizeof(int32_t) * (size_t)(cap ? cap : 1)), 0};
   return m;
+}
+
+/* Drops the threads that have run simt.exit from m (in place). */
+static void drop_exited(TlSimtVm *vm, Mask *m) {
+  int keep = 0;
+  for (int j = 0; j < m->n; j++)
+    if (!vm->exited[m->t[j]])
+      m->t[keep++] = m->t[j];
+  m->n = keep;
+}
+
+/* simt.exit: the active threads end; every enclosing body and loop goes
+ * on without them. */
+static void exec_exit(TlSimtVm *vm, const Mask *m) {
+  for (int j = 0; j < m->n; j++)
+    vm->exited[m->t[j]] = 1;
+  vm->nexits++;
 }
 
 static bool exec_if(TlSimtVm *vm, SInst *in, const Mask *m) {
@@ -1737,6 +1759,7 @@ static bool exec_for(TlSimtVm *vm, SInst *in, const Mask *m) {
     if (!ok)
       break;
     copy_vals(vm, body->args + 1, body->yield, body->nyield, &act);
+    drop_exited(vm, &act);
     int keep = 0;
     for (int j = 0; j < act.n; j++) {
       int t = act.t[j];
@@ -1770,6 +1793,7 @@ static bool exec_while(TlSimtVm *vm, SInst *in, const Mask *m) {
     ok = run_body(vm, before, &act);
     if (!ok)
       break;
+    drop_exited(vm, &act);
     go.n = stop.n = 0;
     for (int j = 0; j < act.n; j++) {
       int t = act.t[j];
@@ -1782,6 +1806,7 @@ static bool exec_while(TlSimtVm *vm, SInst *in, const Mask *m) {
       break;
     copy_vals(vm, after->args, before->yield + 1, before->nyield - 1, &go);
     ok = run_body(vm, after, &go) && within_budget(vm, in);
+    drop_exited(vm, &go);
     if (ok)
       copy_vals(vm, before->args, after->yield, after->nyield, &go);
     memcpy(act.t, go.t, sizeof(int32_t) * (size_t)go.n);
@@ -1794,67 +1819,89 @@ static bool exec_while(TlSimtVm *vm, SInst *in, const Mask *m) {
 }
 
 static bool run_body(TlSimtVm *vm, SBody *b, const Mask *m) {
-  for (unsigned i = 0; i < b->n; i++) {
+  /* After a simt.exit (here or nested), the rest of the body runs for the
+   * threads left, in a set of its own. */
+  Mask left = {NULL, 0};
+  bool ok = true;
+  for (unsigned i = 0; i < b->n && ok && m->n; i++) {
     SInst *in = &b->insts[i];
-    vm->stats.ops++;
-    vm->stats.thread_ops += m->n;
-    bool ok;
-    switch (in->code) {
-    case TL_OP_SCF_FOR:
-      ok = exec_for(vm, in, m);
-      break;
-    case TL_OP_SCF_IF:
-      ok = exec_if(vm, in, m);
-      break;
-    case TL_OP_SCF_WHILE:
-      ok = exec_while(vm, in, m);
-      break;
-    case TL_OP_SIMT_LOAD:
-    case TL_OP_SIMT_STORE:
-      ok = exec_load_store(vm, in, m);
-      break;
-    case TL_OP_SIMT_CP_ASYNC:
-      ok = exec_cp_async(vm, in, m);
-      break;
-    case TL_OP_SIMT_CP_ASYNC_COMMIT:
-      exec_commit(vm, m);
-      ok = true;
-      break;
-    case TL_OP_SIMT_CP_ASYNC_WAIT:
-      exec_wait(vm, in, m);
-      ok = true;
-      break;
-    case TL_OP_SIMT_BARRIER:
-      ok = exec_barrier(vm, in, m);
-      break;
-    case TL_OP_SIMT_ATOM:
-    case TL_OP_SIMT_ATOM_CAS:
-      ok = exec_atom(vm, in, m);
-      break;
-    case TL_OP_SIMT_FENCE:
-      ok = true;
-      break;
-    case TL_OP_SIMT_LDMATRIX:
-      ok = exec_ldmatrix(vm, in, m);
-      break;
-    case TL_OP_SIMT_MMA:
-      ok = exec_mma(vm, in, m);
-      break;
-    case TL_OP_SIMT_SHFL:
-      ok = exec_shfl(vm, in, m);
-      break;
-    case TL_OP_SIMT_PRINTF:
-      exec_printf(vm, in, m);
-      ok = true;
-      break;
-    default:
-      ok = in->run == SR_ARITH ? exec_arith(vm, in, m) : exec_reg(vm, in, m);
-      break;
+    uint64_t exits = vm->nexits;
+    ok = run_inst(vm, in, m);
+    if (vm->nexits != exits) {
+      if (!left.t) {
+        left = mask_new(m->n);
+        memcpy(left.t, m->t, sizeof(int32_t) * (size_t)m->n);
+        left.n = m->n;
+      }
+      drop_exited(vm, &left);
+      m = &left;
     }
-    if (!ok)
-      return false;
   }
-  return true;
+  tl_free(left.t);
+  return ok;
+}
+
+static bool run_inst(TlSimtVm *vm, SInst *in, const Mask *m) {
+  vm->stats.ops++;
+  vm->stats.thread_ops += m->n;
+  bool ok;
+  switch (in->code) {
+  case TL_OP_SCF_FOR:
+    ok = exec_for(vm, in, m);
+    break;
+  case TL_OP_SCF_IF:
+    ok = exec_if(vm, in, m);
+    break;
+  case TL_OP_SCF_WHILE:
+    ok = exec_while(vm, in, m);
+    break;
+  case TL_OP_SIMT_LOAD:
+  case TL_OP_SIMT_STORE:
+    ok = exec_load_store(vm, in, m);
+    break;
+  case TL_OP_SIMT_CP_ASYNC:
+    ok = exec_cp_async(vm, in, m);
+    break;
+  case TL_OP_SIMT_CP_ASYNC_COMMIT:
+    exec_commit(vm, m);
+    ok = true;
+    break;
+  case TL_OP_SIMT_CP_ASYNC_WAIT:
+    exec_wait(vm, in, m);
+    ok = true;
+    break;
+  case TL_OP_SIMT_BARRIER:
+    ok = exec_barrier(vm, in, m);
+    break;
+  case TL_OP_SIMT_EXIT:
+    exec_exit(vm, m);
+    ok = true;
+    break;
+  case TL_OP_SIMT_ATOM:
+  case TL_OP_SIMT_ATOM_CAS:
+    ok = exec_atom(vm, in, m);
+    break;
+  case TL_OP_SIMT_FENCE:
+    ok = true;
+    break;
+  case TL_OP_SIMT_LDMATRIX:
+    ok = exec_ldmatrix(vm, in, m);
+    break;
+  case TL_OP_SIMT_MMA:
+    ok = exec_mma(vm, in, m);
+    break;
+  case TL_OP_SIMT_SHFL:
+    ok = exec_shfl(vm, in, m);
+    break;
+  case TL_OP_SIMT_PRINTF:
+    exec_printf(vm, in, m);
+    ok = true;
+    break;
+  default:
+    ok = in->run == SR_ARITH ? exec_arith(vm, in, m) : exec_reg(vm, in, m);
+    break;
+  }
+  return ok;
 }
 
 /*===--- Running ---------------------------------------------------------===*/
@@ -1979,21 +2026,27 @@ static void block_begin(TlSimtVm *vm) {
   memset(vm->sbytes, 0, sizeof(SByte) * (size_t)(vm->smem_size + 1));
   memset(vm->smem, 0, (size_t)vm->smem_size + 1);
   memset(vm->committed, 0, sizeof(uint32_t) * (size_t)vm->T);
+  memset(vm->exited, 0, (size_t)vm->T);
   vm->copies.len = 0;
   vm->live.len = 0;
   vm->epoch = 1;
 }
 
-/* Copies nobody waited for are an error: their data may never land. */
+/* Copies nobody waited for are an error: their data may never land. A
+ * thread that left through simt.exit no longer waits for its copies (no
+ * op of it reads them), as tl.exit skips the block VM's check. */
 static bool block_end(TlSimtVm *vm) {
-  if (!vm->live.len)
-    return true;
-  const Copy *c = &vm->copies.data[vm->live.data[0]];
-  return sv_error(vm, c->op,
-                  "the cp.async of %s into shared address %u is still "
-                  "pending when the kernel ends (no cp.async.wait_group "
-                  "completed it)",
-                  who(vm, c->thread).s, c->dst);
+  for (size_t i = 0; i < vm->live.len; i++) {
+    const Copy *c = &vm->copies.data[vm->live.data[i]];
+    if (vm->exited[c->thread])
+      continue;
+    return sv_error(vm, c->op,
+                    "the cp.async of %s into shared address %u is still "
+                    "pending when the kernel ends (no cp.async.wait_group "
+                    "completed it)",
+                    who(vm, c->thread).s, c->dst);
+  }
+  return true;
 }
 
 TlResult tl_simt_vm_run(TlSimtVm *vm, TlOp *func, const TlSimtLaunch *launch,
@@ -2029,10 +2082,12 @@ TlResult tl_simt_vm_run(TlSimtVm *vm, TlOp *func, const TlSimtLaunch *launch,
   tl_free(vm->sbytes);
   tl_free(vm->committed);
   tl_free(vm->active);
+  tl_free(vm->exited);
   vm->smem = tl_xmalloc((size_t)vm->smem_size + 1);
   vm->sbytes = tl_xmalloc(sizeof(SByte) * ((size_t)vm->smem_size + 1));
   vm->committed = tl_xmalloc(sizeof(uint32_t) * (size_t)vm->T);
   vm->active = tl_xcalloc((size_t)vm->T, 1);
+  vm->exited = tl_xcalloc((size_t)vm->T, 1);
   TlResult result = TL_SUCCESS;
   if (!bind(vm, func, nargs, args)) {
     result = TL_FAILURE;

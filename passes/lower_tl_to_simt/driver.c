@@ -389,6 +389,12 @@ static bool lower_op(Lower *L, TlOp *op) {
   case TL_OP_TL_SYNCHRONIZE:
     lw_barrier(L);
     return true;
+  /* tl.exit is block-uniform (it is reached under scalar conditions only,
+   * which every thread holds alike), so every thread runs the simt.exit
+   * together: no thread is left at a later barrier or warp-wide op. */
+  case TL_OP_TL_EXIT:
+    tl_build(&L->b, TL_OP_SIMT_EXIT, 0, NULL, 0, NULL);
+    return true;
   default:
     return lw_fail(L, op, "this op");
   }

@@ -167,9 +167,87 @@ static TlValue *masked_elem_load(Lower *L, TlValue *ok, TlValue *p, TlType *mem,
   return tl_op_result(nif, 0);
 }
 
+/* The power of two known to divide the size of the last dimension of
+ * global view g (a tl.view_global or tl.alloc_global result). */
+static int64_t last_dim_div(Lower *L, TlValue *g) {
+  TlType *gt = tl_value_type(g);
+  unsigned last = tl_tensor_rank(gt) - 1;
+  int64_t s = tl_tensor_dim(gt, last);
+  if (s >= 0)
+    return lw_pow2_factor(s);
+  TlOp *def = tl_value_def(g);
+  if (!def || tl_op_id(def) != TL_OP_TL_VIEW_GLOBAL)
+    return 1;
+  /* Operand 1 + k is the k-th dynamic size (as lw_lower_view_global). */
+  unsigned next = 1;
+  for (unsigned d = 0; d < last; d++)
+    next += tl_tensor_dim(gt, d) < 0;
+  return lw_offset_div(L, tl_op_operand(def, next));
+}
+
+/* How many of a masked load's local elements from i on one access may
+ * move: the unmasked width, cut so that the run lies wholly inside or
+ * wholly outside the view. Its elements share every index but the last,
+ * so the mask is uniform over it when its first position in the last
+ * dimension (offset + index) and that dimension's size are multiples of
+ * the width. */
+static int64_t masked_run(Lower *L, TlOp *op, const TlLayout *l, int64_t i,
+                          unsigned bytes) {
+  int64_t w = vector_run(L, op, 0, l, i, bytes);
+  if (w == 1)
+    return 1;
+  int last = l->rank - 1;
+  int64_t ci[TL_LAYOUT_MAX_RANK];
+  lw_local_run(l, i, ci);
+  int64_t div = lw_pow2_factor(ci[last]);
+  int64_t sd = lw_spatial_div(l, last);
+  if (sd < div)
+    div = sd;
+  int64_t od = lw_offset_div(
+      L, tl_op_operand(op, tl_op_num_operands(op) - 1));
+  if (od < div)
+    div = od;
+  int64_t dd = last_dim_div(L, tl_op_operand(op, 0));
+  if (dd < div)
+    div = dd;
+  while (w > 1 && div % w)
+    w /= 2;
+  return w;
+}
+
+/* A masked access of w elements: `scf.if ok -> T { load } else { 0 }`,
+ * T the access type of their bytes. */
+static TlValue *masked_run_load(Lower *L, TlValue *ok, TlValue *p,
+                                unsigned bytes) {
+  TlType *at = lw_access_type(L, bytes);
+  TlOp *nif = lw_scf_if(L, ok, 1, &at);
+  TlBuilder saved = L->b;
+  TlBlock *then = tl_block_create(L->module),
+          *other = tl_block_create(L->module);
+  tl_region_append_block(tl_op_region(nif, 0), then);
+  tl_region_append_block(tl_op_region(nif, 1), other);
+  tl_builder_set_end(&L->b, then);
+  TlValue *x = lw_load(L, p, at, bytes);
+  tl_build(&L->b, TL_OP_SCF_YIELD, 1, &x, 0, NULL);
+  tl_builder_set_end(&L->b, other);
+  TlValue *z;
+  if (bytes <= 4) {
+    z = lw_cst(L, at, 0);
+  } else {
+    TlValue *zw[4];
+    for (unsigned k = 0; k < bytes / 4; k++)
+      zw[k] = lw_cst(L, lw_u32(L), 0);
+    z = tl_build1(&L->b, TL_OP_SIMT_BUILD, bytes / 4, zw, at);
+  }
+  tl_build(&L->b, TL_OP_SCF_YIELD, 1, &z, 0, NULL);
+  L->b = saved;
+  return tl_op_result(nif, 0);
+}
+
 /* tl.load_global: the thread's elements in the widest accesses their
- * runs and alignment allow; masked loads element by element, 0 outside
- * the view; elements of 3, 5, 6 or 7 bits from the bytes they touch. */
+ * runs and alignment allow; masked loads in runs over which the mask is
+ * uniform (one predicated access each, 0 outside the view), else element
+ * by element; elements of 3, 5, 6 or 7 bits from the bytes they touch. */
 bool lw_lower_load_global(Lower *L, TlOp *op) {
   View *v = lw_view_of(L, tl_op_operand(op, 0));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
@@ -191,7 +269,9 @@ bool lw_lower_load_global(Lower *L, TlOp *op) {
     lw_index_of(L, l, i, idx);
     TlValue *bitoff;
     TlValue *p = elem_addr(L, v, off, idx, &bitoff);
-    int64_t w = b >= 8 && !masked ? vector_run(L, op, 0, l, i, b / 8) : 1;
+    int64_t w = b < 8   ? 1
+                : masked ? masked_run(L, op, l, i, b / 8)
+                         : vector_run(L, op, 0, l, i, b / 8);
     if (straddles) {
       /* The element's byte, and the next one only when the element runs
        * into it (so no byte past the element is read). */
@@ -204,6 +284,15 @@ bool lw_lower_load_global(Lower *L, TlOp *op) {
           &L->b, lo, tl_arith_shli(&L->b, hi, lw_cst(L, lw_u32(L), 8)));
       lw_set_elem(L, t, (unsigned)i, tl_arith_shri(&L->b, both, bitoff));
       i++;
+      continue;
+    }
+    if (masked && w > 1) {
+      /* One access for the w elements, all inside the view or all
+       * outside it. */
+      unsigned bytes = (unsigned)w * b / 8;
+      lw_scatter_access(L, t, i, w,
+                        masked_run_load(L, in_view(L, v, off, idx), p, bytes));
+      i += w;
       continue;
     }
     if (masked && b == 64) {
@@ -677,12 +766,15 @@ static bool copy_by_elements(Lower *L, TlOp *op, Smem *m, View *v, bool masked,
 }
 
 /* One cp.async of cb bytes: ops are the shared destination, the global
- * source and, for a masked copy, the source's size in bytes (i32). */
+ * source and, for a masked copy, the source's size in bytes (i32); hint,
+ * when not NULL, the tl.copy_async's `cache` (the L2 eviction priority). */
 static void cp_async(Lower *L, unsigned nops, TlValue *const *ops,
-                     unsigned cb) {
+                     unsigned cb, TlAttr *hint) {
   TlOp *op = tl_build(&L->b, TL_OP_SIMT_CP_ASYNC, nops, ops, 0, NULL);
   tl_op_set_attr(op, "size", lw_int(L, cb));
   tl_op_set_attr(op, "cache", lw_str(L, cb == 16 ? "cg" : "ca"));
+  if (hint)
+    tl_op_set_attr(op, "l2_hint", hint);
 }
 
 /* tl.copy_async: the tile in chunks of w elements in row-major order,
@@ -728,7 +820,7 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
     TlValue *bitoff, *dst = lw_smem_addr(L, m, zero, idx);
     if (!masked) {
       TlValue *ops[2] = {dst, elem_addr(L, v, off, idx, &bitoff)};
-      cp_async(L, 2, ops, cb);
+      cp_async(L, 2, ops, cb, tl_op_attr(op, "cache"));
       continue;
     }
     /* Masked: a chunk whose first element lies in the view reads the
@@ -749,7 +841,7 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
     TlValue *bytes = tl_arith_trunci(
         &L->b, tl_arith_divi(&L->b, bits, lw_cst(L, lw_i64(L), 8)), lw_i32(L));
     TlValue *ops[3] = {dst, elem_addr(L, v, so, si, &bitoff), bytes};
-    cp_async(L, 3, ops, cb);
+    cp_async(L, 3, ops, cb, tl_op_attr(op, "cache"));
   }
   return true;
 }
