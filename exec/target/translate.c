@@ -567,41 +567,6 @@ static void cp_async_name(const TlOp *op, char *buf, size_t n) {
            tl_op_num_operands(op) == 3 ? f->zfill_intrinsic : f->intrinsic);
 }
 
-/* simt.cp_async with `l2_hint`: LLVM's cp.async intrinsics take no cache
- * policy, so inline PTX. The policy comes from its own inline asm with no
- * side effects or memory access (LLVM may share and hoist it):
- * createpolicy.fractional.L2::<hint>.b64 p, 1.0 (every line of the copy
- * gets the priority), then cp.async.<ca|cg>.shared.global.L2::cache_hint
- * [dst], [src], size{, src_size}, p. */
-static LLVMValueRef cp_async_hinted(Tr *t, TlOp *op) {
-  LLVMTypeRef i64 = LLVMInt64TypeInContext(t->lc);
-  char text[160];
-  snprintf(text, sizeof text, "createpolicy.fractional.L2::%s.b64 $0, 1.0;",
-           str_attr(op, "l2_hint"));
-  LLVMTypeRef pty = LLVMFunctionType(i64, NULL, 0, 0);
-  LLVMValueRef pa = LLVMGetInlineAsm(pty, text, strlen(text), "=l", 2, 0, 0,
-                                     LLVMInlineAsmDialectATT, 0);
-  LLVMValueRef policy = LLVMBuildCall2(t->b, pty, pa, NULL, 0, "");
-  LLVMAddCallSiteAttribute(
-      policy, LLVMAttributeFunctionIndex,
-      LLVMCreateEnumAttribute(t->lc, LLVMGetEnumAttributeKindForName("memory", 6), 0));
-  bool zfill = tl_op_num_operands(op) == 3;
-  LLVMValueRef args[4] = {operand(t, op, 0), operand(t, op, 1),
-                          zfill ? operand(t, op, 2) : policy, policy};
-  LLVMTypeRef tys[4] = {LLVMTypeOf(args[0]), LLVMTypeOf(args[1]),
-                        LLVMTypeOf(args[2]), i64};
-  unsigned nargs = zfill ? 4 : 3;
-  snprintf(text, sizeof text,
-           "cp.async.%s.shared.global.L2::cache_hint [$0], [$1], %lld%s;",
-           str_attr(op, "cache"), (long long)int_attr(op, "size", 16),
-           zfill ? ", $2, $3" : ", $2");
-  const char *cons = zfill ? "r,l,r,l,~{memory}" : "r,l,l,~{memory}";
-  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(t->lc), tys, nargs, 0);
-  LLVMValueRef ia = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 1, 0,
-                                     LLVMInlineAsmDialectATT, 0);
-  return LLVMBuildCall2(t->b, fty, ia, args, nargs, "");
-}
-
 static void ldmatrix_name(const TlOp *op, char *buf, size_t n) {
   const TlLdmatrixForm *f = tl_simt_ldmatrix_form(op);
   tl_assert(f);
@@ -836,8 +801,6 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
   case TL_OP_SIMT_STORE:
     return access(t, op, false);
   case TL_OP_SIMT_CP_ASYNC: {
-    if (tl_op_attr(op, "l2_hint"))
-      return cp_async_hinted(t, op);
     char name[80];
     bool zfill = tl_op_num_operands(op) == 3;
     cp_async_name(op, name, sizeof name);
@@ -1187,8 +1150,7 @@ static void check_op(TlOp *op, void *user) {
     snprintf(what, sizeof what, "ldmatrix.x%u%s.%s", l->num,
              l->trans ? ".trans" : "", l->elem);
   else if (c)
-    snprintf(what, sizeof what, "cp.async.%s of %u bytes%s", c->cache, c->bytes,
-             tl_op_attr(op, "l2_hint") ? " with an L2 cache hint" : "");
+    snprintf(what, sizeof what, "cp.async.%s of %u bytes", c->cache, c->bytes);
   else
     snprintf(what, sizeof what, "cp.async");
   need(t, op, what, feature, min_ptx);

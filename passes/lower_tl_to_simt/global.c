@@ -766,15 +766,12 @@ static bool copy_by_elements(Lower *L, TlOp *op, Smem *m, View *v, bool masked,
 }
 
 /* One cp.async of cb bytes: ops are the shared destination, the global
- * source and, for a masked copy, the source's size in bytes (i32); hint,
- * when not NULL, the tl.copy_async's `cache` (the L2 eviction priority). */
+ * source and, for a masked copy, the source's size in bytes (i32). */
 static void cp_async(Lower *L, unsigned nops, TlValue *const *ops,
-                     unsigned cb, TlAttr *hint) {
+                     unsigned cb) {
   TlOp *op = tl_build(&L->b, TL_OP_SIMT_CP_ASYNC, nops, ops, 0, NULL);
   tl_op_set_attr(op, "size", lw_int(L, cb));
   tl_op_set_attr(op, "cache", lw_str(L, cb == 16 ? "cg" : "ca"));
-  if (hint)
-    tl_op_set_attr(op, "l2_hint", hint);
 }
 
 /* tl.copy_async: the tile in chunks of w elements in row-major order,
@@ -820,7 +817,7 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
     TlValue *bitoff, *dst = lw_smem_addr(L, m, zero, idx);
     if (!masked) {
       TlValue *ops[2] = {dst, elem_addr(L, v, off, idx, &bitoff)};
-      cp_async(L, 2, ops, cb, tl_op_attr(op, "cache"));
+      cp_async(L, 2, ops, cb);
       continue;
     }
     /* Masked: a chunk whose first element lies in the view reads the
@@ -841,7 +838,7 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
     TlValue *bytes = tl_arith_trunci(
         &L->b, tl_arith_divi(&L->b, bits, lw_cst(L, lw_i64(L), 8)), lw_i32(L));
     TlValue *ops[3] = {dst, elem_addr(L, v, so, si, &bitoff), bytes};
-    cp_async(L, 3, ops, cb, tl_op_attr(op, "cache"));
+    cp_async(L, 3, ops, cb);
   }
   return true;
 }
