@@ -581,7 +581,8 @@ TlResult tl_kernel_parse(TlParser *p, TlOpState *st) {
   tl_op_state_set_attr(st, "threads", threads.data[0]);
   /* From here on `{expr}` in types reads the template parameters. */
   TlTemplateEnv env = {template_eval, &nm, template_type};
-  prev_env = tl_parser_set_template_env(p, &env);
+  /* Replaces the header's environment; prev_env stays the caller's. */
+  tl_parser_set_template_env(p, &env);
   env_set = true;
   if (tl_parse_optional_keyword(p, "attributes") &&
       TL_FAILED(tl_parse_optional_attr_dict(p, st)))
