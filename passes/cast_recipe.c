@@ -378,17 +378,9 @@ bool tl_cast_recipe_perm_ok(const TlCastRecipe *r, unsigned n_elems,
   return true;
 }
 
-bool tl_emit_cast_recipe_perm(TlBuilder *b, TlLoc loc, const TlCastRecipe *r,
-                              TlValue *const *in, unsigned n_elems,
-                              const unsigned *perm, TlValue **out,
-                              TlErr *err) {
-  if (!tl_cast_recipe_emittable(r, err))
-    return false;
-  if (n_elems == 0)
-    return tl_err(err, "no values to cast");
-  if (perm && !tl_cast_recipe_perm_ok(r, n_elems, perm))
-    return tl_err(err, "the order of the results is not a permutation "
-                       "within the recipe's groups of values");
+/* An emitter building at b's insertion point, every op located at loc
+ * (freed by the caller). */
+static Em *em_create(TlBuilder *b, TlLoc loc) {
   Em *e = tl_xcalloc(1, sizeof *e);
   e->at = *b;
   e->at.loc = loc;
@@ -402,6 +394,21 @@ bool tl_emit_cast_recipe_perm(TlBuilder *b, TlLoc loc, const TlCastRecipe *r,
   e->t[V_B2] = tl_simt_vec_type(e->ctx, 2, tl_type_bf16(e->ctx));
   e->i32 = tl_type_int(e->ctx, 32, true);
   e->i64 = tl_type_int(e->ctx, 64, true);
+  return e;
+}
+
+bool tl_emit_cast_recipe_perm(TlBuilder *b, TlLoc loc, const TlCastRecipe *r,
+                              TlValue *const *in, unsigned n_elems,
+                              const unsigned *perm, TlValue **out,
+                              TlErr *err) {
+  if (!tl_cast_recipe_emittable(r, err))
+    return false;
+  if (n_elems == 0)
+    return tl_err(err, "no values to cast");
+  if (perm && !tl_cast_recipe_perm_ok(r, n_elems, perm))
+    return tl_err(err, "the order of the results is not a permutation "
+                       "within the recipe's groups of values");
+  Em *e = em_create(b, loc);
   unsigned nv = r->n_values,
            total_in = tl_cast_recipe_words(r->src.bits, n_elems);
   unsigned per_out = nv * r->dst.bits / 32; /* output words per group */
@@ -476,19 +483,7 @@ bool tl_emit_quant_recipe(TlBuilder *b, TlLoc loc, const TlCastRecipe *r,
   if (perm && !tl_cast_recipe_perm_ok(r, n_elems, perm))
     return tl_err(err, "the order of the results is not a permutation "
                        "within the recipe's groups of values");
-  Em *e = tl_xcalloc(1, sizeof *e);
-  e->at = *b;
-  e->at.loc = loc;
-  e->b = &e->at;
-  e->loc = loc;
-  e->ctx = tl_module_context(b->module);
-  e->t[V_U32] = tl_type_int(e->ctx, 32, false);
-  e->t[V_F32] = tl_type_f32(e->ctx);
-  e->f16 = tl_type_f16(e->ctx);
-  e->t[V_H2] = tl_simt_vec_type(e->ctx, 2, e->f16);
-  e->t[V_B2] = tl_simt_vec_type(e->ctx, 2, tl_type_bf16(e->ctx));
-  e->i32 = tl_type_int(e->ctx, 32, true);
-  e->i64 = tl_type_int(e->ctx, 64, true);
+  Em *e = em_create(b, loc);
   for (unsigned k = 0; k < tl_cast_recipe_words(r->src.bits, n_elems); k++)
     tl_assert(tl_value_type(in[k]) == e->t[V_U32]);
   for (unsigned k = 0; k < r->n_params; k++)
