@@ -13,7 +13,8 @@ every listed weight type at M = 1 on (N, K) = (8192, 8192), each against
 its own roofline (its codes' bytes).
 
 For each shape (N, K) of a Llama-3.3-70B layer (and Llama-3-8B), at M = 1
-and 16: TL's kernel for each candidate configuration (BN, W, S), the best
+and 16 (--m for others): TL's kernel for each candidate configuration
+(BN, W, S[, KS]; m8 ones for m <= 8, tall ones, t, for m > 8), the best
 one kept; cuBLAS f16 (torch.matmul, f16 [M, K] x [K, N]); tinygemm int4 g128
 (torch._weight_int4pack_mm, bf16). The roofline is the bytes that must move
 (u4 codes, f16 scales, A and C) over the copy bandwidth measured in the same
@@ -49,17 +50,43 @@ CONFIGS = [(64, 8, 3), (32, 8, 3), (32, 16, 2), (64, 4, 4), (128, 4, 3),
 CONFIGS_M8 = [("m8", 64, 4, 4, 1), ("m8", 64, 4, 3, 1), ("m8", 64, 2, 4, 1),
               ("m8", 128, 4, 2, 1), ("m8", 64, 4, 4, 2), ("m8", 64, 4, 3, 2),
               ("m8", 32, 8, 3, 1)]
+# Tall blocks of qmatmul.tl for larger m: ("t", BN, W, S, WN, MT[, KS]): WN
+# warps side by side over the BN columns (BN / WN each, the packing's
+# block width), each with MT mma rows (16 MT rows a block), W warps over k.
+CONFIGS_TALL = [("t", 256, 1, 3, 4, 4), ("t", 256, 1, 4, 4, 4), ("t", 128, 1, 4, 2, 4),
+                ("t", 128, 1, 4, 4, 4), ("t", 128, 1, 3, 4, 8), ("t", 256, 1, 4, 4, 2),
+                ("t", 128, 2, 3, 2, 4), ("t", 128, 1, 4, 2, 4, 2), ("t", 256, 1, 3, 4, 4, 2),
+                ("t", 128, 1, 4, 4, 4, 4)]
+CONFIGS_TALL16 = [("t", 256, 1, 4, 4, 1), ("t", 128, 2, 4, 2, 1), ("t", 256, 2, 3, 4, 1)]
 
 
 def parse_cfg(cfg):
-    """(m8, BN, W, S, KS) of a candidate."""
-    m8 = cfg[0] == "m8"
-    c = cfg[1:] if m8 else cfg
-    return m8, c[0], c[1], c[2], (c[3] if len(c) > 3 else 1)
+    """A candidate's parameters: m8, tall, BN, W, S, KS, WN, MT."""
+    c = dict(m8=cfg[0] == "m8", tall=cfg[0] == "t", wn=1, mt=1, ks=1)
+    v = cfg[1:] if isinstance(cfg[0], str) else cfg
+    c.update(bn=v[0], w=v[1], s=v[2])
+    if c["tall"]:
+        c.update(wn=v[3], mt=v[4], ks=v[5] if len(v) > 5 else 1)
+    elif len(v) > 3:
+        c["ks"] = v[3]
+    c["pbn"] = c["bn"] // c["wn"]  # the packing's block width
+    c["rows"] = 8 if c["m8"] else 16 * c["mt"]
+    return c
 
 
 def configs(m):
-    return CONFIGS + (CONFIGS_M8 if m <= 8 else [])
+    if m <= 8:
+        return CONFIGS + CONFIGS_M8
+    if m <= 16:
+        return CONFIGS + CONFIGS_TALL16
+    return CONFIGS[3:4] + CONFIGS_TALL16 + CONFIGS_TALL
+
+
+def cfg_defines(c, k, n, wt):
+    d = dict(K=k, N=n, G=G, BN=c["bn"], W=c["w"], S=c["s"], ZP=ZP, WT=wt, KS=c["ks"])
+    if c["tall"]:
+        d.update(WN=c["wn"], MT=c["mt"])
+    return d
 
 
 def tl_run(tlbin, defines, args, extra=(), m8=False):
@@ -83,9 +110,8 @@ def bits_of(wt):
     return qmatmul.dtype_info(wt)[1]
 
 
-def ws_args(m, n, bn, ks, m8=False):
+def ws_args(m, n, bn, ks, rows):
     """The split reduction's workspace and locks (unused when KS = 1)."""
-    rows = 8 if m8 else 16
     rb = (m + rows - 1) // rows
     if ks == 1:
         return dict(ws="zeros:f32:4", locks="zeros:u32:1")
@@ -93,16 +119,17 @@ def ws_args(m, n, bn, ks, m8=False):
 
 
 def bench_tl(tlbin, m, n, k, cfg, wt=None):
-    m8, bn, w, s, ks = parse_cfg(cfg)
+    c = parse_cfg(cfg)
     wt = wt or WT
-    if n % bn or k % (w * G * ks) or G * bn * bits_of(wt) % 4096:
+    bn, pbn, ks = c["bn"], c["pbn"], c["ks"]
+    if n % bn or k % (c["w"] * G * ks) or G * pbn * bits_of(wt) % 4096:
         return None
-    defines = dict(K=k, N=n, G=G, BN=bn, W=w, S=s, ZP=ZP, WT=wt, KS=ks)
     args = dict(a="rand:f16:%dx%d" % (m, k),
-                b="rand:u8:%dx%dx%dx32x16" % (n // bn, k // G, G * bn * bits_of(wt) // 4096),
+                b="rand:u8:%dx%dx%dx32x16" % (n // pbn, k // G, G * pbn * bits_of(wt) // 4096),
                 s="rand:f16:%dx%d" % (k // G * (1 + ZP), n), c="zeros:f16:%dx%d" % (m, n),
-                m=str(m), **ws_args(m, n, bn, ks, m8))
-    rc, out = tl_run(tlbin, defines, args, ["--seed", "1", "--json", "--no-vm-check"], m8)
+                m=str(m), **ws_args(m, n, bn, ks, c["rows"]))
+    rc, out = tl_run(tlbin, cfg_defines(c, k, n, wt), args,
+                     ["--seed", "1", "--json", "--no-vm-check"], c["m8"])
     for line in out.splitlines():
         if line.startswith("{"):
             return json.loads(line)["median_ms"]
@@ -112,14 +139,15 @@ def bench_tl(tlbin, m, n, k, cfg, wt=None):
 
 
 def check_tl(tlbin, m, n, k, cfg, seed):
-    m8, bn, w, s, ks = parse_cfg(cfg)
+    c = parse_cfg(cfg)
+    bn, w, ks, m8 = c["pbn"], c["w"], c["ks"], c["m8"]
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "q")
         qmatmul.gen(p, m, k, n, G, bn, seed, ZP, wt=WT, m8=m8)
-        defines = dict(K=k, N=n, G=G, BN=bn, W=w, S=s, ZP=ZP, WT=WT, KS=ks)
         args = dict(a=p + ".a.npy", b=p + ".b.npy", s=p + ".s.npy",
-                    c="zeros:f16:%dx%d" % (m, n), m=str(m), **ws_args(m, n, bn, ks, m8))
-        rc, out = tl_run(tlbin, defines, args, ["--no-vm-check", "--save", "c=%s.c.npy" % p], m8)
+                    c="zeros:f16:%dx%d" % (m, n), m=str(m), **ws_args(m, n, c["bn"], ks, c["rows"]))
+        rc, out = tl_run(tlbin, cfg_defines(c, k, n, WT), args,
+                         ["--no-vm-check", "--save", "c=%s.c.npy" % p], m8)
         if rc == 0 and cfg == CONFIGS[0]:
             # The packer in tl, on the GPU, against the NumPy packer's bytes.
             cmd = [os.path.join(tlbin, "tl-run"), PACKER, "-D", "K=%d" % k, "-D", "N=%d" % n,
@@ -197,8 +225,11 @@ def main():
     print("copy bandwidth: %.0f GB/s (1 GiB read + written, %.3f ms)" % (bw / 1e9, copy_ms))
 
     ok = True
-    for (m, n, k) in [(1, 8192, 8192), (16, 8192, 28672), (5, 10240, 8192)]:
-        for cfg in CONFIGS[:3] + [(64, 4, 4, 4)] + ([CONFIGS_M8[0], CONFIGS_M8[4]] if m <= 8 else []):
+    for (m, n, k) in [(1, 8192, 8192), (16, 8192, 28672), (5, 10240, 8192), (100, 8192, 8192)]:
+        cands = CONFIGS[:3] + [(64, 4, 4, 4)] + ([CONFIGS_M8[0], CONFIGS_M8[4]] if m <= 8 else [])
+        if m > 16:
+            cands = [CONFIGS_TALL[0], CONFIGS_TALL[4], CONFIGS_TALL[6], CONFIGS_TALL[8], CONFIGS_TALL16[0]]
+        for cfg in cands:
             good = check_tl(tlbin, m, n, k, cfg, seed=m * 7 + k)
             ok = ok and good
             print("check m=%d n=%d k=%d BN,W,S=%s: %s" % (m, n, k, cfg, "ok" if good else "FAILED"))
