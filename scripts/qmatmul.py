@@ -2,10 +2,11 @@
 (kernels/qmatmul.tl) for every weight type WT of 1..8 bits and A/C/scale
 type AT (f16 or bf16).
 
-  qmatmul.py gen PREFIX M K N G BN SEED [ZP] [--wt WT] [--at AT] [--m8]
+  qmatmul.py gen PREFIX M K N G BN SEED [ZP] [--wt WT] [--at AT] [--m8] [--pc]
       writes PREFIX.a.npy (AT [M, K]), PREFIX.w.npy (the codes, one per
       uint8, [K, N]), PREFIX.s.npy (AT [K / G, 1 + ZP, N]: each group's
-      scales and, with ZP = 1, zero points, integers in the code range),
+      scales and, with ZP = 1, zero points, integers in the code range;
+      with --pc one scale (and zero point) per column, [1, 1 + ZP, N]),
       PREFIX.b.npy (the codes packed for block width BN: u8 [N / BN, K / G,
       CH, 32, 16], CH = G * BN * bits / 4096) and PREFIX.wq.npy (the codes
       as a WT buffer's bytes, the input of kernels/qpack.tl: element i at
@@ -237,23 +238,25 @@ def pack(codes, g, bn, bits, d, m8=False):
 
 
 def dequant(wt, at, codes, s):
-    """s: AT values [K / G, 1 + ZP, N] (float64)."""
+    """s: AT values [K / G, 1 + ZP, N] (float64); [1, 1 + ZP, N] for a
+    scale (and zero point) per column."""
     g = codes.shape[0] // s.shape[0]
     scale = np.repeat(s[:, 0, :], g, axis=0)
     zero = np.repeat(s[:, 1, :], g, axis=0) if s.shape[1] == 2 else 0.0
     return round_at((decode(wt, codes) - zero) * scale, at)
 
 
-def gen(prefix, m, k, n, g, bn, seed, zp=0, wt="i4", at="f16", m8=False):
+def gen(prefix, m, k, n, g, bn, seed, zp=0, wt="i4", at="f16", m8=False, pc=False):
     kind, bits, _, _ = dtype_info(wt)
     rng = np.random.default_rng(seed)
     a = round_at(rng.uniform(-1, 1, size=(m, k)), at)
     w = rng.choice(valid_codes(wt), size=(k, n)).astype(np.uint8)
     # Scales keep |w| near 1 for every type: 2^-(the code range's log2).
     span = np.abs(decode(wt, valid_codes(wt))).max()
-    s = round_at(rng.uniform(-1, 1, size=(k // g, 1, n)) / max(span, 1), at)
+    groups = 1 if pc else k // g
+    s = round_at(rng.uniform(-1, 1, size=(groups, 1, n)) / max(span, 1), at)
     if zp:
-        z = rng.integers(0, 1 << bits, size=(k // g, 1, n))
+        z = rng.integers(0, 1 << bits, size=(groups, 1, n))
         z = decode(wt, z) if kind == "i" else z.astype(np.float64)
         s = np.concatenate([s, z], axis=1)
     save_at(prefix + ".a.npy", a, at)
@@ -263,7 +266,7 @@ def gen(prefix, m, k, n, g, bn, seed, zp=0, wt="i4", at="f16", m8=False):
     wq = pack_bits(w.reshape(-1), bits)
     np.save(prefix + ".wq.npy", wq.view(np.int8) if wt == "i8" else wq)
     with open(prefix + ".meta.json", "w") as f:
-        json.dump(dict(m=m, k=k, n=n, g=g, zp=zp, wt=wt, at=at), f)
+        json.dump(dict(m=m, k=k, n=n, g=g, zp=zp, wt=wt, at=at, pc=int(pc)), f)
 
 
 def reference_exact(a, wd, g, warps, ks=1):
@@ -295,7 +298,7 @@ def check(prefix, warps, exact, ks=1):
     wt, at = meta["wt"], meta["at"]
     w = np.load(prefix + ".w.npy")
     a = load_at(prefix + ".a.npy", at, (m, k))
-    s = load_at(prefix + ".s.npy", at, (k // g, 1 + zp, n))
+    s = load_at(prefix + ".s.npy", at, (1 if meta.get("pc") else k // g, 1 + zp, n))
     c = load_at(prefix + ".c.npy", at, (m, n))
     wd = dequant(wt, at, w, s)
     if exact:
@@ -321,7 +324,8 @@ def check(prefix, warps, exact, ks=1):
 def main(argv):
     opts = {"--wt": "i4", "--at": "f16", "--ks": "1"}
     m8 = "--m8" in argv
-    argv = [x for x in argv if x != "--m8"]
+    pc = "--pc" in argv
+    argv = [x for x in argv if x not in ("--m8", "--pc")]
     rest = []
     it = iter(argv)
     for x in it:
@@ -331,7 +335,7 @@ def main(argv):
             rest.append(x)
     if rest[0] == "gen":
         gen(rest[1], *(int(v) for v in rest[2:]), wt=opts["--wt"],
-            at=opts["--at"], m8=m8)
+            at=opts["--at"], m8=m8, pc=pc)
     elif rest[0] == "check":
         check(rest[1], int(rest[2]), "--exact" in rest, int(opts["--ks"]))
     else:
