@@ -5,9 +5,10 @@ TL's kernels (the median of 50 event-timed runs, the L2 cache flushed before
 each).
 
   python3 bench/qmatmul.py [--bin DIR] [--quick] [--m 1,16] [--models 70B,8B] [--zp]
-                           [--wt TYPE] [--types T1,T2,...]
+                           [--wt TYPE] [--types T1,T2,...] [--sa]
 
---wt picks the weight type of the model runs (default i4: u4 codes with
+--sa runs the m <= 8 kernel with the scales applied to each group's f32
+sum (qmatmul_m8.tl -D SA=1). --wt picks the weight type of the model runs (default i4: u4 codes with
 the implicit zero 8; with --zp, u4 with zero points). --types adds a run of
 every listed weight type at M = 1 on (N, K) = (8192, 8192), each against
 its own roofline (its codes' bytes).
@@ -50,6 +51,8 @@ CONFIGS = [(64, 8, 3), (32, 8, 3), (32, 16, 2), (64, 4, 4), (128, 4, 3),
 CONFIGS_M8 = [("m8", 64, 4, 4, 1), ("m8", 64, 4, 3, 1), ("m8", 64, 2, 4, 1),
               ("m8", 128, 4, 2, 1), ("m8", 64, 4, 4, 2), ("m8", 64, 4, 3, 2),
               ("m8", 32, 8, 3, 1)]
+# --sa: the m8 candidates with the scales applied to each group's f32 sum.
+SA = 0
 # Tall blocks of qmatmul.tl for larger m: ("t", BN, W, S, WN, MT[, KS]): WN
 # warps side by side over the BN columns (BN / WN each, the packing's
 # block width), each with MT mma rows (16 MT rows a block), W warps over k.
@@ -86,6 +89,8 @@ def cfg_defines(c, k, n, wt):
     d = dict(K=k, N=n, G=G, BN=c["bn"], W=c["w"], S=c["s"], ZP=ZP, WT=wt, KS=c["ks"])
     if c["tall"]:
         d.update(WN=c["wn"], MT=c["mt"])
+    if c["m8"] and SA:
+        d["SA"] = 1
     return d
 
 
@@ -168,7 +173,7 @@ def check_tl(tlbin, m, n, k, cfg, seed):
             print("  check m=%d n=%d k=%d %s: tl-run failed: %s" % (m, n, k, cfg, out.strip()[-300:]))
             return False
         try:
-            qmatmul.check(p, w, False)
+            qmatmul.check(p, w, False, sa=bool(m8 and SA))
         except SystemExit as e:
             print("  check m=%d n=%d k=%d %s: FAILED %s" % (m, n, k, cfg, e))
             return False
@@ -197,8 +202,9 @@ def main():
     if "--bin" in sys.argv:
         tlbin = sys.argv[sys.argv.index("--bin") + 1]
     quick = "--quick" in sys.argv
-    global ZP, WT
+    global ZP, WT, SA
     ZP = 1 if "--zp" in sys.argv else 0
+    SA = 1 if "--sa" in sys.argv else 0
     WT = "u4" if ZP else "i4"
     if "--wt" in sys.argv:
         WT = sys.argv[sys.argv.index("--wt") + 1]
@@ -216,7 +222,7 @@ def main():
     global timed
     from peers import timed  # the same flush and median as peers.py
     print("device:", torch.cuda.get_device_name(), "torch", torch.__version__,
-          "weights", WT, "zero points" if ZP else "")
+          "weights", WT, "zero points" if ZP else "", "m8 scales after the sum" if SA else "")
     x = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
     y = torch.empty_like(x)
     copy_ms = timed(lambda: y.copy_(x), runs=20)

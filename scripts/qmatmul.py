@@ -13,7 +13,7 @@ type AT (f16 or bf16).
       bits [i * bits, (i + 1) * bits)), and PREFIX.meta.json (the sizes and
       types, for check). AT arrays that NumPy lacks (bf16) are stored as
       their bytes (uint8), as tl-run exchanges them.
-  qmatmul.py check PREFIX W [--exact] [--ks KS]
+  qmatmul.py check PREFIX W [--exact] [--ks KS] [--sa]
       compares PREFIX.c.npy (AT [M, N]) with the reference. --exact: bit
       for bit with the block VM's order of sums (each of the W warps sums
       its groups in k order in f32, then the W partial sums are added in
@@ -24,6 +24,9 @@ type AT (f16 or bf16).
                                                          2^-7 (bf16)
       i.e. every element within a rounding of the output plus f32
       accumulation error, measured against the size of its own sum.
+      --sa: the kernel applied the scales to each group's f32 sum
+      (qmatmul_m8.tl -D SA=1): the exact order is that one, and the float64
+      reference uses the unrounded products (value - zero) * scale.
 
 Dequantisation: w = (value(code) - zero) * scale rounded to AT (zero = 0
 without zero points); value(code) and value - zero are exact in AT, and
@@ -292,7 +295,33 @@ def reference_exact(a, wd, g, warps, ks=1):
     return total.astype(np.float64)
 
 
-def check(prefix, warps, exact, ks=1):
+def reference_exact_sa(a, wz, s, g, warps, ks=1):
+    """The block VM's order with the scales applied after each group's sum
+    (qmatmul_m8.tl -D SA=1): per group, the products of A and the unscaled
+    (code - zero) values summed in k order from zero in f32, the sum times
+    the group's f32 scale (rounded), added to the warp's partial sum
+    (rounded); then warps and parts as reference_exact."""
+    m, k = a.shape
+    a32, w32 = a.astype(np.float32), wz.astype(np.float32)
+    s32 = s.astype(np.float32)
+    groups = k // g // ks
+    total = None
+    for sp in range(ks):
+        part = [np.zeros((m, wz.shape[1]), np.float32) for _ in range(warps)]
+        for grp in range(sp * groups, (sp + 1) * groups):
+            p = np.zeros((m, wz.shape[1]), np.float32)
+            for kk in range(grp * g, grp * g + g):
+                p += np.outer(a32[:, kk], w32[kk])
+            row = s32[grp if s32.shape[0] > 1 else 0]
+            part[grp % warps] += p * row
+        block = part[0]
+        for p in part[1:]:
+            block = block + p
+        total = block if total is None else total + block
+    return total.astype(np.float64)
+
+
+def check(prefix, warps, exact, ks=1, sa=False):
     meta = json.load(open(prefix + ".meta.json"))
     m, k, n, g, zp = (meta[x] for x in ("m", "k", "n", "g", "zp"))
     wt, at = meta["wt"], meta["at"]
@@ -301,8 +330,13 @@ def check(prefix, warps, exact, ks=1):
     s = load_at(prefix + ".s.npy", at, (1 if meta.get("pc") else k // g, 1 + zp, n))
     c = load_at(prefix + ".c.npy", at, (m, n))
     wd = dequant(wt, at, w, s)
-    if exact:
+    if exact and sa:
+        zero = np.repeat(s[:, 1, :], k // s.shape[0], axis=0) if zp else 0.0
+        wz = decode(wt, w) - zero
+        ref = round_at(reference_exact_sa(a, wz, s[:, 0, :], g, warps, ks), at)
+    elif exact:
         ref = round_at(reference_exact(a, wd, g, warps, ks), at)
+    if exact:
         bad = np.argwhere(ref != c)
         if len(bad):
             i, j = bad[0]
@@ -310,6 +344,9 @@ def check(prefix, warps, exact, ks=1):
                      % (len(bad), i, j, c[i, j], ref[i, j]))
         print("ok: %d x %d bit-exact" % (m, n))
         return
+    if sa:  # the scales are not rounded into the weights
+        zero = np.repeat(s[:, 1, :], k // s.shape[0], axis=0) if zp else 0.0
+        wd = (decode(wt, w) - zero) * np.repeat(s[:, 0, :], k // s.shape[0], axis=0)
     ref = a @ wd
     scale = np.abs(a) @ np.abs(wd)
     err = np.abs(c - ref) / np.maximum(scale, 1e-30)
@@ -337,7 +374,7 @@ def main(argv):
         gen(rest[1], *(int(v) for v in rest[2:]), wt=opts["--wt"],
             at=opts["--at"], m8=m8, pc=pc)
     elif rest[0] == "check":
-        check(rest[1], int(rest[2]), "--exact" in rest, int(opts["--ks"]))
+        check(rest[1], int(rest[2]), "--exact" in rest, int(opts["--ks"]), "--sa" in rest)
     else:
         sys.exit("usage: qmatmul.py gen|check ... (see the docstring)")
 
