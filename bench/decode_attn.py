@@ -36,20 +36,20 @@ _spec.loader.exec_module(ref)
 KERNEL = os.path.join(ROOT, "kernels", "decode_attn.tl")
 HQ, HKV, D = 32, 8, 128
 BITS = {"f16": 16, "u8": 8, "u4": 4, "u2": 2}
-# (W, BT): warps a block, tokens a warp and step
-TILES = [(4, 32), (4, 64), (8, 32), (2, 64), (4, 16)]
+# (W, BT): warps a block, tokens a warp and step (BT = 64 spills at D = 128)
+TILES = [(4, 16), (4, 32), (8, 16), (8, 32), (2, 32)]
 
 
 def kernel_args(b, l, kt, w, bt, ns, files=None):
     nbh = b * HKV
-    defines = dict(D=D, G=HQ // HKV, W=w, BT=bt, KT=kt, Q=0 if kt == "f16" else 1)
+    defines = dict(D=D, G=HQ // HKV, W=w, BT=bt, KT=kt)
     if files:
         args = dict(q=files + ".q.npy", kc=files + ".kc.npy", vc=files + ".vc.npy",
                     ks=files + ".ks.npy", vs=files + ".vs.npy")
     else:
         args = dict(q="rand:f16:%dx%dx%d" % (b, HQ, D),
-                    kc="rand:%s:%dx%dx%d" % (kt, nbh, l, D),
-                    vc="rand:%s:%dx%dx%d" % (kt, nbh, l, D),
+                    kc="rand:u8:%d" % (nbh * l * D * BITS[kt] // 8),
+                    vc="rand:u8:%d" % (nbh * l * D * BITS[kt] // 8),
                     ks="rand:f16:%dx2x%d" % (nbh, l), vs="rand:f16:%dx2x%d" % (nbh, l))
     args.update(o="zeros:f16:%dx%dx%d" % (b, HQ, D), nbh=str(nbh), len=str(l), cap=str(l),
                 ns=str(ns), scale=repr(D ** -0.5),

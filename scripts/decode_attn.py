@@ -5,11 +5,10 @@ and its KV-cache writer (kernels/kv_quant.tl).
       writes PREFIX.q.npy (f16 [B, HQ, D]), PREFIX.k.npy, PREFIX.v.npy (f16
       [B, HKV, L, D], the tokens), and the cache the kernel reads:
       PREFIX.kc.npy, PREFIX.vc.npy (KT codes [B HKV, CAP, D], tokens past L
-      zero; for KT = f16 the tokens themselves) and PREFIX.ks.npy,
+      zero; for KT = f16 the tokens themselves), as the kernel reads them:
+      their bytes, a u1 array, and PREFIX.ks.npy,
       PREFIX.vs.npy (f16 [B HKV, 2, CAP]: per token the scale and the zero
-      point; scale 1 and zero 0 for f16); sub-byte codes are stored as
-      tl-run exchanges them (packed bytes, u1 array). KT is u8, u4, u2 or
-      f16.
+      point; scale 1 and zero 0 for f16). KT is u8, u4, u2 or f16.
   decode_attn.py check PREFIX O.npy B HQ HKV D L KT [--scale S] [--tol T]
       compares the kernel's output O.npy (f16 [B, HQ, D]) with attention
       computed in float64 from the dequantised cache (scale * code + zero,
@@ -81,7 +80,7 @@ def cache(x, kt, cap):
         codes[:, :l] = x.reshape(b * hkv, l, d)
         sz = np.zeros((b * hkv, 2, cap), np.float16)
         sz[:, 0, :l] = 1
-        return codes, sz, x.astype(np.float64)
+        return codes.view(np.uint8).reshape(-1), sz, x.astype(np.float64)
     q, scale, zero = quantise_kt(x, kt)
     codes = np.zeros((b * hkv, cap, d), np.int64)
     codes[:, :l] = q.reshape(b * hkv, l, d)
