@@ -11,13 +11,15 @@ sequence; B = 1 with L = 4K, 16K, 64K, 128K and B = 8 with L = 32K (--quick:
 B = 1, L = 4K and 64K). For each cache type (f16, u8, u4 codes with a
 per-token f16 scale and zero point) TL's kernel runs every candidate
 (W, BT, ns) (warps, tokens a warp and step, splits of the length) and the
-fastest is kept. The peer is torch.nn.functional.scaled_dot_product_attention
-on the f16 cache (enable_gqa, else the KV heads repeated, which it then
-reads G times: noted in the line). The roofline is the bytes that must move
-(q, the codes, the scales and zero points, o) over the copy bandwidth
-measured in the same run (a device-to-device copy of 1 GiB, read plus
-written). Before timing, the kernel's output at B = 1, L = 4099 is checked
-for each type against scripts/decode_attn.py's float64 reference and bound.
+fastest is kept. The peers, on the f16 cache:
+torch.nn.functional.scaled_dot_product_attention (enable_gqa, else the KV
+heads repeated, which it then reads G times: noted in the line), and
+flash-attn's flash_attn_with_kvcache where the package is installed. The
+roofline is the bytes that must move (q, the codes, the scales and zero
+points, o) over the copy bandwidth measured in the same run (a
+device-to-device copy of 1 GiB, read plus written). Before timing, the
+kernel's output at B = 1, L = 4099 is checked for each type against
+scripts/decode_attn.py's float64 reference and bound.
 """
 import importlib.util
 import json
@@ -119,6 +121,20 @@ def peer_sdpa(torch, b, l):
         return timed(lambda: F.scaled_dot_product_attention(q, kr, vr)), "sdpa_f16_repeated_kv"
 
 
+def peer_flash(torch, b, l):
+    """flash-attn's decode kernel (flash_attn_with_kvcache, f16, GQA), when
+    the package is installed; None otherwise."""
+    try:
+        from flash_attn import flash_attn_with_kvcache
+    except ImportError:
+        return None
+    q = torch.randn(b, 1, HQ, D, dtype=torch.float16, device="cuda")
+    k = torch.randn(b, l, HKV, D, dtype=torch.float16, device="cuda")
+    v = torch.randn(b, l, HKV, D, dtype=torch.float16, device="cuda")
+    lens = torch.full((b,), l, dtype=torch.int32, device="cuda")
+    return timed(lambda: flash_attn_with_kvcache(q, k, v, cache_seqlens=lens))
+
+
 def must_bytes(b, l, kt):
     codes = 2 * b * HKV * l * D * BITS[kt] // 8
     scales = 0 if kt == "f16" else 2 * b * HKV * l * 2 * 2
@@ -156,6 +172,9 @@ def main():
     rows = []
     for b, l in shapes:
         t_peer, peer = peer_sdpa(torch, b, l)
+        t_flash = peer_flash(torch, b, l)
+        flash = "" if t_flash is None else " | flash_attn_f16 %.4f ms (%.0f GB/s)" % (
+            t_flash, must_bytes(b, l, "f16") / t_flash / 1e6)
         for kt in types:
             must = must_bytes(b, l, kt)
             roof = must / bw * 1e3
@@ -173,7 +192,7 @@ def main():
             line = ("B=%d L=%-6d %-3s TL %.4f ms W,BT,ns=%s %.0f GB/s (%.0f%% of roofline %.4f ms)"
                     " | %s %.4f ms (%.0f GB/s)" % (
                         b, l, kt, best[0], best[1], must / best[0] / 1e6, 100 * roof / best[0],
-                        roof, peer, t_peer, must_bytes(b, l, "f16") / t_peer / 1e6))
+                        roof, peer, t_peer, must_bytes(b, l, "f16") / t_peer / 1e6)) + flash
             print(line)
             rows.append(line)
     print("\n== summary")
