@@ -9,9 +9,10 @@ cache flushed before each).
 Shapes: Hq = 32 query heads on Hkv = 8 KV heads, D = 128, one new token a
 sequence; B = 1 with L = 4K, 16K, 64K, 128K and B = 8 with L = 32K (--quick:
 B = 1, L = 4K and 64K). For each cache type (f16, u8, u4 codes with a
-per-token f16 scale and zero point) TL's kernel runs every candidate
-(W, BT, ns) (warps, tokens a warp and step, splits of the length) and the
-fastest is kept. The peers, on the f16 cache:
+per-token f16 scale and zero point) and two split counts ns (B Hkv ns
+blocks filling the GPU two and eight times over), tl-run --tune times the
+kernel's instances over W (warps a block), BT (tokens a warp and step) and
+S (pipeline stages), and the fastest is kept. The peers, on the f16 cache:
 torch.nn.functional.scaled_dot_product_attention (enable_gqa, else the KV
 heads repeated, which it then reads G times: noted in the line), and
 flash-attn's flash_attn_with_kvcache where the package is installed. The
@@ -38,13 +39,17 @@ _spec.loader.exec_module(ref)
 KERNEL = os.path.join(ROOT, "kernels", "decode_attn.tl")
 HQ, HKV, D = 32, 8, 128
 BITS = {"f16": 16, "u8": 8, "u4": 4, "u2": 2}
-# (W, BT): warps a block, tokens a warp and step (BT = 64 spills at D = 128)
-TILES = [(4, 16), (4, 32), (8, 16), (8, 32), (2, 32)]
+# The template values tl-run --tune tries (W warps a block, BT tokens a warp
+# and step, S pipeline stages); instances over a block's shared memory are
+# skipped by tl-run. The split counts are tried one run each.
+TUNE = dict(W=[4, 8], BT=[16, 32], S=[3, 2])
+# blocks wanted (B Hkv ns), in waves of the 132 SMs of an H100
+BLOCKS = (264, 1056)
 
-
-def kernel_args(b, l, kt, w, bt, ns, files=None):
+def kernel_args(b, l, kt, ns, defines=None, files=None):
     nbh = b * HKV
-    defines = dict(D=D, G=HQ // HKV, W=w, BT=bt, KT=kt)
+    defs = dict(D=D, G=HQ // HKV, KT=kt)
+    defs.update(defines or {})
     if files:
         args = dict(q=files + ".q.npy", kc=files + ".kc.npy", vc=files + ".vc.npy",
                     ks=files + ".ks.npy", vs=files + ".vs.npy")
@@ -58,7 +63,7 @@ def kernel_args(b, l, kt, w, bt, ns, files=None):
                 wo="zeros:f32:%d" % (nbh * ns * 16 * D if ns > 1 else 4),
                 wml="zeros:f32:%d" % (nbh * ns * 32 if ns > 1 else 4),
                 locks="zeros:u32:%d" % nbh)
-    return defines, args
+    return defs, args
 
 
 def tl_run(tlbin, defines, args, extra=()):
@@ -72,37 +77,45 @@ def tl_run(tlbin, defines, args, extra=()):
     return r.returncode, r.stdout + r.stderr
 
 
-def candidates(b, l):
-    """(W, BT, ns): splits so that the B Hkv ns blocks fill the GPU one to
-    eight times over (132 SMs on an H100), each split at least one step."""
+def splits(b, l):
+    """The split counts: B Hkv ns blocks filling the GPU two and eight
+    times over, each split at least two steps of the smallest step."""
     out = []
-    for w, bt in TILES:
-        steps = -(-l // (w * bt))
-        for blocks in (132, 264, 528, 1056):
-            ns = max(1, min(steps, -(-blocks // (b * HKV))))
-            if (w, bt, ns) not in out:
-                out.append((w, bt, ns))
+    for blocks in BLOCKS:
+        ns = max(1, min(l // 128, -(-blocks // (b * HKV))))
+        if ns not in out:
+            out.append(ns)
     return out
 
 
-def bench_tl(tlbin, b, l, kt, cfg):
-    defines, args = kernel_args(b, l, kt, *cfg)
-    rc, out = tl_run(tlbin, defines, args, ["--seed", "1", "--json", "--no-vm-check"])
+def bench_tl(tlbin, b, l, kt, ns):
+    """(median ms, the chosen template values) of the fastest instance."""
+    defines, args = kernel_args(b, l, kt, ns)
+    extra = ["--seed", "1", "--json", "--no-vm-check", "--retune"]
+    for k, vals in TUNE.items():
+        extra += ["--tune", "%s=%s" % (k, ",".join(map(str, vals)))]
+    rc, out = tl_run(tlbin, defines, args, extra)
+    best, ms = None, None
     for line in out.splitlines():
+        if line.startswith("tune best:"):
+            best = line[len("tune best:"):].split("(")[0].strip()
         if line.startswith("{"):
-            return json.loads(line)["median_ms"]
-    print("  tl-run failed (%s %s): %s" % (kt, cfg, out.strip()[-300:]))
-    return None
+            ms = json.loads(line)["median_ms"]
+    if ms is None:
+        print("  tl-run failed (%s ns=%d): %s" % (kt, ns, out.strip()[-300:]))
+        return None
+    return ms, "%s ns=%d" % (best, ns)
 
 
-def check_tl(tlbin, kt, cfg, b=1, l=4099):
+def check_tl(tlbin, kt, defines, ns, b=1, l=4099):
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "a")
-        ref.gen(p, b, HQ, HKV, D, l, l, kt, 17)
-        defines, args = kernel_args(b, l, kt, *cfg, files=p)
-        rc, out = tl_run(tlbin, defines, args, ["--no-vm-check", "--save", "o=%s.o.npy" % p])
+        ref.gen(p, b, HQ, HKV, D, l, l + 5, kt, 17)  # cap: a multiple of 8
+        defs, args = kernel_args(b, l, kt, ns, defines, files=p)
+        args["cap"] = str(l + 5)
+        rc, out = tl_run(tlbin, defs, args, ["--no-vm-check", "--save", "o=%s.o.npy" % p])
         if rc:
-            print("  check %s %s: tl-run failed: %s" % (kt, cfg, out.strip()[-300:]))
+            print("  check %s %s ns=%d: tl-run failed: %s" % (kt, defines, ns, out.strip()[-300:]))
             return False
         return ref.check(p, p + ".o.npy", b, HQ, HKV, D, l, kt, D ** -0.5, 2.0 ** -9) == 0
 
@@ -164,10 +177,10 @@ def main():
 
     ok = True
     for kt in types:
-        for cfg in [(4, 32, 16), (8, 32, 33)]:
-            good = check_tl(tlbin, kt, cfg)
+        for defines, ns in [(dict(W=4, BT=16, S=3), 16), (dict(W=8, BT=32, S=2), 33)]:
+            good = check_tl(tlbin, kt, defines, ns)
             ok = ok and good
-            print("check B=1 L=4099 %s W,BT,ns=%s: %s" % (kt, cfg, "ok" if good else "FAILED"))
+            print("check B=1 L=4099 %s %s ns=%d: %s" % (kt, defines, ns, "ok" if good else "FAILED"))
 
     rows = []
     for b, l in shapes:
@@ -179,17 +192,17 @@ def main():
             must = must_bytes(b, l, kt)
             roof = must / bw * 1e3
             best = None
-            for cfg in candidates(b, l):
-                t = bench_tl(tlbin, b, l, kt, cfg)
-                if t is not None:
-                    print("  B=%d L=%d %s %s: %.4f ms" % (b, l, kt, cfg, t))
-                    if best is None or t < best[0]:
-                        best = (t, cfg)
+            for ns in splits(b, l):
+                r = bench_tl(tlbin, b, l, kt, ns)
+                if r is not None:
+                    print("  B=%d L=%d %s %s: %.4f ms" % (b, l, kt, r[1], r[0]))
+                    if best is None or r[0] < best[0]:
+                        best = r
             if best is None:
                 rows.append("B=%d L=%-6d %-3s no instance ran" % (b, l, kt))
                 print(rows[-1])
                 continue
-            line = ("B=%d L=%-6d %-3s TL %.4f ms W,BT,ns=%s %.0f GB/s (%.0f%% of roofline %.4f ms)"
+            line = ("B=%d L=%-6d %-3s TL %.4f ms (%s) %.0f GB/s (%.0f%% of roofline %.4f ms)"
                     " | %s %.4f ms (%.0f GB/s)" % (
                         b, l, kt, best[0], best[1], must / best[0] / 1e6, 100 * roof / best[0],
                         roof, peer, t_peer, must_bytes(b, l, "f16") / t_peer / 1e6)) + flash

@@ -45,6 +45,6 @@ echo "== quantised matmul (bench/qmatmul.py)" | tee -a "$out/summary.txt"
 timeout 420 python3 bench/qmatmul.py --bin bin > "$out/qmatmul.txt" 2>&1
 sed -n '/== summary/,$p' "$out/qmatmul.txt" | tee -a "$out/summary.txt"
 echo "== decode attention (bench/decode_attn.py)" | tee -a "$out/summary.txt"
-timeout 600 python3 bench/decode_attn.py --bin bin > "$out/decode_attn.txt" 2>&1
+timeout 900 python3 bench/decode_attn.py --bin bin > "$out/decode_attn.txt" 2>&1
 sed -n '/== summary/,$p' "$out/decode_attn.txt" | tee -a "$out/summary.txt"
 cat "$out/bench.txt" | tee -a "$out/summary.txt"
