@@ -177,7 +177,7 @@ def main():
 
     ok = True
     for kt in types:
-        for defines, ns in [(dict(W=4, BT=16, S=3), 16), (dict(W=8, BT=32, S=2), 33)]:
+        for defines, ns in [(dict(W=4, BT=16, S=3), 16), (dict(W=8, BT=16, S=2), 33)]:
             good = check_tl(tlbin, kt, defines, ns)
             ok = ok and good
             print("check B=1 L=4099 %s %s ns=%d: %s" % (kt, defines, ns, "ok" if good else "FAILED"))
