@@ -46,6 +46,7 @@ TUNE = dict(W=[4, 8], BT=[16, 32], S=[3, 2])
 # blocks wanted (B Hkv ns), in waves of the 132 SMs of an H100
 BLOCKS = (264, 1056)
 
+
 def kernel_args(b, l, kt, ns, defines=None, files=None):
     nbh = b * HKV
     defs = dict(D=D, G=HQ // HKV, KT=kt)
