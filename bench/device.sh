@@ -1,7 +1,8 @@
 #!/bin/bash
 # One device run: the GPU checks (gpu_test, test/gpu/tl-run.test, both under
 # compute-sanitizer memcheck, racecheck on tl-run.test) and the benchmarks
-# of docs/performance.md (the quantised matmul's with its peers, bench/qmatmul.py),
+# of docs/performance.md (the quantised matmul's with its peers, bench/qmatmul.py;
+# the decode attention's, test/gpu/decode_attn.test and bench/decode_attn.py),
 # from a carried source snapshot and binaries.
 #   bash bench/device.sh CARRY_DIR      (logs under $OUT)
 set -u
@@ -23,6 +24,9 @@ timeout 420 python3 scripts/gpu-lit.py --bin bin --wrap 'compute-sanitizer --too
 echo "memcheck: $(tail -1 "$out/lit_memcheck.txt")" | tee -a "$out/summary.txt"; grep "^FAIL" "$out/lit_memcheck.txt" | head -5 | tee -a "$out/summary.txt"
 timeout 420 python3 scripts/gpu-lit.py --bin bin --wrap 'compute-sanitizer --tool racecheck --error-exitcode 9' test/gpu/tl-run.test > "$out/lit_racecheck.txt" 2>&1
 echo "racecheck: $(tail -1 "$out/lit_racecheck.txt")" | tee -a "$out/summary.txt"; grep "^FAIL" "$out/lit_racecheck.txt" | head -5 | tee -a "$out/summary.txt"
+echo "== decode_attn.test" | tee -a "$out/summary.txt"
+python3 scripts/gpu-lit.py --bin bin test/gpu/decode_attn.test > "$out/lit_decode_attn.txt" 2>&1
+tail -1 "$out/lit_decode_attn.txt" | tee -a "$out/summary.txt"; grep "^FAIL" "$out/lit_decode_attn.txt" | tee -a "$out/summary.txt"
 echo "== bench" | tee -a "$out/summary.txt"
 {
 for m in 16 64 256 4096; do
@@ -40,4 +44,7 @@ python3 bench/peers.py
 echo "== quantised matmul (bench/qmatmul.py)" | tee -a "$out/summary.txt"
 timeout 420 python3 bench/qmatmul.py --bin bin > "$out/qmatmul.txt" 2>&1
 sed -n '/== summary/,$p' "$out/qmatmul.txt" | tee -a "$out/summary.txt"
+echo "== decode attention (bench/decode_attn.py)" | tee -a "$out/summary.txt"
+timeout 900 python3 bench/decode_attn.py --bin bin > "$out/decode_attn.txt" 2>&1
+sed -n '/== summary/,$p' "$out/decode_attn.txt" | tee -a "$out/summary.txt"
 cat "$out/bench.txt" | tee -a "$out/summary.txt"

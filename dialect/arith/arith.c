@@ -137,7 +137,46 @@ static TlResult verify_float_unary(TlOp *op) { return verify_same_type(op, 1, fa
 
 /*===--- constant --------------------------------------------------------===*/
 
+/* `arith.constant {expr} : T` in a tl.kernel: the template expression's
+ * value as an integer constant of T (the IR holds the instance). */
+static TlResult constant_template_parse(TlParser *p, TlOpState *st) {
+  TlLoc loc = tl_parser_loc(p);
+  int64_t v;
+  TlType *t;
+  if (TL_FAILED(tl_parse_int(p, &v)) || TL_FAILED(tl_parse_punct(p, ":")))
+    return TL_FAILURE;
+  TlLoc tloc = tl_parser_loc(p);
+  if (TL_FAILED(tl_parse_type(p, &t)))
+    return TL_FAILURE;
+  if (!tl_type_is_int(t)) {
+    tl_parser_error(p, tloc,
+                    "a template expression gives an integer constant: the "
+                    "type must be an integer type");
+    return TL_FAILURE;
+  }
+  unsigned w = tl_type_int_width(t);
+  bool sgn = tl_type_int_signed(t);
+  bool fits = tl_type_is_bool(t) ? v == 0 || v == 1
+              : w >= 64          ? sgn || v >= 0
+              : sgn              ? v >= -(INT64_C(1) << (w - 1)) &&
+                                      v < (INT64_C(1) << (w - 1))
+                                 : v >= 0 && v < (INT64_C(1) << w);
+  if (!fits) {
+    TlStr ts = {0};
+    tl_type_print(t, &ts);
+    tl_parser_error(p, loc, "template expression value %lld does not fit in %s",
+                    (long long)v, tl_str_cstr(&ts));
+    tl_str_free(&ts);
+    return TL_FAILURE;
+  }
+  tl_op_state_set_attr(st, "value", tl_attr_int(st->ctx, t, v));
+  tl_op_state_add_result(st, t);
+  return tl_parse_optional_attr_dict(p, st);
+}
+
 static TlResult constant_parse(TlParser *p, TlOpState *st) {
+  if (tl_parser_peek_template_int(p))
+    return constant_template_parse(p, st);
   TlLoc loc = tl_parser_loc(p);
   TlAttr *a;
   if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||

@@ -599,6 +599,10 @@ TlResult tl_parse_identifier(TlParser *p, const char **out);
 bool tl_parser_peek_identifier(TlParser *p, const char **out);
 bool tl_parser_peek_punct(TlParser *p, const char *punct);
 bool tl_parser_peek_operand(TlParser *p);
+/* Whether the next token opens a one-line `{...}` directly followed by
+ * ':' (a template expression in the form `{expr} : type`, not an attribute
+ * dictionary); does not consume. */
+bool tl_parser_peek_template_int(TlParser *p);
 /* An integer, optionally negative; or a template expression `{expr}`
  * (one line) where a template environment is installed. */
 TlResult tl_parse_int(TlParser *p, int64_t *out);

@@ -429,6 +429,21 @@ bool tl_parser_peek_punct(TlParser *p, const char *punct) {
   return tok_is(p, T_PUNCT, punct);
 }
 
+/* A template expression is told from an attribute dictionary by what
+ * follows the closing brace: a custom form that reads `{expr} : type`
+ * never has a dictionary directly before its ':'. */
+bool tl_parser_peek_template_int(TlParser *p) {
+  if (p->failed || !tok_is(p, T_PUNCT, "{"))
+    return false;
+  const char *close = brace_end(p->tok.start, p->end, true);
+  if (!close)
+    return false;
+  const char *q = close + 1;
+  while (q < p->end && (*q == ' ' || *q == '\t'))
+    q++;
+  return q < p->end && *q == ':';
+}
+
 bool tl_parse_optional_punct(TlParser *p, const char *punct) {
   if (p->failed || !tok_is(p, T_PUNCT, punct))
     return false;

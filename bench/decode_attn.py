@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""The decode attention benchmark (kernels/decode_attn.tl) on the GPU
+machine, with PyTorch's f16 attention timed in the same run, the way tl-run
+--bench times TL's kernels (the median of 50 event-timed runs, the L2
+cache flushed before each).
+
+  python3 bench/decode_attn.py [--bin DIR] [--quick] [--types f16,u8,u4]
+
+Shapes: Hq = 32 query heads on Hkv = 8 KV heads, D = 128, one new token a
+sequence; B = 1 with L = 4K, 16K, 64K, 128K and B = 8 with L = 32K (--quick:
+B = 1, L = 4K and 64K). For each cache type (f16, u8, u4 codes with a
+per-token f16 scale and zero point) and two split counts ns (B Hkv ns
+blocks filling the GPU two and eight times over), tl-run --tune times the
+kernel's instances over W (warps a block), BT (tokens a warp and step) and
+S (pipeline stages), and the fastest is kept. The peers, on the f16 cache:
+torch.nn.functional.scaled_dot_product_attention (enable_gqa, else the KV
+heads repeated, which it then reads G times: noted in the line), and
+flash-attn's flash_attn_with_kvcache where the package is installed. The
+roofline is the bytes that must move (q, the codes, the scales and zero
+points, o) over the copy bandwidth measured in the same run (a
+device-to-device copy of 1 GiB, read plus written). Before timing, the
+kernel's output at B = 1, L = 4099 is checked for each type against
+scripts/decode_attn.py's float64 reference and bound.
+"""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# scripts/decode_attn.py (this file has its name)
+_spec = importlib.util.spec_from_file_location(
+    "decode_attn_ref", os.path.join(ROOT, "scripts", "decode_attn.py"))
+ref = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ref)
+
+KERNEL = os.path.join(ROOT, "kernels", "decode_attn.tl")
+HQ, HKV, D = 32, 8, 128
+BITS = {"f16": 16, "u8": 8, "u4": 4, "u2": 2}
+# The template values tl-run --tune tries (W warps a block, BT tokens a warp
+# and step, S pipeline stages); instances over a block's shared memory are
+# skipped by tl-run. The split counts are tried one run each.
+TUNE = dict(W=[4, 8], BT=[16, 32], S=[3, 2])
+# blocks wanted (B Hkv ns), in waves of the 132 SMs of an H100
+BLOCKS = (264, 1056)
+
+
+def kernel_args(b, l, kt, ns, defines=None, files=None):
+    nbh = b * HKV
+    defs = dict(D=D, G=HQ // HKV, KT=kt)
+    defs.update(defines or {})
+    if files:
+        args = dict(q=files + ".q.npy", kc=files + ".kc.npy", vc=files + ".vc.npy",
+                    ks=files + ".ks.npy", vs=files + ".vs.npy")
+    else:
+        args = dict(q="rand:f16:%dx%dx%d" % (b, HQ, D),
+                    kc="rand:u8:%d" % (nbh * l * D * BITS[kt] // 8),
+                    vc="rand:u8:%d" % (nbh * l * D * BITS[kt] // 8),
+                    ks="rand:f16:%dx2x%d" % (nbh, l), vs="rand:f16:%dx2x%d" % (nbh, l))
+    args.update(o="zeros:f16:%dx%dx%d" % (b, HQ, D), nbh=str(nbh), len=str(l), cap=str(l),
+                ns=str(ns), scale=repr(D ** -0.5),
+                wo="zeros:f32:%d" % (nbh * ns * 16 * D if ns > 1 else 4),
+                wml="zeros:f32:%d" % (nbh * ns * 32 if ns > 1 else 4),
+                locks="zeros:u32:%d" % nbh)
+    return defs, args
+
+
+def tl_run(tlbin, defines, args, extra=()):
+    cmd = [os.path.join(tlbin, "tl-run"), KERNEL]
+    for k, v in defines.items():
+        cmd += ["-D", "%s=%s" % (k, v)]
+    for k, v in args.items():
+        cmd += ["--arg", "%s=%s" % (k, v)]
+    cmd += list(extra)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+def splits(b, l):
+    """The split counts: B Hkv ns blocks filling the GPU two and eight
+    times over, each split at least two steps of the smallest step."""
+    out = []
+    for blocks in BLOCKS:
+        ns = max(1, min(l // 128, -(-blocks // (b * HKV))))
+        if ns not in out:
+            out.append(ns)
+    return out
+
+
+def bench_tl(tlbin, b, l, kt, ns):
+    """(median ms, the chosen template values) of the fastest instance."""
+    defines, args = kernel_args(b, l, kt, ns)
+    extra = ["--seed", "1", "--json", "--no-vm-check", "--retune"]
+    for k, vals in TUNE.items():
+        extra += ["--tune", "%s=%s" % (k, ",".join(map(str, vals)))]
+    rc, out = tl_run(tlbin, defines, args, extra)
+    best, ms = None, None
+    for line in out.splitlines():
+        if line.startswith("tune best:"):
+            best = line[len("tune best:"):].split("(")[0].strip()
+        if line.startswith("{"):
+            ms = json.loads(line)["median_ms"]
+    if ms is None:
+        print("  tl-run failed (%s ns=%d): %s" % (kt, ns, out.strip()[-300:]))
+        return None
+    return ms, "%s ns=%d" % (best, ns)
+
+
+def check_tl(tlbin, kt, defines, ns, b=1, l=4099):
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "a")
+        ref.gen(p, b, HQ, HKV, D, l, l + 5, kt, 17)  # cap: a multiple of 8
+        defs, args = kernel_args(b, l, kt, ns, defines, files=p)
+        args["cap"] = str(l + 5)
+        rc, out = tl_run(tlbin, defs, args, ["--no-vm-check", "--save", "o=%s.o.npy" % p])
+        if rc:
+            print("  check %s %s ns=%d: tl-run failed: %s" % (kt, defines, ns, out.strip()[-300:]))
+            return False
+        return ref.check(p, p + ".o.npy", b, HQ, HKV, D, l, kt, D ** -0.5, 2.0 ** -9) == 0
+
+
+def peer_sdpa(torch, b, l):
+    import torch.nn.functional as F
+    q = torch.randn(b, HQ, 1, D, dtype=torch.float16, device="cuda")
+    k = torch.randn(b, HKV, l, D, dtype=torch.float16, device="cuda")
+    v = torch.randn(b, HKV, l, D, dtype=torch.float16, device="cuda")
+    try:
+        F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        return timed(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)), "sdpa_f16_gqa"
+    except (TypeError, RuntimeError):
+        kr = k.repeat_interleave(HQ // HKV, dim=1)
+        vr = v.repeat_interleave(HQ // HKV, dim=1)
+        return timed(lambda: F.scaled_dot_product_attention(q, kr, vr)), "sdpa_f16_repeated_kv"
+
+
+def peer_flash(torch, b, l):
+    """flash-attn's decode kernel (flash_attn_with_kvcache, f16, GQA), when
+    the package is installed; None otherwise."""
+    try:
+        from flash_attn import flash_attn_with_kvcache
+    except ImportError:
+        return None
+    q = torch.randn(b, 1, HQ, D, dtype=torch.float16, device="cuda")
+    k = torch.randn(b, l, HKV, D, dtype=torch.float16, device="cuda")
+    v = torch.randn(b, l, HKV, D, dtype=torch.float16, device="cuda")
+    lens = torch.full((b,), l, dtype=torch.int32, device="cuda")
+    return timed(lambda: flash_attn_with_kvcache(q, k, v, cache_seqlens=lens))
+
+
+def must_bytes(b, l, kt):
+    codes = 2 * b * HKV * l * D * BITS[kt] // 8
+    scales = 0 if kt == "f16" else 2 * b * HKV * l * 2 * 2
+    return codes + scales + 2 * b * HQ * D * 2
+
+
+def main():
+    tlbin = "build-dev/bin"
+    if "--bin" in sys.argv:
+        tlbin = sys.argv[sys.argv.index("--bin") + 1]
+    quick = "--quick" in sys.argv
+    types = ["f16", "u8", "u4"]
+    if "--types" in sys.argv:
+        types = sys.argv[sys.argv.index("--types") + 1].split(",")
+    shapes = [(1, 4096), (1, 65536)] if quick else \
+        [(1, 4096), (1, 16384), (1, 65536), (1, 131072), (8, 32768)]
+    import torch
+    global timed
+    from peers import timed  # the same flush and median as peers.py
+    print("device:", torch.cuda.get_device_name(), "torch", torch.__version__)
+    x = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    y = torch.empty_like(x)
+    copy_ms = timed(lambda: y.copy_(x), runs=20)
+    bw = 2 * (1 << 30) / (copy_ms * 1e-3)
+    del x, y
+    print("copy bandwidth: %.0f GB/s (1 GiB read + written, %.3f ms)" % (bw / 1e9, copy_ms))
+
+    ok = True
+    for kt in types:
+        for defines, ns in [(dict(W=4, BT=16, S=3), 16), (dict(W=8, BT=16, S=2), 33)]:
+            good = check_tl(tlbin, kt, defines, ns)
+            ok = ok and good
+            print("check B=1 L=4099 %s %s ns=%d: %s" % (kt, defines, ns, "ok" if good else "FAILED"))
+
+    rows = []
+    for b, l in shapes:
+        t_peer, peer = peer_sdpa(torch, b, l)
+        t_flash = peer_flash(torch, b, l)
+        flash = "" if t_flash is None else " | flash_attn_f16 %.4f ms (%.0f GB/s)" % (
+            t_flash, must_bytes(b, l, "f16") / t_flash / 1e6)
+        for kt in types:
+            must = must_bytes(b, l, kt)
+            roof = must / bw * 1e3
+            best = None
+            for ns in splits(b, l):
+                r = bench_tl(tlbin, b, l, kt, ns)
+                if r is not None:
+                    print("  B=%d L=%d %s %s: %.4f ms" % (b, l, kt, r[1], r[0]))
+                    if best is None or r[0] < best[0]:
+                        best = r
+            if best is None:
+                rows.append("B=%d L=%-6d %-3s no instance ran" % (b, l, kt))
+                print(rows[-1])
+                continue
+            line = ("B=%d L=%-6d %-3s TL %.4f ms (%s) %.0f GB/s (%.0f%% of roofline %.4f ms)"
+                    " | %s %.4f ms (%.0f GB/s)" % (
+                        b, l, kt, best[0], best[1], must / best[0] / 1e6, 100 * roof / best[0],
+                        roof, peer, t_peer, must_bytes(b, l, "f16") / t_peer / 1e6)) + flash
+            print(line)
+            rows.append(line)
+    print("\n== summary")
+    print("copy bandwidth %.0f GB/s; checks %s" % (bw / 1e9, "passed" if ok else "FAILED"))
+    for r in rows:
+        print(r)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
