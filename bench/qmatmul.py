@@ -53,7 +53,8 @@ CONFIGS = [(64, 8, 3), (32, 8, 3), (32, 16, 2), (64, 4, 4), (128, 4, 3),
 # kernels/qmatmul_m8.tl, for m <= 8: ("m8", BN, W, S, KS).
 CONFIGS_M8 = [("m8", 64, 4, 4, 1), ("m8", 64, 4, 3, 1), ("m8", 64, 2, 4, 1),
               ("m8", 128, 4, 2, 1), ("m8", 64, 4, 4, 2), ("m8", 64, 4, 3, 2),
-              ("m8", 32, 8, 3, 1)]
+              ("m8", 32, 8, 3, 1), ("m8", 64, 2, 3, 1), ("m8", 128, 2, 3, 1),
+              ("m8", 64, 1, 4, 1), ("m8", 64, 1, 6, 1), ("m8", 128, 1, 4, 1)]
 # --sa: the m8 candidates with the scales applied to each group's f32 sum.
 SA = 0
 # Tall blocks of qmatmul.tl for larger m: ("t", BN, W, S, WN, MT[, KS]): WN
