@@ -159,7 +159,7 @@ def check_tl(tlbin, m, n, k, cfg, seed):
     bn, w, ks, m8 = c["pbn"], c["w"], c["ks"], c["m8"]
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "q")
-        qmatmul.gen(p, m, k, n, G, bn, seed, ZP, wt=WT, m8=m8)
+        qmatmul.gen(p, m, k, n, G, bn, seed, ZP, wt=WT)
         args = dict(a=p + ".a.npy", b=p + ".b.npy", s=p + ".s.npy",
                     c="zeros:f16:%dx%d" % (m, n), m=str(m), **ws_args(m, n, c["bn"], ks, c["rows"]))
         rc, out = tl_run(tlbin, cfg_defines(c, k, n, WT), args,

@@ -2,7 +2,7 @@
 (kernels/qmatmul.tl) for every weight type WT of 1..8 bits and A/C/scale
 type AT (f16 or bf16).
 
-  qmatmul.py gen PREFIX M K N G BN SEED [ZP] [--wt WT] [--at AT] [--m8] [--pc]
+  qmatmul.py gen PREFIX M K N G BN SEED [ZP] [--wt WT] [--at AT] [--pc]
       writes PREFIX.a.npy (AT [M, K]), PREFIX.w.npy (the codes, one per
       uint8, [K, N]), PREFIX.s.npy (AT [K / G, 1 + ZP, N]: each group's
       scales and, with ZP = 1, zero points, integers in the code range;
@@ -190,31 +190,6 @@ def lane_order(g, bn, d):
     return k, n
 
 
-def lane_order_m8(g, bn, d):
-    """(k, n) of lane t's local element j for kernels/qmatmul_m8.tl, whose
-    weights are the mma A operand: n = 16 mt + 8 rh + t / 4, k = 16 kt +
-    8 kh + 2 (t % 4) + i0, in the order (mt, kt, kh, rh, i0) with i0
-    moved ahead of the d codes it pairs with (its #arrw)."""
-    d = max(d, 1)
-    p = max(d // 4, 1)
-    dims = [("mt", bn // 16), ("kth", g // 16 // p)]
-    if d <= 2:
-        dims.append(("kh", 2))
-    if d > 1:
-        dims.append(("i0", 2))
-    dims.append(("ktl", p))
-    if d > 2:
-        dims.append(("kh", 2))
-    dims.append(("rh", 2))
-    if d == 1:
-        dims.append(("i0", 2))
-    idx, t = unravel(dims, g * bn // 32)
-    kt = idx["kth"] * p + idx["ktl"]
-    k = 16 * kt + 8 * idx["kh"] + 2 * (t % 4) + idx["i0"]
-    n = 16 * idx["mt"] + 8 * idx["rh"] + t // 4
-    return k, n
-
-
 def pack_bits(codes, bits):
     """Codes [..., L] (L * bits a multiple of 8) packed little-endian into
     bytes [..., L * bits / 8]: code i at bits [i * bits, (i + 1) * bits)."""
@@ -225,12 +200,12 @@ def pack_bits(codes, bits):
     return np.packbits(bitarr, axis=-1, bitorder="little")
 
 
-def pack(codes, g, bn, bits, d, m8=False):
-    """Codes [K, N] -> u8 [N / BN, K / G, CH, 32, 16] (m8: in the order of
-    kernels/qmatmul_m8.tl)."""
+def pack(codes, g, bn, bits, d):
+    """Codes [K, N] -> u8 [N / BN, K / G, CH, 32, 16], the weights of
+    kernels/qmatmul.tl and kernels/qmatmul_m8.tl alike."""
     kk, nn = codes.shape
     c = codes.reshape(kk // g, g, nn // bn, bn)
-    k, n = (lane_order_m8 if m8 else lane_order)(g, bn, d)
+    k, n = lane_order(g, bn, d)
     v = c[:, k, :, n]  # [32, G*BN/32, K/G, N/BN]
     v = v.transpose(3, 2, 0, 1)  # [N/BN, K/G, 32, G*BN/32]
     byte = pack_bits(v, bits)  # [N/BN, K/G, 32, G*BN*bits/256]
@@ -249,7 +224,7 @@ def dequant(wt, at, codes, s):
     return round_at((decode(wt, codes) - zero) * scale, at)
 
 
-def gen(prefix, m, k, n, g, bn, seed, zp=0, wt="i4", at="f16", m8=False, pc=False):
+def gen(prefix, m, k, n, g, bn, seed, zp=0, wt="i4", at="f16", pc=False):
     kind, bits, _, _ = dtype_info(wt)
     rng = np.random.default_rng(seed)
     a = round_at(rng.uniform(-1, 1, size=(m, k)), at)
@@ -265,7 +240,7 @@ def gen(prefix, m, k, n, g, bn, seed, zp=0, wt="i4", at="f16", m8=False, pc=Fals
     save_at(prefix + ".a.npy", a, at)
     np.save(prefix + ".w.npy", w)
     save_at(prefix + ".s.npy", s, at)
-    np.save(prefix + ".b.npy", pack(w, g, bn, bits, interleave(wt, at), m8))
+    np.save(prefix + ".b.npy", pack(w, g, bn, bits, interleave(wt, at)))
     wq = pack_bits(w.reshape(-1), bits)
     np.save(prefix + ".wq.npy", wq.view(np.int8) if wt == "i8" else wq)
     with open(prefix + ".meta.json", "w") as f:
@@ -360,9 +335,8 @@ def check(prefix, warps, exact, ks=1, sa=False):
 
 def main(argv):
     opts = {"--wt": "i4", "--at": "f16", "--ks": "1"}
-    m8 = "--m8" in argv
     pc = "--pc" in argv
-    argv = [x for x in argv if x not in ("--m8", "--pc")]
+    argv = [x for x in argv if x != "--pc"]
     rest = []
     it = iter(argv)
     for x in it:
@@ -372,7 +346,7 @@ def main(argv):
             rest.append(x)
     if rest[0] == "gen":
         gen(rest[1], *(int(v) for v in rest[2:]), wt=opts["--wt"],
-            at=opts["--at"], m8=m8, pc=pc)
+            at=opts["--at"], pc=pc)
     elif rest[0] == "check":
         check(rest[1], int(rest[2]), "--exact" in rest, int(opts["--ks"]), "--sa" in rest)
     else:
