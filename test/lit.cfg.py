@@ -22,6 +22,10 @@ config.substitutions.append(("%srcroot", config.tl_src_root))
 # A stand-in CUDA driver (test/gpu/fake_cuda.c): LD_LIBRARY_PATH=%fakecuda.
 config.substitutions.append(("%fakecuda", os.path.join(config.tl_obj_root, "test", "fake-cuda")))
 
+# The shared library libtl and the Python package over it (python/tl).
+config.substitutions.append(("%libtl", os.path.join(config.tl_obj_root, "lib", "libtl.so")))
+config.substitutions.append(("%pypkg", os.path.join(config.tl_src_root, "python")))
+
 # Sanitizer builds: leaks are errors; the report must fail the test.
 config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
 config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
@@ -44,5 +48,16 @@ try:
     subprocess.run([config.python_executable, "-c", "import numpy, ml_dtypes"],
                    check=True, capture_output=True, timeout=60)
     config.available_features.add("numpy")
+except (OSError, subprocess.SubprocessError):
+    pass
+# `pip install ./python` offline (no build isolation) needs setuptools
+# with bdist_wheel: the wheel package, or setuptools 70.1 and later.
+try:
+    subprocess.run([config.python_executable, "-c",
+                    "import setuptools, importlib.util as u; "
+                    "v = tuple(int(x) for x in setuptools.__version__.split('.')[:2]); "
+                    "assert u.find_spec('wheel') or v >= (70, 1)"],
+                   check=True, capture_output=True, timeout=60)
+    config.available_features.add("pip-build")
 except (OSError, subprocess.SubprocessError):
     pass

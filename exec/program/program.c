@@ -267,6 +267,19 @@ const char *tl_program_name(const TlProgram *p) {
   return tl_symbol_name(p->kernel);
 }
 
+bool tl_program_template_value(const TlProgram *p, const char *name,
+                               int64_t *value) {
+  TlAttr *templ = tl_op_attr(p->kernel, "template");
+  for (unsigned i = 0; templ && i < tl_attr_dict_size(templ); i++) {
+    TlNamedAttr e = tl_attr_dict_entry(templ, i);
+    if (!strcmp(e.name, name) && tl_attr_kind(e.attr) == TL_ATTR_INT) {
+      *value = tl_attr_int_value(e.attr);
+      return true;
+    }
+  }
+  return false;
+}
+
 unsigned tl_program_num_params(const TlProgram *p) {
   return tl_vm_num_params(p->kernel);
 }
@@ -287,10 +300,12 @@ void tl_program_param(const TlProgram *p, unsigned i, TlParamInfo *out) {
 
 /*===--- Arguments --------------------------------------------------------===*/
 
-/* Checks the arguments against the parameters; on_device says which
- * address of a buffer is used. */
+/* Which address of a buffer a call uses (and checks). */
+typedef enum Address { ADDR_NONE, ADDR_HOST, ADDR_DEVICE } Address;
+
+/* Checks the arguments against the parameters. */
 static bool check_args(TlProgram *p, const TlArg *args, unsigned nargs,
-                       bool on_device) {
+                       Address addr) {
   TlSession *s = p->s;
   unsigned n = tl_program_num_params(p);
   const char *k = tl_program_name(p);
@@ -316,9 +331,10 @@ static bool check_args(TlProgram *p, const TlArg *args, unsigned nargs,
                          "got one of %s",
                       i, pi.name, k, pi.dtype,
                       pi.packed ? " (or its packed bytes as u8)" : "", a->dtype);
-      if (on_device ? !a->device : (!a->host && a->bytes))
+      if (addr == ADDR_DEVICE ? !a->device
+                              : addr == ADDR_HOST && !a->host && a->bytes)
         return !failf(s, "argument %u (%s) of @%s: the buffer has no %s address",
-                      i, pi.name, k, on_device ? "device" : "host");
+                      i, pi.name, k, addr == ADDR_DEVICE ? "device" : "host");
     } else if (a->kind == TL_ARG_BUFFER ||
                (pi.kind == TL_ARG_INT && a->kind != TL_ARG_INT)) {
       return !failf(s, "argument %u (%s) of @%s: expected %s scalar (%s), got "
@@ -340,7 +356,7 @@ static int64_t *int_values(const TlArg *args, unsigned n) {
 
 TlResult tl_program_run_vm(TlProgram *p, const TlArg *args, unsigned nargs) {
   begin(p->s);
-  if (!check_args(p, args, nargs, false))
+  if (!check_args(p, args, nargs, ADDR_HOST))
     return TL_FAILURE;
   TlVmArg *v = tl_xcalloc(nargs + 1, sizeof *v);
   for (unsigned i = 0; i < nargs; i++) {
@@ -575,7 +591,7 @@ TlResult tl_program_launch_dims(TlProgram *p, const TlArg *args,
                                 TlLaunchDims *out) {
   begin(p->s);
   Ptx *x;
-  if (!check_args(p, args, nargs, false) || !(x = get_ptx(p, sm)) ||
+  if (!check_args(p, args, nargs, ADDR_NONE) || !(x = get_ptx(p, sm)) ||
       !launch_dims(p, args, nargs, x, out))
     return TL_FAILURE;
   return TL_SUCCESS;
@@ -618,7 +634,7 @@ TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
                            void *stream) {
   TlSession *s = p->s;
   begin(s);
-  if (!check_args(p, args, nargs, true))
+  if (!check_args(p, args, nargs, ADDR_DEVICE))
     return TL_FAILURE;
   if (!s->rt) {
     if (!(s->rt = tl_runtime_create_with_driver(s->rt_diag, 0, s->driver)))

@@ -120,6 +120,11 @@ typedef struct TlParamInfo {
                         bytes */
 } TlParamInfo;
 
+/* The instance's value of integer template parameter `name`; false when
+ * the kernel has no integer template parameter of that name. */
+bool tl_program_template_value(const TlProgram *p, const char *name,
+                               int64_t *value);
+
 unsigned tl_program_num_params(const TlProgram *p);
 /* Describes parameter i < num_params. */
 void tl_program_param(const TlProgram *p, unsigned i, TlParamInfo *out);

@@ -74,6 +74,10 @@ static void test_vm(void) {
   }
   CHECK_EQ_STR(tl_program_name(p), "vector_add");
   CHECK_EQ_INT(tl_program_num_params(p), 4);
+  int64_t block = 0;
+  CHECK(tl_program_template_value(p, "BLOCK", &block));
+  CHECK_EQ_INT(block, 256);
+  CHECK(!tl_program_template_value(p, "N", &block));
   TlParamInfo pi;
   tl_program_param(p, 0, &pi);
   CHECK_EQ_STR(pi.name, "x");

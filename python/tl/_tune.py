@@ -1,0 +1,106 @@
+"""tl.autotune: pick template values for a kernel among candidates, as
+tl-run's --tune does (docs/tools.md, "Tuning").
+
+The candidates are the product of the lists, the first parameter varying
+slowest; a candidate the kernel refuses (its requires clause, a type it
+makes invalid) is skipped with the reason. On a CUDA device, with torch,
+each candidate is launched on the arguments and timed with CUDA events
+(the median of `iters` runs after `warmup`); without one the choice is
+the kernel's defaults when the lists hold them and the kernel accepts
+them, else the first candidate it accepts."""
+
+import itertools
+
+from . import TLError, default_session
+
+
+def autotune(source, space, args=None, kernel=None, session=None, timed=None,
+             warmup=5, iters=20, log=None, **defines):
+    """Returns (Kernel, choice): the chosen instance and its values.
+
+    space: {NAME: [values]} of template parameters (not also in defines).
+    args: the launch's arguments (tensors and scalars), needed when timed.
+    timed: None times on the GPU when args are given and torch sees one;
+    False always picks without timing. log: a list that gets one line per
+    candidate (skipped or timed)."""
+    session = session or default_session()
+    names = list(space)
+    for n in names:
+        if n in defines:
+            raise ValueError(f"autotune: {n} is both tuned and defined (a "
+                             f"parameter is fixed or tuned, not both)")
+        if not space[n]:
+            raise ValueError(f"autotune: {n} has no values")
+    candidates = [dict(zip(names, vals))
+                  for vals in itertools.product(*(space[n] for n in names))]
+    log = log if log is not None else []
+
+    def instance(choice):
+        try:
+            return session.compile(source, kernel=kernel, **defines, **choice)
+        except TLError as e:
+            first = str(e).splitlines()[0] if str(e) else "the kernel refuses it"
+            log.append(f"{_label(choice)}: skipped: {first}")
+            return None
+
+    if timed is None:
+        timed = args is not None and _have_gpu()
+    if not timed:
+        # The kernel's defaults, when the space holds them.
+        try:
+            k = session.compile(source, kernel=kernel, **defines)
+            dflt = {n: k.template_value(n) for n in names}
+        except TLError:
+            dflt = None
+        if dflt and dflt in candidates:
+            log.append(f"{_label(dflt)}: the kernel's defaults")
+            return instance(dflt), dflt
+        for c in candidates:
+            k = instance(c)
+            if k is not None:
+                log.append(f"{_label(c)}: the first candidate the kernel accepts")
+                return k, c
+        raise TLError("autotune: the kernel refuses every candidate")
+
+    import torch
+    best = None
+    for c in candidates:
+        k = instance(c)
+        if k is None:
+            continue
+        ms = _time(torch, k, args, warmup, iters)
+        log.append(f"{_label(c)}: {ms:.4f} ms")
+        if best is None or ms < best[0]:
+            best = (ms, k, c)
+    if best is None:
+        raise TLError("autotune: no candidate could be run")
+    return best[1], best[2]
+
+
+def _label(choice):
+    return " ".join(f"{k}={v}" for k, v in choice.items())
+
+
+def _have_gpu():
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def _time(torch, k, args, warmup, iters):
+    for _ in range(warmup):
+        k(*args)
+    times = []
+    for _ in range(iters):
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        k(*args)
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    times.sort()
+    n = len(times)
+    return times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])
