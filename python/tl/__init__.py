@@ -142,7 +142,7 @@ class Kernel:
 
     def __init__(self, session, source, defines, kernel=None):
         self.session = session
-        L = _lib.lib()
+        self._lib = L = _lib.lib()
         defs = [_define_text(k, v).encode() for k, v in defines.items()]
         arr = (ctypes.c_char_p * max(len(defs), 1))(*defs)
         d = _lib.TlProgramDesc()
@@ -170,7 +170,7 @@ class Kernel:
     def __del__(self):
         h = getattr(self, "_h", None)
         if h:
-            _lib.lib().tl_program_destroy(h)
+            self._lib.tl_program_destroy(h)
             self._h = None
 
     def __repr__(self):
@@ -257,6 +257,7 @@ class Kernel:
         self._count(args)
         cargs = (_lib.TlArg * max(len(args), 1))()
         torch_seen = False
+        on = []  # (where, device) of each torch tensor
         for i, (p, v) in enumerate(zip(self.params, args)):
             where = f"argument {i} ({p.name}) of @{self.name}"
             if p.kind != "buffer":
@@ -270,10 +271,7 @@ class Kernel:
                 torch_seen = True
                 if not v.is_cuda:
                     raise TypeError(f"{where}: expected a CUDA tensor, got one on {v.device}")
-                dev = self.session.device_ordinal()
-                if dev >= 0 and v.device.index != dev:
-                    raise TypeError(f"{where}: the tensor is on {v.device}, the "
-                                    f"session's device is cuda:{dev}")
+                on.append((where, v.device))
                 if not v.is_contiguous():
                     raise TypeError(f"{where}: the tensor is not contiguous (call .contiguous())")
                 got = _dtype_name("torch", str(v.dtype))
@@ -304,6 +302,14 @@ class Kernel:
                 raise TypeError(f"{where}: expected a CUDA tensor or an object with "
                                 f"__cuda_array_interface__, got {type(v).__name__}")
             c.dtype = got.encode()
+        if on and self.session.device_ordinal() < 0:
+            # The first launch opens the tensors' device.
+            self.session.open_device(on[0][1].index or 0)
+        dev = self.session.device_ordinal()
+        for where, d in on:
+            if (d.index or 0) != dev:
+                raise TypeError(f"{where}: the tensor is on {d}, the session's "
+                                f"device is cuda:{dev}")
         return cargs, torch_seen
 
     def launch_dims(self, *args, sm=None):
