@@ -224,7 +224,8 @@ TlProgram *tl_program_create(TlSession *s, const TlProgramDesc *d) {
       tl_vec_push(&p->defines, NULL);
     p->defines.data[j] = tl_xstrdup(d->defines[i]);
   }
-  qsort(p->defines.data, p->defines.len, sizeof *p->defines.data, cmp_define);
+  if (p->defines.len > 1)
+    qsort(p->defines.data, p->defines.len, sizeof *p->defines.data, cmp_define);
   p->m = tl_parse_module(p->ctx, p->name, p->text, p->len, 1);
   if (!p->m || TL_FAILED(tl_verify(tl_module_op(p->m))) ||
       !(p->kernel = tl_vm_find_kernel(p->m, d->kernel)))
