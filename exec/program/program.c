@@ -631,40 +631,58 @@ static bool scalar_value(const TlType *t, const TlArg *a, Scalar *out) {
   return true;
 }
 
-TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
-                           void *stream) {
+/* A launch made ready: the kernel loaded, the parameter values laid out,
+ * the workspace zeroed on the stream. */
+typedef struct Ready {
+  Ptx *x;
+  TlLaunch l;
+  Scalar *vals;
+  void **kargs; /* what cuLaunchKernel reads: one pointer per parameter */
+} Ready;
+
+static void release(Ready *r) {
+  tl_free(r->vals);
+  tl_free(r->kargs);
+}
+
+/* Checks the arguments, opens device 0 when none is open, gets the PTX
+ * and loads it, checks the kernel's `assume`, and zeroes the workspace
+ * on `stream`. release() frees what it made, whether or not it failed. */
+static bool make_ready(TlProgram *p, const TlArg *args, unsigned nargs,
+                       void *stream, Ready *r) {
   TlSession *s = p->s;
-  begin(s);
+  memset(r, 0, sizeof *r);
   if (!check_args(p, args, nargs, ADDR_DEVICE))
-    return TL_FAILURE;
+    return false;
   if (!s->rt) {
     if (!(s->rt = tl_runtime_create_with_driver(s->rt_diag, 0, s->driver)))
-      return TL_FAILURE;
+      return false;
     s->ordinal = 0;
   }
   Ptx *x = get_ptx(p, 0);
   TlLaunchDims dims;
   if (!x || !launch_dims(p, args, nargs, x, &dims))
-    return TL_FAILURE;
-  Scalar *vals = tl_xcalloc(nargs + 1, sizeof *vals);
-  void **kargs = tl_xcalloc(nargs + 2, sizeof *kargs);
+    return false;
+  r->x = x;
+  r->vals = tl_xcalloc(nargs + 1, sizeof *r->vals);
+  r->kargs = tl_xcalloc(nargs + 2, sizeof *r->kargs);
   uint64_t *assumed = tl_xcalloc(nargs + 1, sizeof *assumed);
-  TlResult r = TL_FAILURE;
+  bool ok = false;
   for (unsigned i = 0; i < nargs; i++) {
     const TlArg *a = &args[i];
     if (a->kind == TL_ARG_BUFFER) {
-      kargs[i] = (void *)&a->device;
+      r->kargs[i] = (void *)&a->device;
       assumed[i] = a->device;
       continue;
     }
     TlType *t = tl_vm_param_type(p->kernel, i);
-    if (!scalar_value(t, a, &vals[i])) {
+    if (!scalar_value(t, a, &r->vals[i])) {
       failf(s, "argument %u (%s) of @%s: scalars of this type cannot be "
                "passed to the GPU",
             i, tl_vm_param_name(p->kernel, i), tl_program_name(p));
       goto out;
     }
-    kargs[i] = &vals[i];
+    r->kargs[i] = &r->vals[i];
     assumed[i] = (uint64_t)a->i;
   }
   /* The launch must keep the kernel's `assume` promises: integer values
@@ -686,15 +704,38 @@ TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
     if (TL_FAILED(tl_runtime_memset_async(s->rt, p->ws, 0, x->workspace_bytes,
                                           stream)))
       goto out;
-    kargs[nargs] = &p->ws;
+    r->kargs[nargs] = &p->ws;
   }
   TlLaunch l = {{dims.grid[0], dims.grid[1], dims.grid[2]},
                 {dims.threads, 1, 1},
                 dims.smem_bytes};
-  r = tl_runtime_launch_async(s->rt, x->function, &l, kargs, stream);
+  r->l = l;
+  ok = true;
 out:
   tl_free(assumed);
-  tl_free(kargs);
-  tl_free(vals);
-  return r;
+  return ok;
+}
+
+TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
+                           void *stream) {
+  begin(p->s);
+  Ready r;
+  TlResult res = TL_FAILURE;
+  if (make_ready(p, args, nargs, stream, &r))
+    res = tl_runtime_launch_async(p->s->rt, r.x->function, &r.l, r.kargs,
+                                  stream);
+  release(&r);
+  return res;
+}
+
+TlResult tl_program_time(TlProgram *p, const TlArg *args, unsigned nargs,
+                         unsigned warmup, unsigned iters, double *median_ms) {
+  begin(p->s);
+  Ready r;
+  TlResult res = TL_FAILURE;
+  if (make_ready(p, args, nargs, NULL, &r))
+    res = tl_runtime_time(p->s->rt, r.x->function, &r.l, r.kargs, warmup,
+                          iters, median_ms);
+  release(&r);
+  return res;
 }

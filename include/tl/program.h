@@ -202,6 +202,15 @@ TlResult tl_program_launch_dims(TlProgram *p, const TlArg *args,
 TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
                            void *stream);
 
+/* Times the kernel as tl-run --bench does, on the default stream, and
+ * waits: `warmup` launches, then `iters` (0 counts as 1) launches each
+ * after a write of a buffer twice the size of the L2 cache (every run
+ * starts cold), timed with events; *median_ms gets their median. The
+ * workspace is zeroed once, before the first launch. Fails as
+ * tl_program_launch does. */
+TlResult tl_program_time(TlProgram *p, const TlArg *args, unsigned nargs,
+                         unsigned warmup, unsigned iters, double *median_ms);
+
 /*===------------------------------------------------------------------===*
  * The compile step (for tools that manage their own context)
  *===------------------------------------------------------------------===*/

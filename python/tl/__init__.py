@@ -103,11 +103,12 @@ def _scalar_arg(p, value, where):
         pass
     if isinstance(value, bool):
         value = int(value)
-    if isinstance(value, int):
-        if p.kind == "int":
-            lo, hi = _int_range(p)
-            if not lo <= value <= hi:
-                raise ValueError(f"{where}: {value} does not fit {p.dtype}")
+    if isinstance(value, int) and p.kind == "float":
+        a.kind, a.f = ARG_FLOAT, float(value)
+    elif isinstance(value, int):
+        lo, hi = _int_range(p)
+        if not lo <= value <= hi:
+            raise ValueError(f"{where}: {value} does not fit {p.dtype}")
         a.kind, a.i = ARG_INT, value
     elif isinstance(value, float):
         if p.kind != "float":
@@ -321,6 +322,17 @@ class Kernel:
                                              ctypes.byref(dims)):
             raise TLError(self.session._error())
         return tuple(dims.grid), dims.threads, dims.smem_bytes
+
+    def time(self, *args, warmup=5, iters=50):
+        """The median time in ms of `iters` launches over these arguments
+        after `warmup`, each from a cold L2 cache, as tl-run --bench
+        times; on the default stream, and waits."""
+        cargs, _ = self._device_args(args)
+        ms = ctypes.c_double()
+        if _lib.lib().tl_program_time(self._h, cargs, len(args), warmup, iters,
+                                      ctypes.byref(ms)):
+            raise TLError(self.session._error())
+        return ms.value
 
     def __call__(self, *args, stream=None):
         """Launches the kernel on the GPU and returns without waiting.

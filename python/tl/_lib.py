@@ -96,6 +96,9 @@ _SIGNATURES = {
     "tl_program_ptx": (ctypes.c_int, [_P, ctypes.c_uint, ctypes.POINTER(TlPtxInfo)]),
     "tl_program_launch_dims": (ctypes.c_int, [_P, ctypes.POINTER(TlArg), ctypes.c_uint,
                                               ctypes.c_uint, ctypes.POINTER(TlLaunchDims)]),
+    "tl_program_time": (ctypes.c_int, [_P, ctypes.POINTER(TlArg), ctypes.c_uint,
+                                       ctypes.c_uint, ctypes.c_uint,
+                                       ctypes.POINTER(ctypes.c_double)]),
     "tl_program_launch": (ctypes.c_int, [_P, ctypes.POINTER(TlArg), ctypes.c_uint, _P]),
 }
 

@@ -3,10 +3,10 @@ tl-run's --tune does (docs/tools.md, "Tuning").
 
 The candidates are the product of the lists, the first parameter varying
 slowest; a candidate the kernel refuses (its requires clause, a type it
-makes invalid) is skipped with the reason. On a CUDA device, with torch,
-each candidate is launched on the arguments and timed with CUDA events
-(the median of `iters` runs after `warmup`); without one the choice is
-the kernel's defaults when the lists hold them and the kernel accepts
+makes invalid) is skipped with the reason. On a CUDA device each
+candidate is timed on the arguments as tl-run --bench times (Kernel.time:
+the median of cold-L2 runs) and the fastest kept; without one the choice
+is the kernel's defaults when the lists hold them and the kernel accepts
 them, else the first candidate it accepts."""
 
 import itertools
@@ -15,14 +15,14 @@ from . import TLError, default_session
 
 
 def autotune(source, space, args=None, kernel=None, session=None, timed=None,
-             warmup=5, iters=20, log=None, **defines):
+             warmup=5, iters=50, log=None, **defines):
     """Returns (Kernel, choice): the chosen instance and its values.
 
     space: {NAME: [values]} of template parameters (not also in defines).
-    args: the launch's arguments (tensors and scalars), needed when timed.
-    timed: None times on the GPU when args are given and torch sees one;
-    False always picks without timing. log: a list that gets one line per
-    candidate (skipped or timed)."""
+    args: the launch's arguments (tensors and scalars), needed to time.
+    timed: None times when args are given and the session has or can open
+    a device; False picks without timing; True times or fails. log: a
+    list that gets one line per candidate."""
     session = session or default_session()
     names = list(space)
     for n in names:
@@ -44,9 +44,10 @@ def autotune(source, space, args=None, kernel=None, session=None, timed=None,
             return None
 
     if timed is None:
-        timed = args is not None and _have_gpu()
+        timed = args is not None and _device(session)
+    if timed and args is None:
+        raise ValueError("autotune: timing needs the launch's arguments (args=)")
     if not timed:
-        # The kernel's defaults, when the space holds them.
         try:
             k = session.compile(source, kernel=kernel, **defines)
             dflt = {n: k.template_value(n) for n in names}
@@ -62,13 +63,16 @@ def autotune(source, space, args=None, kernel=None, session=None, timed=None,
                 return k, c
         raise TLError("autotune: the kernel refuses every candidate")
 
-    import torch
     best = None
     for c in candidates:
         k = instance(c)
         if k is None:
             continue
-        ms = _time(torch, k, args, warmup, iters)
+        try:
+            ms = k.time(*args, warmup=warmup, iters=iters)
+        except TLError as e:
+            log.append(f"{_label(c)}: skipped: {str(e).splitlines()[0]}")
+            continue
         log.append(f"{_label(c)}: {ms:.4f} ms")
         if best is None or ms < best[0]:
             best = (ms, k, c)
@@ -81,26 +85,12 @@ def _label(choice):
     return " ".join(f"{k}={v}" for k, v in choice.items())
 
 
-def _have_gpu():
+def _device(session):
+    """Whether the session has a device, opening device 0 if it can."""
+    if session.device_ordinal() >= 0:
+        return True
     try:
-        import torch
-    except ImportError:
+        session.open_device(0)
+    except TLError:
         return False
-    return torch.cuda.is_available()
-
-
-def _time(torch, k, args, warmup, iters):
-    for _ in range(warmup):
-        k(*args)
-    times = []
-    for _ in range(iters):
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        start.record()
-        k(*args)
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    times.sort()
-    n = len(times)
-    return times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])
+    return True

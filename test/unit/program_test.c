@@ -492,6 +492,26 @@ static void test_driver(void) {
   }
   free(text);
   free(log);
+
+  /* Timing, by the stand-in driver's clock: a launch of 64 threads per
+   * block over 3 blocks takes 64 / 1000 + 1 / 3 ms. */
+  s = tl_session_create();
+  tl_session_set_cache_dir(s, "");
+  tl_session_set_driver(s, fake_driver);
+  p = vector_add(s, "BLOCK=256");
+  dev = aligned_alloc(256, 4096);
+  for (int i = 0; i < 3; i++)
+    args[i].device = (uint64_t)(uintptr_t)(dev + 256 * i);
+  args[3] = int_arg(600);
+  double ms = 0;
+  CHECK(!TL_FAILED(tl_program_time(p, args, 4, 2, 5, &ms)));
+  CHECK(ms > 0.3973 && ms < 0.3974);
+  args[3] = int_arg(-1);
+  CHECK(TL_FAILED(tl_program_time(p, args, 4, 2, 5, &ms)));
+  CHECK(error_has(s, "cannot launch @vector_add"));
+  tl_program_destroy(p);
+  tl_session_destroy(s);
+  free(dev);
 }
 
 int main(int argc, char **argv) {

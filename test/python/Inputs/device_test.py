@@ -88,3 +88,21 @@ null.__cuda_array_interface__["data"] = (0, False)
 raises(tl.TLError, k, x, null, z, 0, want="the buffer has no device address")
 raises(tl.TLError, s.open_device, 0, want="CUDA device 0 is already open")
 print("device_test: ok")
+
+# Timing and a timed autotune, by the stand-in driver's clock: T threads
+# per block over B blocks take T / 1000 + 1 / B ms. At n = 4096, BLOCK =
+# 128 (32 threads, 32 blocks) is fastest: 0.0633 ms.
+ms = k.time(x, y, z, 600, warmup=1, iters=3)
+assert abs(ms - (0.064 + 1 / 3)) < 1e-5, ms
+big = [DeviceArray(np.zeros(4096, np.float32)) for _ in range(3)]
+log = []
+kt, choice = tl.autotune(path, {"BLOCK": [6, 128, 512, 1024]}, args=(*big, 4096),
+                         session=s, log=log)
+assert choice == {"BLOCK": 128}, (choice, log)
+assert log[0].startswith("BLOCK=6: skipped: "), log
+assert log[1:] == ["BLOCK=128: 0.0633 ms", "BLOCK=512: 0.2530 ms",
+                   "BLOCK=1024: 0.5060 ms"], log
+# No device: the heuristic, even with arguments.
+_, choice = tl.autotune(path, {"BLOCK": [128, 512]}, args=(*big, 4096), session=nodrv)
+assert choice == {"BLOCK": 512}, choice
+print("device_test: timed ok")
