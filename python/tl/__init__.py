@@ -13,6 +13,7 @@ docs/runtime.md. torch is imported only when a torch tensor is passed."""
 
 import ctypes
 import os
+import threading
 
 from . import _lib
 from ._lib import ARG_BUFFER, ARG_FLOAT, ARG_INT, PTX_ORIGINS
@@ -158,9 +159,10 @@ class Kernel:
             d.path = source.encode()
         d.defines, d.num_defines = arr, len(defs)
         d.kernel = kernel.encode() if kernel else None
-        self._h = L.tl_program_create(session._h, ctypes.byref(d))
-        if not self._h:
-            raise TLError(session._error())
+        with session._lock:
+            self._h = L.tl_program_create(session._h, ctypes.byref(d))
+            if not self._h:
+                raise TLError(session._error())
         self.name = L.tl_program_name(self._h).decode()
         self.params = []
         for i in range(L.tl_program_num_params(self._h)):
@@ -171,7 +173,8 @@ class Kernel:
     def __del__(self):
         h = getattr(self, "_h", None)
         if h:
-            self._lib.tl_program_destroy(h)
+            with self.session._lock:
+                self._lib.tl_program_destroy(h)
             self._h = None
 
     def __repr__(self):
@@ -181,7 +184,7 @@ class Kernel:
         """The instance's value of integer template parameter `name`, or
         None when the kernel has none of that name."""
         v = ctypes.c_int64()
-        if _lib.lib().tl_program_template_value(self._h, name.encode(), ctypes.byref(v)):
+        if self._lib.tl_program_template_value(self._h, name.encode(), ctypes.byref(v)):
             return v.value
         return None
 
@@ -225,9 +228,7 @@ class Kernel:
             c = cargs[i]
             c.kind, c.host, c.bytes = ARG_BUFFER, a.ctypes.data, a.nbytes
             c.dtype = _dtype_name("numpy", a.dtype.name).encode()
-        L = _lib.lib()
-        if L.tl_program_run_vm(self._h, cargs, len(args)):
-            raise TLError(self.session._error())
+        self.session._call(self._lib.tl_program_run_vm, self._h, cargs, len(args))
         for v, a in back:
             numpy.copyto(v, a)
 
@@ -243,8 +244,7 @@ class Kernel:
         smem_bytes, workspace_bytes, origin ('compiled', 'cached' or
         'rebuilt') and why (the reason an entry was rebuilt)."""
         info = _lib.TlPtxInfo()
-        if _lib.lib().tl_program_ptx(self._h, sm or 0, ctypes.byref(info)):
-            raise TLError(self.session._error())
+        self.session._call(self._lib.tl_program_ptx, self._h, sm or 0, ctypes.byref(info))
         return {
             "ptx": ctypes.string_at(info.ptx, info.len).decode(),
             "target": info.target.decode(),
@@ -318,9 +318,8 @@ class Kernel:
         (buffers as for a launch; only the scalars matter)."""
         cargs, _ = self._device_args(args)
         dims = _lib.TlLaunchDims()
-        if _lib.lib().tl_program_launch_dims(self._h, cargs, len(args), sm or 0,
-                                             ctypes.byref(dims)):
-            raise TLError(self.session._error())
+        self.session._call(self._lib.tl_program_launch_dims, self._h, cargs, len(args),
+                           sm or 0, ctypes.byref(dims))
         return tuple(dims.grid), dims.threads, dims.smem_bytes
 
     def time(self, *args, warmup=5, iters=50):
@@ -329,9 +328,8 @@ class Kernel:
         times; on the default stream, and waits."""
         cargs, _ = self._device_args(args)
         ms = ctypes.c_double()
-        if _lib.lib().tl_program_time(self._h, cargs, len(args), warmup, iters,
-                                      ctypes.byref(ms)):
-            raise TLError(self.session._error())
+        self.session._call(self._lib.tl_program_time, self._h, cargs, len(args), warmup,
+                           iters, ctypes.byref(ms))
         return ms.value
 
     def __call__(self, *args, stream=None):
@@ -344,8 +342,7 @@ class Kernel:
             import torch
             stream = torch.cuda.current_stream().cuda_stream
         handle = _stream_handle(stream)
-        if _lib.lib().tl_program_launch(self._h, cargs, len(args), handle):
-            raise TLError(self.session._error())
+        self.session._call(self._lib.tl_program_launch, self._h, cargs, len(args), handle)
 
 
 def _stream_handle(stream):
@@ -368,6 +365,7 @@ class Session:
 
     def __init__(self, cache_dir=None, driver=None):
         self._lib = _lib.lib()
+        self._lock = threading.RLock()
         self._h = self._lib.tl_session_create()
         if cache_dir is not None:
             self._lib.tl_session_set_cache_dir(self._h, os.fsencode(cache_dir))
@@ -383,9 +381,15 @@ class Session:
     def _error(self):
         return self._lib.tl_session_error(self._h).decode(errors="replace").rstrip()
 
+    def _call(self, fn, *args):
+        """Calls a fallible libtl function under the session's lock (the
+        error text is the session's) and raises TLError when it fails."""
+        with self._lock:
+            if fn(*args):
+                raise TLError(self._error())
+
     def open_device(self, ordinal=0):
-        if self._lib.tl_session_open_device(self._h, ordinal):
-            raise TLError(self._error())
+        self._call(self._lib.tl_session_open_device, self._h, ordinal)
 
     def device_ordinal(self):
         return self._lib.tl_session_device_ordinal(self._h)
