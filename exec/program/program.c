@@ -10,12 +10,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tl/program.h"
 
+#include "tl/analysis.h"
 #include "tl/dialects.h"
 #include "tl/pass.h"
 #include "tl/runtime.h"
 #include "tl/target.h"
 #include "tl/tl.h"
-#include "tl/analysis.h"
 #include "tl/tune.h"
 #include "tl/vm.h"
 
@@ -31,9 +31,9 @@
 #define MAX_PTX_ENTRY_BYTES ((size_t)256 << 20)
 
 struct TlSession {
-  TlStr error;      /* the diagnostics of the last failed call */
-  char *cache_dir;  /* NULL: the default; "": none */
-  char *driver;     /* NULL: libcuda.so.1 */
+  TlStr error;     /* the diagnostics of the last failed call */
+  char *cache_dir; /* NULL: the default; "": none */
+  char *driver;    /* NULL: libcuda.so.1 */
   TlDiagEngine *rt_diag;
   TlRuntime *rt;
   int ordinal;
@@ -140,8 +140,9 @@ void tl_session_set_driver(TlSession *s, const char *driver) {
 TlResult tl_session_open_device(TlSession *s, int ordinal) {
   begin(s);
   if (s->rt)
-    return failf(s, "CUDA device %d is already open (a session drives one "
-                    "device)",
+    return failf(s,
+                 "CUDA device %d is already open (a session drives one "
+                 "device)",
                  s->ordinal);
   if (!(s->rt = tl_runtime_create_with_driver(s->rt_diag, ordinal, s->driver)))
     return TL_FAILURE;
@@ -216,7 +217,8 @@ TlProgram *tl_program_create(TlSession *s, const TlProgramDesc *d) {
       goto fail;
     }
     size_t j = 0;
-    while (j < p->defines.len && cmp_define(&p->defines.data[j], &d->defines[i]))
+    while (j < p->defines.len &&
+           cmp_define(&p->defines.data[j], &d->defines[i]))
       j++;
     if (j < p->defines.len)
       tl_free(p->defines.data[j]);
@@ -233,8 +235,9 @@ TlProgram *tl_program_create(TlSession *s, const TlProgramDesc *d) {
   bool used;
   for (unsigned i = 0; tl_context_define_at(p->ctx, i, &used); i++)
     if (!used) {
-      failf(s, "define '%s' matches no template parameter of the kernels in "
-               "'%s'",
+      failf(s,
+            "define '%s' matches no template parameter of the kernels in "
+            "'%s'",
             tl_context_define_at(p->ctx, i, NULL), p->name);
       goto fail;
     }
@@ -291,7 +294,7 @@ void tl_program_param(const TlProgram *p, unsigned i, TlParamInfo *out) {
   TlDType dt = {0, 0, 0, 0};
   tl_vm_dtype_of(ptr ? tl_tensor_elem(t) : t, &dt);
   out->name = tl_vm_param_name(p->kernel, i);
-  out->kind = ptr                    ? TL_ARG_BUFFER
+  out->kind = ptr                   ? TL_ARG_BUFFER
               : tl_type_is_float(t) ? TL_ARG_FLOAT
                                     : TL_ARG_INT;
   out->dtype = tl_dtype_is_valid(dt) ? tl_dtype_name(dt) : "?";
@@ -323,25 +326,31 @@ static bool check_args(TlProgram *p, const TlArg *args, unsigned nargs,
                     pi.name, k, (int)a->kind);
     if (pi.kind == TL_ARG_BUFFER) {
       if (a->kind != TL_ARG_BUFFER)
-        return !failf(s, "argument %u (%s) of @%s: expected a buffer of %s, "
-                         "got %s",
+        return !failf(s,
+                      "argument %u (%s) of @%s: expected a buffer of %s, "
+                      "got %s",
                       i, pi.name, k, pi.dtype, kinds[a->kind]);
       if (a->dtype && strcmp(a->dtype, pi.dtype) &&
           !(pi.packed && !strcmp(a->dtype, "u8")))
-        return !failf(s, "argument %u (%s) of @%s: expected a buffer of %s%s, "
-                         "got one of %s",
+        return !failf(s,
+                      "argument %u (%s) of @%s: expected a buffer of %s%s, "
+                      "got one of %s",
                       i, pi.name, k, pi.dtype,
-                      pi.packed ? " (or its packed bytes as u8)" : "", a->dtype);
+                      pi.packed ? " (or its packed bytes as u8)" : "",
+                      a->dtype);
       if (addr == ADDR_DEVICE ? !a->device
                               : addr == ADDR_HOST && !a->host && a->bytes)
-        return !failf(s, "argument %u (%s) of @%s: the buffer has no %s address",
+        return !failf(s,
+                      "argument %u (%s) of @%s: the buffer has no %s address",
                       i, pi.name, k, addr == ADDR_DEVICE ? "device" : "host");
     } else if (a->kind == TL_ARG_BUFFER ||
                (pi.kind == TL_ARG_INT && a->kind != TL_ARG_INT)) {
-      return !failf(s, "argument %u (%s) of @%s: expected %s scalar (%s), got "
-                       "%s",
-                    i, pi.name, k, pi.kind == TL_ARG_INT ? "an integer" : "a float",
-                    pi.dtype, a->kind == TL_ARG_BUFFER ? "a buffer" : "a float");
+      return !failf(s,
+                    "argument %u (%s) of @%s: expected %s scalar (%s), got "
+                    "%s",
+                    i, pi.name, k,
+                    pi.kind == TL_ARG_INT ? "an integer" : "a float", pi.dtype,
+                    a->kind == TL_ARG_BUFFER ? "a buffer" : "a float");
     }
   }
   return true;
@@ -368,7 +377,8 @@ TlResult tl_program_run_vm(TlProgram *p, const TlArg *args, unsigned nargs) {
       tl_vm_dtype_of(t, &dt);
       v[i] = tl_vm_arg_buffer(a->host, a->bytes, dt);
     } else {
-      v[i] = a->kind == TL_ARG_INT ? tl_vm_arg_int(a->i) : tl_vm_arg_float(a->f);
+      v[i] =
+          a->kind == TL_ARG_INT ? tl_vm_arg_int(a->i) : tl_vm_arg_float(a->f);
     }
   }
   TlVm *vm = tl_vm_create(p->ctx);
@@ -382,8 +392,8 @@ TlResult tl_program_run_vm(TlProgram *p, const TlArg *args, unsigned nargs) {
 /*===--- PTX --------------------------------------------------------------===*/
 
 TlResult tl_compile_ptx(TlContext *ctx, const char *name, const char *text,
-                        size_t len, const char *kernel_name,
-                        const TlArch *arch, TlStr *ptx, unsigned *smem_bytes,
+                        size_t len, const char *kernel_name, const TlArch *arch,
+                        TlStr *ptx, unsigned *smem_bytes,
                         int64_t *workspace_bytes) {
   TlModule *m = tl_parse_module(ctx, name, text, len, 1);
   TlPipeline *pl = tl_pipeline_create();
@@ -392,8 +402,9 @@ TlResult tl_compile_ptx(TlContext *ctx, const char *name, const char *text,
   TlPipelineConfig cfg = {.verify_each = true, .arch = arch};
   *smem_bytes = 0;
   *workspace_bytes = 0;
-  if (!m || TL_FAILED(tl_pipeline_parse(pl, "lower-tl-to-simt,canonicalize,cse",
-                                        tl_context_diag(ctx))) ||
+  if (!m ||
+      TL_FAILED(tl_pipeline_parse(pl, "lower-tl-to-simt,canonicalize,cse",
+                                  tl_context_diag(ctx))) ||
       TL_FAILED(tl_pipeline_run(pl, m, &cfg)))
     goto out;
   /* The lowered kernel's planned shared memory and global workspace. */
@@ -401,7 +412,8 @@ TlResult tl_compile_ptx(TlContext *ctx, const char *name, const char *text,
     const char *fname = tl_symbol_name(f);
     if (!fname || strcmp(fname, kernel_name))
       continue;
-    TlAttr *sb = tl_op_attr(f, "smem_bytes"), *wb = tl_op_attr(f, "workspace_bytes");
+    TlAttr *sb = tl_op_attr(f, "smem_bytes"),
+           *wb = tl_op_attr(f, "workspace_bytes");
     if (sb && tl_attr_kind(sb) == TL_ATTR_INT)
       *smem_bytes = (unsigned)tl_attr_int_value(sb);
     if (wb && tl_attr_kind(wb) == TL_ATTR_INT)
@@ -469,8 +481,9 @@ static bool parse_ptx_entry(const TlStr *body, Ptx *x, TlErr *err) {
     return tl_err(err, "it is truncated or malformed: no 'smem:', "
                        "'workspace:' and 'ptx:' lines after the ingredients");
   if ((uint64_t)(end - at) != n)
-    return tl_err(err, "it is truncated or malformed: its PTX has %zu bytes, "
-                       "not %" PRIu64,
+    return tl_err(err,
+                  "it is truncated or malformed: its PTX has %zu bytes, "
+                  "not %" PRIu64,
                   (size_t)(end - at), n);
   x->smem_bytes = (unsigned)smem;
   x->workspace_bytes = (size_t)ws;
@@ -587,9 +600,8 @@ static bool launch_dims(TlProgram *p, const TlArg *args, unsigned nargs,
   return true;
 }
 
-TlResult tl_program_launch_dims(TlProgram *p, const TlArg *args,
-                                unsigned nargs, unsigned sm,
-                                TlLaunchDims *out) {
+TlResult tl_program_launch_dims(TlProgram *p, const TlArg *args, unsigned nargs,
+                                unsigned sm, TlLaunchDims *out) {
   begin(p->s);
   Ptx *x;
   if (!check_args(p, args, nargs, ADDR_NONE) || !(x = get_ptx(p, sm)) ||
@@ -677,8 +689,9 @@ static bool make_ready(TlProgram *p, const TlArg *args, unsigned nargs,
     }
     TlType *t = tl_vm_param_type(p->kernel, i);
     if (!scalar_value(t, a, &r->vals[i])) {
-      failf(s, "argument %u (%s) of @%s: scalars of this type cannot be "
-               "passed to the GPU",
+      failf(s,
+            "argument %u (%s) of @%s: scalars of this type cannot be "
+            "passed to the GPU",
             i, tl_vm_param_name(p->kernel, i), tl_program_name(p));
       goto out;
     }
@@ -722,8 +735,8 @@ TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
   Ready r;
   TlResult res = TL_FAILURE;
   if (make_ready(p, args, nargs, stream, &r))
-    res = tl_runtime_launch_async(p->s->rt, r.x->function, &r.l, r.kargs,
-                                  stream);
+    res =
+        tl_runtime_launch_async(p->s->rt, r.x->function, &r.l, r.kargs, stream);
   release(&r);
   return res;
 }
@@ -734,8 +747,8 @@ TlResult tl_program_time(TlProgram *p, const TlArg *args, unsigned nargs,
   Ready r;
   TlResult res = TL_FAILURE;
   if (make_ready(p, args, nargs, NULL, &r))
-    res = tl_runtime_time(p->s->rt, r.x->function, &r.l, r.kargs, warmup,
-                          iters, median_ms);
+    res = tl_runtime_time(p->s->rt, r.x->function, &r.l, r.kargs, warmup, iters,
+                          median_ms);
   release(&r);
   return res;
 }

@@ -406,8 +406,8 @@ TlTuneCacheStatus tl_cache_entry_read(const char *path, const char *kind,
   else if (text.len > max_bytes)
     ok = tl_err(err, "it is larger than any entry (%zu bytes)", max_bytes);
   else
-    ok = check_head(text.data ? text.data : "", text.len, kind, version, k,
-                    &at, err);
+    ok = check_head(text.data ? text.data : "", text.len, kind, version, k, &at,
+                    err);
   if (ok)
     tl_str_putn(body, text.data + at, text.len - at);
   tl_str_free(&text);
@@ -455,9 +455,9 @@ static bool make_parents(const char *path, TlErr *err) {
   return ok;
 }
 
-bool tl_cache_entry_write(const char *path, const char *kind,
-                          unsigned version, const TlTuneKey *k,
-                          const char *body, size_t len, TlErr *err) {
+bool tl_cache_entry_write(const char *path, const char *kind, unsigned version,
+                          const TlTuneKey *k, const char *body, size_t len,
+                          TlErr *err) {
   if (!make_parents(path, err))
     return false;
   TlStr text = {0}, tmp = {0};

@@ -83,9 +83,9 @@ unsigned tl_session_device_sm(const TlSession *s);
  *===------------------------------------------------------------------===*/
 
 typedef struct TlProgramDesc {
-  const char *path;  /* the source file, read when text is NULL; with text,
-                        the name diagnostics give it (NULL: "<text>") */
-  const char *text;  /* the source, len bytes; NULL: read path */
+  const char *path; /* the source file, read when text is NULL; with text,
+                       the name diagnostics give it (NULL: "<text>") */
+  const char *text; /* the source, len bytes; NULL: read path */
   size_t len;
   const char *const *defines; /* "NAME=VALUE", as tl-run's -D: an integer
                                  or a scalar type name ("WT=u4") */
@@ -162,11 +162,11 @@ typedef enum TlPtxOrigin {
 typedef struct TlPtxInfo {
   const char *ptx; /* the PTX text, owned by the program */
   size_t len;
-  const char *target;       /* "sm_90" */
-  unsigned smem_bytes;      /* dynamic shared memory of each block */
-  size_t workspace_bytes;   /* the global workspace a launch zeroes */
+  const char *target;     /* the target's name ("sm_90a") */
+  unsigned smem_bytes;    /* dynamic shared memory of each block */
+  size_t workspace_bytes; /* the global workspace a launch zeroes */
   TlPtxOrigin origin;
-  TlErr why;                /* TL_PTX_REBUILT: why the entry was not used */
+  TlErr why; /* TL_PTX_REBUILT: why the entry was not used */
 } TlPtxInfo;
 
 /* The kernel's PTX for the target that runs on SM `sm` (90), or for the
@@ -187,9 +187,8 @@ typedef struct TlLaunchDims {
  * shared memory of the target of SM `sm` (0: the open device's). Fails
  * as tl_program_run_vm's argument checks do, or for a grid outside
  * CUDA's limits. */
-TlResult tl_program_launch_dims(TlProgram *p, const TlArg *args,
-                                unsigned nargs, unsigned sm,
-                                TlLaunchDims *out);
+TlResult tl_program_launch_dims(TlProgram *p, const TlArg *args, unsigned nargs,
+                                unsigned sm, TlLaunchDims *out);
 
 /* Launches the kernel on the open device (device 0 is opened when none
  * is) on `stream`, a CUstream (NULL: the legacy default stream), and
@@ -221,8 +220,8 @@ TlResult tl_program_time(TlProgram *p, const TlArg *args, unsigned nargs,
  * `kernel_name` plans (0 when it plans none). Fails after diagnostics to
  * ctx. */
 TlResult tl_compile_ptx(TlContext *ctx, const char *name, const char *text,
-                        size_t len, const char *kernel_name,
-                        const TlArch *arch, TlStr *ptx, unsigned *smem_bytes,
+                        size_t len, const char *kernel_name, const TlArch *arch,
+                        TlStr *ptx, unsigned *smem_bytes,
                         int64_t *workspace_bytes);
 
 #ifdef __cplusplus

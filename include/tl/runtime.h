@@ -63,8 +63,8 @@ TlResult tl_runtime_launch(TlRuntime *rt, void *kernel, const TlLaunch *l,
  * up in later calls on it. Makes the runtime's context current on the
  * calling thread first. The values args points at are copied by the
  * launch, so they may be freed on return. */
-TlResult tl_runtime_launch_async(TlRuntime *rt, void *kernel,
-                                 const TlLaunch *l, void **args, void *stream);
+TlResult tl_runtime_launch_async(TlRuntime *rt, void *kernel, const TlLaunch *l,
+                                 void **args, void *stream);
 /* Sets `bytes` bytes at dst to value, ordered on `stream` as above. */
 TlResult tl_runtime_memset_async(TlRuntime *rt, TlDevPtr dst, uint8_t value,
                                  size_t bytes, void *stream);

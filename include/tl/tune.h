@@ -127,9 +127,9 @@ TlTuneCacheStatus tl_cache_entry_read(const char *path, const char *kind,
                                       unsigned version, const TlTuneKey *k,
                                       size_t max_bytes, TlStr *body,
                                       TlErr *err);
-bool tl_cache_entry_write(const char *path, const char *kind,
-                          unsigned version, const TlTuneKey *k,
-                          const char *body, size_t len, TlErr *err);
+bool tl_cache_entry_write(const char *path, const char *kind, unsigned version,
+                          const TlTuneKey *k, const char *body, size_t len,
+                          TlErr *err);
 
 #ifdef __cplusplus
 }

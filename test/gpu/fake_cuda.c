@@ -149,8 +149,8 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                         CUstream s, void **args, void **extra) {
   last_ms = (float)(bx * by * bz) / 1000.0f + 1.0f / (float)(gx * gy * gz);
   char b[32];
-  log_line("launch grid=%u,%u,%u block=%u,%u,%u smem=%u stream=%s", gx, gy,
-           gz, bx, by, bz, smem, stream_text(s, b, sizeof b));
+  log_line("launch grid=%u,%u,%u block=%u,%u,%u smem=%u stream=%s", gx, gy, gz,
+           bx, by, bz, smem, stream_text(s, b, sizeof b));
   return 0;
 }
 CUresult cuEventCreate(CUevent *e, unsigned flags) {
