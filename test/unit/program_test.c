@@ -354,6 +354,19 @@ static void test_cache(void) {
   free((char *)b.ptx);
   free((char *)c.ptx);
 
+  /* A cache that cannot be written (its directory is a file) is no
+   * error: the PTX is compiled, and compiled again next time. */
+  char *file = path_of(scratch, "not-a-dir");
+  write_all(file, "x", 1);
+  CHECK_EQ_INT(compile_origin(file, "BLOCK=256", &b, why, sizeof why),
+               TL_PTX_COMPILED);
+  CHECK_EQ_STR(a.ptx, b.ptx);
+  free((char *)b.ptx);
+  CHECK_EQ_INT(compile_origin(file, "BLOCK=256", &b, why, sizeof why),
+               TL_PTX_COMPILED);
+  free((char *)b.ptx);
+  free(file);
+
   /* No cache: compiled each time, nothing written. */
   TlSession *s = tl_session_create();
   tl_session_set_cache_dir(s, "");
