@@ -683,6 +683,20 @@ static bool make_ready(TlProgram *p, const TlArg *args, unsigned nargs,
   for (unsigned i = 0; i < nargs; i++) {
     const TlArg *a = &args[i];
     if (a->kind == TL_ARG_BUFFER) {
+      /* Memory of another device fails at the launch, or later, as an
+       * illegal address; say which argument it is now. Memory the driver
+       * does not know may still be reachable (mapped or HMM host memory),
+       * so it passes. */
+      int dev;
+      if (tl_runtime_pointer_device(s->rt, a->device, &dev) && dev >= 0 &&
+          dev != s->ordinal) {
+        failf(s,
+              "argument %u (%s) of @%s: the buffer is memory of CUDA device "
+              "%d, not of device %d (the session's)",
+              i, tl_vm_param_name(p->kernel, i), tl_program_name(p), dev,
+              s->ordinal);
+        goto out;
+      }
       r->kargs[i] = (void *)&a->device;
       assumed[i] = a->device;
       continue;

@@ -22,6 +22,7 @@ enum {
   ATTR_L2_SIZE = 38,
   ATTR_SMEM_OPTIN = 97,
   FUNC_ATTR_MAX_DYNAMIC_SMEM = 8,
+  POINTER_ATTR_DEVICE_ORDINAL = 9,
   JIT_INFO_LOG = 3,
   JIT_INFO_LOG_SIZE = 4,
   JIT_ERROR_LOG = 5,
@@ -79,6 +80,8 @@ struct TlRuntime {
   TlDevPtr flush; /* a buffer larger than L2, written between timed runs */
   size_t flush_bytes;
   TL_VEC(CachedModule) modules;
+  /* Optional: a driver without it cannot say whose memory a pointer is. */
+  CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
 };
 
 static TlResult check(TlRuntime *rt, CUresult r, const char *what) {
@@ -121,6 +124,7 @@ TlRuntime *tl_runtime_create_with_driver(TlDiagEngine *diag, int ordinal,
   }
   CU_FUNCS(LOAD)
 #undef LOAD
+  *(void **)&rt->cuPointerGetAttribute = dlsym(lib, "cuPointerGetAttribute");
   if (TL_FAILED(check(rt, rt->cuInit(0), "initialization")))
     goto fail;
   int count = 0;
@@ -215,6 +219,20 @@ void *tl_runtime_kernel(TlRuntime *rt, const char *ptx, size_t len,
     return NULL;
   }
   return f;
+}
+
+bool tl_runtime_pointer_device(TlRuntime *rt, TlDevPtr p, int *ordinal) {
+  int dev = -1;
+  if (!rt->cuPointerGetAttribute ||
+      rt->cuCtxSetCurrent(rt->ctx) != CUDA_SUCCESS)
+    return false;
+  /* An address the driver does not know (plain host memory) fails with
+   * CUDA_ERROR_INVALID_VALUE: not device memory. */
+  if (rt->cuPointerGetAttribute(&dev, POINTER_ATTR_DEVICE_ORDINAL, p) !=
+      CUDA_SUCCESS)
+    dev = -1;
+  *ordinal = dev;
+  return true;
 }
 
 TlDevPtr tl_runtime_alloc(TlRuntime *rt, size_t bytes) {

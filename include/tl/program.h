@@ -196,8 +196,9 @@ TlResult tl_program_launch_dims(TlProgram *p, const TlArg *args, unsigned nargs,
  * workspace, if it has one, is zeroed on the same stream; the program
  * owns it, so launches of one program must not overlap on different
  * streams. Fails for arguments that do not fit (a NULL device address
- * included) or break the kernel's `assume`, for no driver or device,
- * and with the driver's error. */
+ * included, or a buffer the driver says is another device's memory) or
+ * break the kernel's `assume`, for no driver or device, and with the
+ * driver's error. */
 TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
                            void *stream);
 

@@ -38,6 +38,12 @@ unsigned tl_runtime_num_sms(const TlRuntime *rt);
 void *tl_runtime_kernel(TlRuntime *rt, const char *ptx, size_t len,
                         const char *name);
 
+/* Whose memory p is: *ordinal gets the device's ordinal, or -1 when the
+ * driver does not know p as device memory (plain host memory). false,
+ * *ordinal untouched, when the driver cannot say (it lacks
+ * cuPointerGetAttribute). Reports nothing. */
+bool tl_runtime_pointer_device(TlRuntime *rt, TlDevPtr p, int *ordinal);
+
 TlDevPtr tl_runtime_alloc(TlRuntime *rt, size_t bytes);
 void tl_runtime_free(TlRuntime *rt, TlDevPtr p);
 TlResult tl_runtime_upload(TlRuntime *rt, TlDevPtr dst, const void *src,

@@ -13,7 +13,7 @@
  * "TL fake GPU", sm_90 with 132 SMs, 1 MiB of L2 and the H100's 232448
  * bytes of shared memory per block.
  *
- * Two variables shape it for tests of the launch path: with
+ * Three variables shape it for tests of the launch path: with
  * TL_FAKE_CUDA_LOG=FILE every launch, stream-ordered memset and context
  * synchronisation appends a line to FILE
  *
@@ -21,7 +21,9 @@
  *     memset bytes=N stream=...
  *     synchronize
  *
- * and TL_FAKE_CUDA_DEVICES=N makes the driver see N devices (default 1). */
+ * (a line each), TL_FAKE_CUDA_DEVICES=N makes the driver see N devices (default
+ * 1), and TL_FAKE_CUDA_POINTER_DEVICE=N makes it say that every address is
+ * memory of device N (default 0; -1: of none). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +153,14 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
   char b[32];
   log_line("launch grid=%u,%u,%u block=%u,%u,%u smem=%u stream=%s", gx, gy, gz,
            bx, by, bz, smem, stream_text(s, b, sizeof b));
+  return 0;
+}
+CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
+  const char *n = getenv("TL_FAKE_CUDA_POINTER_DEVICE");
+  int dev = n && *n ? atoi(n) : 0;
+  if (attr != 9 || dev < 0) /* the device ordinal, or not device memory */
+    return 1;               /* CUDA_ERROR_INVALID_VALUE */
+  *(int *)data = dev;
   return 0;
 }
 CUresult cuEventCreate(CUevent *e, unsigned flags) {

@@ -462,6 +462,16 @@ static void test_driver(void) {
   CHECK(error_has(s, "argument 1 (y) of @vector_add: the buffer has no "
                      "device address"));
   args[1].device = (uint64_t)(uintptr_t)(dev + 256);
+  /* Memory of another device. */
+  setenv("TL_FAKE_CUDA_POINTER_DEVICE", "1", 1);
+  CHECK(TL_FAILED(tl_program_launch(p, args, 4, stream)));
+  CHECK(error_has(s, "argument 0 (x) of @vector_add: the buffer is memory of "
+                     "CUDA device 1, not of device 0 (the session's)"));
+  /* Memory the driver does not know passes (it may be mapped host
+   * memory): the launch is logged below. */
+  setenv("TL_FAKE_CUDA_POINTER_DEVICE", "-1", 1);
+  CHECK(!TL_FAILED(tl_program_launch(p, args, 4, stream)));
+  unsetenv("TL_FAKE_CUDA_POINTER_DEVICE");
   CHECK(TL_FAILED(tl_program_launch(p, args, 3, stream)));
   CHECK(error_has(s, "takes 4 arguments, not 3"));
   tl_program_destroy(p);
@@ -493,9 +503,10 @@ static void test_driver(void) {
     char want[256];
     snprintf(want, sizeof want,
              "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
+             "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
              "memset bytes=%zu stream=null\n"
              "launch grid=2,1,1 block=32,1,1 smem=",
-             stream, info.workspace_bytes);
+             stream, stream, info.workspace_bytes);
     /* Nothing else: no synchronisation after the launches. */
     CHECK(!strncmp(text, want, strlen(want)));
     CHECK(strstr(text, "synchronize") == NULL);

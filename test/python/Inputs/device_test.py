@@ -87,6 +87,12 @@ null = DeviceArray(np.zeros(0, np.float32))
 null.__cuda_array_interface__["data"] = (0, False)
 raises(tl.TLError, k, x, null, z, 0, want="the buffer has no device address")
 raises(tl.TLError, s.open_device, 0, want="CUDA device 0 is already open")
+# Memory of another device, by the driver's word.
+os.environ["TL_FAKE_CUDA_POINTER_DEVICE"] = "1"
+raises(tl.TLError, k, x, y, z, 1000,
+       want="argument 0 (x) of @vector_add: the buffer is memory of CUDA device 1, "
+            "not of device 0 (the session's)")
+del os.environ["TL_FAKE_CUDA_POINTER_DEVICE"]
 print("device_test: ok")
 
 # Timing and a timed autotune, by the stand-in driver's clock: T threads
