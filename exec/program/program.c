@@ -150,6 +150,13 @@ TlResult tl_session_open_device(TlSession *s, int ordinal) {
   return TL_SUCCESS;
 }
 
+TlResult tl_session_synchronize(TlSession *s) {
+  begin(s);
+  if (!s->rt)
+    return failf(s, "no CUDA device is open");
+  return tl_runtime_synchronize(s->rt);
+}
+
 int tl_session_device_ordinal(const TlSession *s) { return s->ordinal; }
 const char *tl_session_device_name(const TlSession *s) {
   return s->rt ? tl_runtime_device_name(s->rt) : NULL;

@@ -310,6 +310,12 @@ TlResult tl_runtime_launch_async(TlRuntime *rt, void *kernel,
   return check(rt, launch_on(rt, kernel, l, args, stream), "launch");
 }
 
+TlResult tl_runtime_synchronize(TlRuntime *rt) {
+  if (TL_FAILED(check(rt, rt->cuCtxSetCurrent(rt->ctx), "context")))
+    return TL_FAILURE;
+  return check(rt, rt->cuCtxSynchronize(), "kernel execution");
+}
+
 TlResult tl_runtime_memset_async(TlRuntime *rt, TlDevPtr dst, uint8_t value,
                                  size_t bytes, void *stream) {
   if (!bytes)

@@ -72,6 +72,11 @@ void tl_session_set_driver(TlSession *s, const char *driver);
  * already open (a session drives one). tl_program_launch opens device 0
  * when none is open. */
 TlResult tl_session_open_device(TlSession *s, int ordinal);
+/* Waits until the open device has run all the work given to it (all
+ * streams): the errors of earlier asynchronous launches, which the
+ * launches could not report, are reported here. Fails when no device is
+ * open. */
+TlResult tl_session_synchronize(TlSession *s);
 /* The open device's ordinal, name ("NVIDIA H100 80GB HBM3") and SM
  * number (90); -1, NULL and 0 when none is open. */
 int tl_session_device_ordinal(const TlSession *s);

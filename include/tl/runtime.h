@@ -71,6 +71,9 @@ TlResult tl_runtime_launch(TlRuntime *rt, void *kernel, const TlLaunch *l,
  * launch, so they may be freed on return. */
 TlResult tl_runtime_launch_async(TlRuntime *rt, void *kernel, const TlLaunch *l,
                                  void **args, void *stream);
+/* Waits for all the work on the device (cuCtxSynchronize): the errors of
+ * earlier asynchronous launches surface here. */
+TlResult tl_runtime_synchronize(TlRuntime *rt);
 /* Sets `bytes` bytes at dst to value, ordered on `stream` as above. */
 TlResult tl_runtime_memset_async(TlRuntime *rt, TlDevPtr dst, uint8_t value,
                                  size_t bytes, void *stream);

@@ -19,7 +19,7 @@ from . import _lib
 from ._lib import ARG_BUFFER, ARG_FLOAT, ARG_INT, PTX_ORIGINS
 
 __all__ = ["TLError", "Session", "Kernel", "Param", "compile", "default_session",
-           "autotune"]
+           "synchronize", "autotune"]
 
 
 class TLError(RuntimeError):
@@ -391,6 +391,12 @@ class Session:
     def open_device(self, ordinal=0):
         self._call(self._lib.tl_session_open_device, self._h, ordinal)
 
+    def synchronize(self):
+        """Waits until the device has run all the work given to it; the
+        errors of earlier launches, which return without waiting, are
+        raised here."""
+        self._call(self._lib.tl_session_synchronize, self._h)
+
     def device_ordinal(self):
         return self._lib.tl_session_device_ordinal(self._h)
 
@@ -417,6 +423,11 @@ def default_session():
     if _default is None:
         _default = Session()
     return _default
+
+
+def synchronize():
+    """Waits for the default session's device (Session.synchronize)."""
+    default_session().synchronize()
 
 
 def compile(source, kernel=None, **defines):

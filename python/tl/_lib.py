@@ -82,6 +82,7 @@ _SIGNATURES = {
     "tl_session_set_cache_dir": (None, [_P, ctypes.c_char_p]),
     "tl_session_set_driver": (None, [_P, ctypes.c_char_p]),
     "tl_session_open_device": (ctypes.c_int, [_P, ctypes.c_int]),
+    "tl_session_synchronize": (ctypes.c_int, [_P]),
     "tl_session_device_ordinal": (ctypes.c_int, [_P]),
     "tl_session_device_name": (ctypes.c_char_p, [_P]),
     "tl_session_device_sm": (ctypes.c_uint, [_P]),

@@ -421,6 +421,8 @@ static void test_driver(void) {
     args[i].device = (uint64_t)(uintptr_t)host;
   CHECK(TL_FAILED(tl_program_launch(p, args, 4, NULL)));
   CHECK(error_has(s, "no CUDA driver"));
+  CHECK(TL_FAILED(tl_session_synchronize(s)));
+  CHECK(error_has(s, "no CUDA device is open"));
   tl_program_destroy(p);
   tl_session_destroy(s);
 
@@ -474,6 +476,7 @@ static void test_driver(void) {
   unsetenv("TL_FAKE_CUDA_POINTER_DEVICE");
   CHECK(TL_FAILED(tl_program_launch(p, args, 3, stream)));
   CHECK(error_has(s, "takes 4 arguments, not 3"));
+  CHECK(!TL_FAILED(tl_session_synchronize(s)));
   tl_program_destroy(p);
 
   /* A kernel with a global workspace: zeroed on the stream, then
@@ -504,12 +507,14 @@ static void test_driver(void) {
     snprintf(want, sizeof want,
              "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
              "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
+             "synchronize\n"
              "memset bytes=%zu stream=null\n"
              "launch grid=2,1,1 block=32,1,1 smem=",
              stream, stream, info.workspace_bytes);
-    /* Nothing else: no synchronisation after the launches. */
+    /* Nothing else: no synchronisation after the launches but the one
+     * asked for. */
     CHECK(!strncmp(text, want, strlen(want)));
-    CHECK(strstr(text, "synchronize") == NULL);
+    CHECK(strstr(strstr(text, "synchronize") + 1, "synchronize") == NULL);
     if (strncmp(text, want, strlen(want)))
       fprintf(stderr, "the driver's log:\n%s\nexpected it to start:\n%s\n",
               text, want);

@@ -68,6 +68,10 @@ assert lines == [
     "launch grid=3,1,1 block=64,1,1 smem=0 stream=0x5eed",
     "launch grid=2,1,1 block=64,1,1 smem=0 stream=0xbeef",
 ], lines  # and no synchronisation
+s.synchronize()
+with open(log) as f:
+    assert f.read().splitlines()[3:] == ["synchronize"]
+raises(tl.TLError, nodrv.synchronize, want="no CUDA device is open")
 
 # The checks before a launch.
 raises(TypeError, k, x, y, z, want="@vector_add takes 4 arguments (x, y, z, n), not 3")
