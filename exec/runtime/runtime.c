@@ -22,6 +22,7 @@ enum {
   ATTR_L2_SIZE = 38,
   ATTR_SMEM_OPTIN = 97,
   FUNC_ATTR_MAX_DYNAMIC_SMEM = 8,
+  POINTER_ATTR_DEVICE_ORDINAL = 9,
   JIT_INFO_LOG = 3,
   JIT_INFO_LOG_SIZE = 4,
   JIT_ERROR_LOG = 5,
@@ -79,6 +80,8 @@ struct TlRuntime {
   TlDevPtr flush; /* a buffer larger than L2, written between timed runs */
   size_t flush_bytes;
   TL_VEC(CachedModule) modules;
+  /* Optional: a driver without it cannot say whose memory a pointer is. */
+  CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
 };
 
 static TlResult check(TlRuntime *rt, CUresult r, const char *what) {
@@ -95,10 +98,17 @@ static TlResult check(TlRuntime *rt, CUresult r, const char *what) {
 }
 
 TlRuntime *tl_runtime_create(TlDiagEngine *diag, int ordinal) {
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  return tl_runtime_create_with_driver(diag, ordinal, NULL);
+}
+
+TlRuntime *tl_runtime_create_with_driver(TlDiagEngine *diag, int ordinal,
+                                         const char *driver) {
+  if (!driver)
+    driver = "libcuda.so.1";
+  void *lib = dlopen(driver, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     tl_diag_emit(diag, TL_DIAG_ERROR, tl_loc_unknown(),
-                 "no CUDA driver (libcuda.so.1 could not be loaded)");
+                 "no CUDA driver (%s could not be loaded)", driver);
     return NULL;
   }
   TlRuntime *rt = tl_xcalloc(1, sizeof *rt);
@@ -114,6 +124,7 @@ TlRuntime *tl_runtime_create(TlDiagEngine *diag, int ordinal) {
   }
   CU_FUNCS(LOAD)
 #undef LOAD
+  *(void **)&rt->cuPointerGetAttribute = dlsym(lib, "cuPointerGetAttribute");
   if (TL_FAILED(check(rt, rt->cuInit(0), "initialization")))
     goto fail;
   int count = 0;
@@ -210,6 +221,20 @@ void *tl_runtime_kernel(TlRuntime *rt, const char *ptx, size_t len,
   return f;
 }
 
+bool tl_runtime_pointer_device(TlRuntime *rt, TlDevPtr p, int *ordinal) {
+  int dev = -1;
+  if (!rt->cuPointerGetAttribute ||
+      rt->cuCtxSetCurrent(rt->ctx) != CUDA_SUCCESS)
+    return false;
+  /* An address the driver does not know (plain host memory) fails with
+   * CUDA_ERROR_INVALID_VALUE: not device memory. */
+  if (rt->cuPointerGetAttribute(&dev, POINTER_ATTR_DEVICE_ORDINAL, p) !=
+      CUDA_SUCCESS)
+    dev = -1;
+  *ordinal = dev;
+  return true;
+}
+
 TlDevPtr tl_runtime_alloc(TlRuntime *rt, size_t bytes) {
   CUdeviceptr p = 0;
   if (TL_FAILED(check(rt, rt->cuMemAlloc_v2(&p, bytes ? bytes : 1), "allocation")))
@@ -255,11 +280,16 @@ static TlResult prepare(TlRuntime *rt, void *kernel, const TlLaunch *l) {
   return TL_SUCCESS;
 }
 
-static CUresult launch(TlRuntime *rt, void *kernel, const TlLaunch *l,
-                       void **args) {
+static CUresult launch_on(TlRuntime *rt, void *kernel, const TlLaunch *l,
+                          void **args, CUstream stream) {
   return rt->cuLaunchKernel(kernel, l->grid[0], l->grid[1], l->grid[2],
                             l->block[0], l->block[1], l->block[2], l->smem_bytes,
-                            NULL, args, NULL);
+                            stream, args, NULL);
+}
+
+static CUresult launch(TlRuntime *rt, void *kernel, const TlLaunch *l,
+                       void **args) {
+  return launch_on(rt, kernel, l, args, NULL);
 }
 
 TlResult tl_runtime_launch(TlRuntime *rt, void *kernel, const TlLaunch *l,
@@ -268,6 +298,31 @@ TlResult tl_runtime_launch(TlRuntime *rt, void *kernel, const TlLaunch *l,
       TL_FAILED(check(rt, launch(rt, kernel, l, args), "launch")))
     return TL_FAILURE;
   return check(rt, rt->cuCtxSynchronize(), "kernel execution");
+}
+
+TlResult tl_runtime_launch_async(TlRuntime *rt, void *kernel,
+                                 const TlLaunch *l, void **args, void *stream) {
+  /* The caller's thread may not have made any context current (a Python
+   * thread, say): launches need the runtime's. */
+  if (TL_FAILED(check(rt, rt->cuCtxSetCurrent(rt->ctx), "context")) ||
+      TL_FAILED(prepare(rt, kernel, l)))
+    return TL_FAILURE;
+  return check(rt, launch_on(rt, kernel, l, args, stream), "launch");
+}
+
+TlResult tl_runtime_synchronize(TlRuntime *rt) {
+  if (TL_FAILED(check(rt, rt->cuCtxSetCurrent(rt->ctx), "context")))
+    return TL_FAILURE;
+  return check(rt, rt->cuCtxSynchronize(), "kernel execution");
+}
+
+TlResult tl_runtime_memset_async(TlRuntime *rt, TlDevPtr dst, uint8_t value,
+                                 size_t bytes, void *stream) {
+  if (!bytes)
+    return TL_SUCCESS;
+  if (TL_FAILED(check(rt, rt->cuCtxSetCurrent(rt->ctx), "context")))
+    return TL_FAILURE;
+  return check(rt, rt->cuMemsetD8Async(dst, value, bytes, stream), "memset");
 }
 
 static int cmp_float(const void *a, const void *b) {

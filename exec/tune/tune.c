@@ -9,7 +9,10 @@
  *   source: 5123 bytes, fnv1a 0x...    the key's ingredients, in order
  *   ...
  *   best: BN=64 W=8                    the choice, the space's order
- *   ms: 0.1174                         its time */
+ *   ms: 0.1174                         its time
+ *
+ * Entries of other kinds (the PTX cache of exec/program) share the first
+ * three parts, "tl KIND cache VERSION" first, and bring their own body. */
 #define _POSIX_C_SOURCE 200809L
 #include "tl/tune.h"
 
@@ -22,7 +25,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define HEADER "tl tune cache 1\n"
 /* Far above any entry (a few hundred bytes): a larger file is not one. */
 #define MAX_ENTRY_BYTES (1 << 20)
 
@@ -249,9 +251,15 @@ char *tl_tune_cache_path(const char *dir, const TlTuneKey *k) {
   return s.data;
 }
 
-/* Everything an entry holds before its choice. */
-static void entry_head(const TlTuneKey *k, TlStr *out) {
-  tl_str_puts(out, HEADER);
+/* The first line of an entry of `kind`: "tl tune cache 1". */
+static void entry_format(const char *kind, unsigned version, TlStr *out) {
+  tl_str_printf(out, "tl %s cache %u\n", kind, version);
+}
+
+/* Everything an entry holds before its body. */
+static void entry_head(const char *kind, unsigned version, const TlTuneKey *k,
+                       TlStr *out) {
+  entry_format(kind, version, out);
   tl_str_printf(out, "key: %016llx\n", (unsigned long long)tl_tune_key_hash(k));
   tl_str_putn(out, k->lines.data ? k->lines.data : "", k->lines.len);
 }
@@ -300,34 +308,45 @@ static bool parse_choice(const TlTuneSpace *s, const char *p, size_t n,
   return true;
 }
 
-/* Checks the text of an entry against the key; fills values and *ms. */
-static bool check_entry(const char *text, size_t n, const TlTuneKey *k,
-                        const TlTuneSpace *s, int64_t *values, double *ms,
-                        TlErr *err) {
+/* Checks the head of an entry (its format line, key and ingredients)
+ * against the key; *body gets the offset of what follows. */
+static bool check_head(const char *text, size_t n, const char *kind,
+                       unsigned version, const TlTuneKey *k, size_t *body,
+                       TlErr *err) {
   const char *at = text, *end = text + n, *line;
   size_t len;
-  if (n < strlen(HEADER) || memcmp(text, HEADER, strlen(HEADER)))
-    return tl_err(err, "not a tune cache entry (its first line is not '%.*s')",
-                  (int)strlen(HEADER) - 1, HEADER);
   TlStr head = {0};
-  entry_head(k, &head);
+  entry_head(kind, version, k, &head);
+  size_t flen = strcspn(head.data, "\n") + 1;
+  bool ok = true;
+  if (n < flen || memcmp(text, head.data, flen))
+    ok = tl_err(err, "not a %s cache entry (its first line is not '%.*s')",
+                kind, (int)flen - 1, head.data);
   const char *want = head.data, *wend = head.data + head.len, *wline;
   size_t wlen;
-  bool ok = true;
   while (ok && next_line(&want, wend, &wline, &wlen)) {
     if (!next_line(&at, end, &line, &len))
       ok = tl_err(err, "it is truncated: it ends before '%.*s'",
                   (int)(wlen < 100 ? wlen : 100), wline);
     else if (len != wlen || memcmp(line, wline, len))
       ok = tl_err(err,
-                  "it was tuned for other ingredients: '%.*s' where this "
+                  "it was %s for other ingredients: '%.*s' where this "
                   "run has '%.*s'",
+                  strcmp(kind, "tune") ? "made" : "tuned",
                   (int)(len < 80 ? len : 80), line,
                   (int)(wlen < 80 ? wlen : 80), wline);
   }
   tl_str_free(&head);
-  if (!ok)
-    return false;
+  *body = (size_t)(at - text);
+  return ok;
+}
+
+/* Checks the body of a tune entry: its choice and time. */
+static bool check_choice(const char *text, size_t n, const TlTuneSpace *s,
+                         int64_t *values, double *ms, TlErr *err) {
+  const char *at = text, *end = text + n, *line;
+  size_t len;
+  bool ok = true;
   int64_t *v = tl_xcalloc(s->params.len + 1, sizeof *v);
   if (!next_line(&at, end, &line, &len) || len < 6 || memcmp(line, "best: ", 6))
     ok = tl_err(err, "it is truncated or malformed: no 'best:' line after the "
@@ -361,9 +380,10 @@ static bool check_entry(const char *text, size_t n, const TlTuneKey *k,
   return ok;
 }
 
-TlTuneCacheStatus tl_tune_cache_read(const char *path, const TlTuneKey *k,
-                                     const TlTuneSpace *s, int64_t *values,
-                                     double *ms, TlErr *err) {
+TlTuneCacheStatus tl_cache_entry_read(const char *path, const char *kind,
+                                      unsigned version, const TlTuneKey *k,
+                                      size_t max_bytes, TlStr *body,
+                                      TlErr *err) {
   FILE *f = fopen(path, "rb");
   if (!f) {
     /* No file, or no directory where the path needs one. */
@@ -372,19 +392,39 @@ TlTuneCacheStatus tl_tune_cache_read(const char *path, const TlTuneKey *k,
     tl_err(err, "it cannot be opened: %s", strerror(errno));
     return TL_TUNE_CACHE_INVALID;
   }
-  char *buf = tl_xmalloc(MAX_ENTRY_BYTES + 1);
-  size_t n = fread(buf, 1, MAX_ENTRY_BYTES + 1, f);
+  TlStr text = {0};
+  char buf[65536];
+  size_t n;
+  while (text.len <= max_bytes && (n = fread(buf, 1, sizeof buf, f)) > 0)
+    tl_str_putn(&text, buf, n);
   bool bad_read = ferror(f);
   fclose(f);
   bool ok;
+  size_t at = 0;
   if (bad_read)
     ok = tl_err(err, "it cannot be read");
-  else if (n > MAX_ENTRY_BYTES)
-    ok = tl_err(err, "it is larger than any entry (%d bytes)", MAX_ENTRY_BYTES);
+  else if (text.len > max_bytes)
+    ok = tl_err(err, "it is larger than any entry (%zu bytes)", max_bytes);
   else
-    ok = check_entry(buf, n, k, s, values, ms, err);
-  tl_free(buf);
+    ok = check_head(text.data ? text.data : "", text.len, kind, version, k, &at,
+                    err);
+  if (ok)
+    tl_str_putn(body, text.data + at, text.len - at);
+  tl_str_free(&text);
   return ok ? TL_TUNE_CACHE_HIT : TL_TUNE_CACHE_INVALID;
+}
+
+TlTuneCacheStatus tl_tune_cache_read(const char *path, const TlTuneKey *k,
+                                     const TlTuneSpace *s, int64_t *values,
+                                     double *ms, TlErr *err) {
+  TlStr body = {0};
+  TlTuneCacheStatus st =
+      tl_cache_entry_read(path, "tune", 1, k, MAX_ENTRY_BYTES, &body, err);
+  if (st == TL_TUNE_CACHE_HIT &&
+      !check_choice(body.data ? body.data : "", body.len, s, values, ms, err))
+    st = TL_TUNE_CACHE_INVALID;
+  tl_str_free(&body);
+  return st;
 }
 
 /* mkdir -p of the directory that holds path. */
@@ -415,16 +455,14 @@ static bool make_parents(const char *path, TlErr *err) {
   return ok;
 }
 
-bool tl_tune_cache_write(const char *path, const TlTuneKey *k,
-                         const TlTuneSpace *s, const int64_t *values, double ms,
-                         TlErr *err) {
+bool tl_cache_entry_write(const char *path, const char *kind, unsigned version,
+                          const TlTuneKey *k, const char *body, size_t len,
+                          TlErr *err) {
   if (!make_parents(path, err))
     return false;
   TlStr text = {0}, tmp = {0};
-  entry_head(k, &text);
-  tl_str_puts(&text, "best: ");
-  tl_tune_space_format(s, values, &text);
-  tl_str_printf(&text, "\nms: %.9g\n", ms);
+  entry_head(kind, version, k, &text);
+  tl_str_putn(&text, body, len);
   tl_str_printf(&tmp, "%s.XXXXXX", path);
   bool ok = false;
   int fd = mkstemp(tmp.data);
@@ -460,5 +498,17 @@ bool tl_tune_cache_write(const char *path, const TlTuneKey *k,
 out:
   tl_str_free(&text);
   tl_str_free(&tmp);
+  return ok;
+}
+
+bool tl_tune_cache_write(const char *path, const TlTuneKey *k,
+                         const TlTuneSpace *s, const int64_t *values, double ms,
+                         TlErr *err) {
+  TlStr body = {0};
+  tl_str_puts(&body, "best: ");
+  tl_tune_space_format(s, values, &body);
+  tl_str_printf(&body, "\nms: %.9g\n", ms);
+  bool ok = tl_cache_entry_write(path, "tune", 1, k, body.data, body.len, err);
+  tl_str_free(&body);
   return ok;
 }

@@ -20,6 +20,10 @@ typedef uint64_t TlDevPtr; /* a device address; 0 is never valid */
 /* Opens the driver and device `ordinal` (its primary context). NULL with a
  * diagnostic when there is no driver or device. Caller owns the runtime. */
 TlRuntime *tl_runtime_create(TlDiagEngine *diag, int ordinal);
+/* The same with the driver library named: a path or a name dlopen
+ * searches for; NULL is "libcuda.so.1". */
+TlRuntime *tl_runtime_create_with_driver(TlDiagEngine *diag, int ordinal,
+                                         const char *driver);
 void tl_runtime_destroy(TlRuntime *rt);
 /* The device's name ("NVIDIA H100 80GB HBM3"), SM number (90) and number of
  * multiprocessors. */
@@ -33,6 +37,12 @@ unsigned tl_runtime_num_sms(const TlRuntime *rt);
  * runtime. */
 void *tl_runtime_kernel(TlRuntime *rt, const char *ptx, size_t len,
                         const char *name);
+
+/* Whose memory p is: *ordinal gets the device's ordinal, or -1 when the
+ * driver does not know p as device memory (plain host memory). false,
+ * *ordinal untouched, when the driver cannot say (it lacks
+ * cuPointerGetAttribute). Reports nothing. */
+bool tl_runtime_pointer_device(TlRuntime *rt, TlDevPtr p, int *ordinal);
 
 TlDevPtr tl_runtime_alloc(TlRuntime *rt, size_t bytes);
 void tl_runtime_free(TlRuntime *rt, TlDevPtr p);
@@ -53,6 +63,20 @@ typedef struct TlLaunch {
  * waits for it. */
 TlResult tl_runtime_launch(TlRuntime *rt, void *kernel, const TlLaunch *l,
                            void **args);
+/* Launches a kernel on `stream` (a CUstream, NULL for the legacy default
+ * stream) and returns without waiting: the launch is ordered after the
+ * work already on the stream, and errors of the kernel's execution show
+ * up in later calls on it. Makes the runtime's context current on the
+ * calling thread first. The values args points at are copied by the
+ * launch, so they may be freed on return. */
+TlResult tl_runtime_launch_async(TlRuntime *rt, void *kernel, const TlLaunch *l,
+                                 void **args, void *stream);
+/* Waits for all the work on the device (cuCtxSynchronize): the errors of
+ * earlier asynchronous launches surface here. */
+TlResult tl_runtime_synchronize(TlRuntime *rt);
+/* Sets `bytes` bytes at dst to value, ordered on `stream` as above. */
+TlResult tl_runtime_memset_async(TlRuntime *rt, TlDevPtr dst, uint8_t value,
+                                 size_t bytes, void *stream);
 /* Times a kernel: `warmup` launches, then `iters` launches each preceded by
  * a write of a buffer larger than the L2 cache (so every run starts cold)
  * and measured with events; *median_ms gets the median. */

@@ -116,6 +116,21 @@ bool tl_tune_cache_write(const char *path, const TlTuneKey *k,
                          const TlTuneSpace *s, const int64_t *values, double ms,
                          TlErr *err);
 
+/* Entries of any kind (the tune cache's, "tune" version 1, and the PTX
+ * cache's) share the rules above: a first line "tl KIND cache VERSION",
+ * "key: <hash>", the key's ingredients, then a body of the kind's own.
+ * Reading checks all but the body, line by line, and appends the body to
+ * *body on a HIT; MISS and INVALID (with err) as tl_tune_cache_read says,
+ * and INVALID too for a file of more than max_bytes. Writing goes through
+ * a temporary file renamed over path, as tl_tune_cache_write does. */
+TlTuneCacheStatus tl_cache_entry_read(const char *path, const char *kind,
+                                      unsigned version, const TlTuneKey *k,
+                                      size_t max_bytes, TlStr *body,
+                                      TlErr *err);
+bool tl_cache_entry_write(const char *path, const char *kind, unsigned version,
+                          const TlTuneKey *k, const char *body, size_t len,
+                          TlErr *err);
+
 #ifdef __cplusplus
 }
 #endif

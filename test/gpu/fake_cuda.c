@@ -11,7 +11,20 @@
  * a made-up cost that ranks launch shapes deterministically, which is what
  * tests of --tune's choice need. The device reports itself as
  * "TL fake GPU", sm_90 with 132 SMs, 1 MiB of L2 and the H100's 232448
- * bytes of shared memory per block. */
+ * bytes of shared memory per block.
+ *
+ * Three variables shape it for tests of the launch path: with
+ * TL_FAKE_CUDA_LOG=FILE every launch, stream-ordered memset and context
+ * synchronisation appends a line to FILE
+ *
+ *     launch grid=X,Y,Z block=X,Y,Z smem=BYTES stream=0x...|null
+ *     memset bytes=N stream=...
+ *     synchronize
+ *
+ * (a line each), TL_FAKE_CUDA_DEVICES=N makes the driver see N devices (default
+ * 1), and TL_FAKE_CUDA_POINTER_DEVICE=N makes it say that every address is
+ * memory of device N (default 0; -1: of none). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +39,27 @@ typedef unsigned long long CUdeviceptr;
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"
 
 static float last_ms; /* the time of the last launch */
+
+/* One line to $TL_FAKE_CUDA_LOG, when set. */
+static void log_line(const char *fmt, ...) {
+  const char *path = getenv("TL_FAKE_CUDA_LOG");
+  FILE *f = path && *path ? fopen(path, "a") : NULL;
+  if (!f)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(f, fmt, ap);
+  va_end(ap);
+  fputc('\n', f);
+  fclose(f);
+}
+
+static const char *stream_text(CUstream s, char *buf, size_t cap) {
+  if (!s)
+    return "null";
+  snprintf(buf, cap, "%p", s);
+  return buf;
+}
 static char module_token, context_token;
 
 CUresult cuInit(unsigned flags) { return 0; }
@@ -34,7 +68,8 @@ CUresult cuDeviceGet(CUdevice *d, int ordinal) {
   return 0;
 }
 CUresult cuDeviceGetCount(int *count) {
-  *count = 1;
+  const char *n = getenv("TL_FAKE_CUDA_DEVICES");
+  *count = n && *n ? atoi(n) : 1;
   return 0;
 }
 CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
@@ -67,7 +102,10 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
 }
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { return 0; }
 CUresult cuCtxSetCurrent(CUcontext c) { return 0; }
-CUresult cuCtxSynchronize(void) { return 0; }
+CUresult cuCtxSynchronize(void) {
+  log_line("synchronize");
+  return 0;
+}
 CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n,
                             int *options, void **values) {
   *m = &module_token;
@@ -103,6 +141,8 @@ CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n) {
 }
 CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n,
                          CUstream s) {
+  char b[32];
+  log_line("memset bytes=%zu stream=%s", n, stream_text(s, b, sizeof b));
   memset((void *)dst, v, n);
   return 0;
 }
@@ -110,6 +150,17 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                         unsigned bx, unsigned by, unsigned bz, unsigned smem,
                         CUstream s, void **args, void **extra) {
   last_ms = (float)(bx * by * bz) / 1000.0f + 1.0f / (float)(gx * gy * gz);
+  char b[32];
+  log_line("launch grid=%u,%u,%u block=%u,%u,%u smem=%u stream=%s", gx, gy, gz,
+           bx, by, bz, smem, stream_text(s, b, sizeof b));
+  return 0;
+}
+CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
+  const char *n = getenv("TL_FAKE_CUDA_POINTER_DEVICE");
+  int dev = n && *n ? atoi(n) : 0;
+  if (attr != 9 || dev < 0) /* the device ordinal, or not device memory */
+    return 1;               /* CUDA_ERROR_INVALID_VALUE */
+  *(int *)data = dev;
   return 0;
 }
 CUresult cuEventCreate(CUevent *e, unsigned flags) {

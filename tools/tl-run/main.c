@@ -21,6 +21,7 @@
 #include "tl/simt.h"
 #include "tl/simt_vm.h"
 #include "tl/pass.h"
+#include "tl/program.h"
 #include "tl/runtime.h"
 #include "tl/target.h"
 #include "tl/tl.h"
@@ -710,16 +711,12 @@ static bool scalar_value(const TlType *t, const TlVmArg *a, Scalar *out) {
   return true;
 }
 
-/* Compiles the kernel of `text` for the device: a second parse, lowered to
- * simt and through tl-llc's pipeline. */
+/* Compiles the kernel of `text` for the device (the runtime API's
+ * compile step: a second parse, lowered to simt and through tl-llc's
+ * pipeline) and loads it. */
 static void *gpu_compile(TlContext *ctx, TlRuntime *rt, const char *name,
                          const char *text, size_t len, const char *kernel_name,
                          unsigned *smem_bytes, int64_t *workspace_bytes) {
-  TlModule *m = tl_parse_module(ctx, name, text, len, 1);
-  TlPipeline *pl = tl_pipeline_create();
-  void *k = NULL;
-  TlTarget *t = NULL;
-  TlStr ptx = {0};
   unsigned sm = tl_runtime_sm(rt);
   const TlArch *arch = tl_arch_for_device(sm);
   if (!arch) {
@@ -729,32 +726,14 @@ static void *gpu_compile(TlContext *ctx, TlRuntime *rt, const char *name,
                   "no target runs on this GPU (sm_%u); the targets are %s", sm,
                   tl_str_cstr(&names));
     tl_str_free(&names);
-    goto out;
+    return NULL;
   }
-  TlPipelineConfig cfg = {.verify_each = true, .arch = arch};
-  if (!m || TL_FAILED(tl_pipeline_parse(pl, "lower-tl-to-simt,canonicalize,cse",
-                                        tl_context_diag(ctx))) ||
-      TL_FAILED(tl_pipeline_run(pl, m, &cfg)))
-    goto out;
-  /* The lowered kernel's planned shared memory. */
-  for (TlOp *f = tl_block_first_op(tl_module_body(m)); f; f = tl_op_next(f)) {
-    TlAttr *sb = tl_op_attr(f, "smem_bytes");
-    const char *fname = tl_symbol_name(f);
-    TlAttr *wb = tl_op_attr(f, "workspace_bytes");
-    if (sb && tl_attr_kind(sb) == TL_ATTR_INT && fname && !strcmp(fname, kernel_name))
-      *smem_bytes = (unsigned)tl_attr_int_value(sb);
-    if (wb && tl_attr_kind(wb) == TL_ATTR_INT && fname && !strcmp(fname, kernel_name))
-      *workspace_bytes = tl_attr_int_value(wb);
-  }
-  TlTargetOptions o = {arch->name, 0, 3};
-  t = tl_target_create(ctx, &o);
-  if (t && !TL_FAILED(tl_target_compile(t, m, &ptx, NULL, NULL)))
+  TlStr ptx = {0};
+  void *k = NULL;
+  if (!TL_FAILED(tl_compile_ptx(ctx, name, text, len, kernel_name, arch, &ptx,
+                                smem_bytes, workspace_bytes)))
     k = tl_runtime_kernel(rt, ptx.data, ptx.len, kernel_name);
-out:
   tl_str_free(&ptx);
-  tl_target_destroy(t);
-  tl_pipeline_destroy(pl);
-  tl_module_destroy(m);
   return k;
 }
 

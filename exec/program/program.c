@@ -1,0 +1,775 @@
+/* The runtime API (include/tl/program.h): sessions, programs, the PTX
+ * cache and the two ways to run a kernel, the block VM over host buffers
+ * and an asynchronous launch on a CUDA stream.
+ *
+ * A program owns a context of its own (the defines are the context's) in
+ * which its kernel is parsed once for the VM and the argument checks;
+ * compiling PTX parses the text again and lowers that copy, as tl-llc
+ * does. Every diagnostic of a call is formatted into the session's error
+ * text through a handler on the program's and the runtime's engines. */
+#define _POSIX_C_SOURCE 200809L
+#include "tl/program.h"
+
+#include "tl/analysis.h"
+#include "tl/dialects.h"
+#include "tl/pass.h"
+#include "tl/runtime.h"
+#include "tl/target.h"
+#include "tl/tl.h"
+#include "tl/tune.h"
+#include "tl/vm.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The VM's op budget for a run: a kernel whose loop never ends fails. */
+#define VM_MAX_OPS 1000000000
+/* Far above the PTX of any kernel: a larger file is not an entry. */
+#define MAX_PTX_ENTRY_BYTES ((size_t)256 << 20)
+
+struct TlSession {
+  TlStr error;     /* the diagnostics of the last failed call */
+  char *cache_dir; /* NULL: the default; "": none */
+  char *driver;    /* NULL: libcuda.so.1 */
+  TlDiagEngine *rt_diag;
+  TlRuntime *rt;
+  int ordinal;
+};
+
+/* PTX for one target, kept by the program. */
+typedef struct Ptx {
+  const TlArch *arch;
+  TlStr text;
+  unsigned smem_bytes;
+  size_t workspace_bytes;
+  TlPtxOrigin origin;
+  TlErr why;
+  void *function; /* the loaded kernel (the device's target only) */
+} Ptx;
+
+struct TlProgram {
+  TlSession *s;
+  TlContext *ctx;
+  char *name; /* the source's name */
+  char *text;
+  size_t len;
+  TL_VEC(char *) defines; /* "NAME=VALUE", sorted by name, one per name */
+  TlModule *m;
+  TlOp *kernel;
+  TL_VEC(Ptx) ptx;
+  TlDevPtr ws; /* the global workspace on the device, or 0 */
+  size_t ws_bytes;
+};
+
+/*===--- Errors -----------------------------------------------------------===*/
+
+static void append(TlSession *s, const TlDiagEngine *e, const TlDiag *d) {
+  tl_diag_format(e, d, &s->error);
+  if (s->error.len && s->error.data[s->error.len - 1] != '\n')
+    tl_str_putc(&s->error, '\n');
+}
+
+/* The handler of a program's context: user is the program. */
+static void program_diag(const TlDiag *d, void *user) {
+  TlProgram *p = user;
+  append(p->s, tl_context_diag(p->ctx), d);
+}
+
+/* The handler of the runtime's engine: user is the session. */
+static void session_diag(const TlDiag *d, void *user) {
+  TlSession *s = user;
+  append(s, s->rt_diag, d);
+}
+
+/* The session's error text is emptied at the start of each fallible
+ * call. */
+static void begin(TlSession *s) { tl_str_clear(&s->error); }
+
+static TlResult failf(TlSession *s, const char *fmt, ...) TL_PRINTF(2, 3);
+static TlResult failf(TlSession *s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  tl_str_puts(&s->error, "error: ");
+  tl_str_vprintf(&s->error, fmt, ap);
+  tl_str_putc(&s->error, '\n');
+  va_end(ap);
+  return TL_FAILURE;
+}
+
+/*===--- Sessions ---------------------------------------------------------===*/
+
+TlSession *tl_session_create(void) {
+  TlSession *s = tl_xcalloc(1, sizeof *s);
+  s->rt_diag = tl_diag_engine_create();
+  tl_diag_set_handler(s->rt_diag, session_diag, s);
+  s->ordinal = -1;
+  return s;
+}
+
+void tl_session_destroy(TlSession *s) {
+  if (!s)
+    return;
+  tl_runtime_destroy(s->rt);
+  tl_diag_engine_destroy(s->rt_diag);
+  tl_str_free(&s->error);
+  tl_free(s->cache_dir);
+  tl_free(s->driver);
+  tl_free(s);
+}
+
+const char *tl_session_error(const TlSession *s) {
+  return s->error.data ? s->error.data : "";
+}
+
+static void set_text(char **field, const char *text) {
+  tl_free(*field);
+  *field = text ? tl_xstrdup(text) : NULL;
+}
+
+void tl_session_set_cache_dir(TlSession *s, const char *dir) {
+  set_text(&s->cache_dir, dir);
+}
+
+void tl_session_set_driver(TlSession *s, const char *driver) {
+  set_text(&s->driver, driver);
+}
+
+TlResult tl_session_open_device(TlSession *s, int ordinal) {
+  begin(s);
+  if (s->rt)
+    return failf(s,
+                 "CUDA device %d is already open (a session drives one "
+                 "device)",
+                 s->ordinal);
+  if (!(s->rt = tl_runtime_create_with_driver(s->rt_diag, ordinal, s->driver)))
+    return TL_FAILURE;
+  s->ordinal = ordinal;
+  return TL_SUCCESS;
+}
+
+TlResult tl_session_synchronize(TlSession *s) {
+  begin(s);
+  if (!s->rt)
+    return failf(s, "no CUDA device is open");
+  return tl_runtime_synchronize(s->rt);
+}
+
+int tl_session_device_ordinal(const TlSession *s) { return s->ordinal; }
+const char *tl_session_device_name(const TlSession *s) {
+  return s->rt ? tl_runtime_device_name(s->rt) : NULL;
+}
+unsigned tl_session_device_sm(const TlSession *s) {
+  return s->rt ? tl_runtime_sm(s->rt) : 0;
+}
+
+/*===--- Programs ---------------------------------------------------------===*/
+
+static int cmp_define(const void *a, const void *b) {
+  const char *x = *(char *const *)a, *y = *(char *const *)b;
+  size_t nx = strcspn(x, "="), ny = strcspn(y, "=");
+  int c = strncmp(x, y, nx < ny ? nx : ny);
+  return c ? c : (nx > ny) - (nx < ny);
+}
+
+static bool read_file(TlSession *s, const char *path, char **text,
+                      size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return !failf(s, "cannot open '%s': %s", path, strerror(errno));
+  TlStr t = {0};
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+    tl_str_putn(&t, buf, n);
+  bool bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    tl_str_free(&t);
+    return !failf(s, "cannot read '%s'", path);
+  }
+  tl_str_putc(&t, 0);
+  *len = t.len - 1;
+  *text = t.data;
+  return true;
+}
+
+TlProgram *tl_program_create(TlSession *s, const TlProgramDesc *d) {
+  begin(s);
+  TlProgram *p = tl_xcalloc(1, sizeof *p);
+  p->s = s;
+  p->name = tl_xstrdup(d->path ? d->path : "<text>");
+  if (d->text) {
+    p->text = tl_xmalloc(d->len + 1);
+    memcpy(p->text, d->text, d->len);
+    p->text[d->len] = 0;
+    p->len = d->len;
+  } else if (!d->path) {
+    failf(s, "no kernel source: give a path or a text");
+    goto fail;
+  } else if (!read_file(s, d->path, &p->text, &p->len)) {
+    goto fail;
+  }
+  p->ctx = tl_context_create();
+  tl_register_all_dialects(p->ctx);
+  tl_diag_set_handler(tl_context_diag(p->ctx), program_diag, p);
+  tl_diag_add_source(tl_context_diag(p->ctx), p->name, p->text, p->len);
+  /* The defines as the context keeps them: the last of a name wins. */
+  for (unsigned i = 0; i < d->num_defines; i++) {
+    TlErr err;
+    if (TL_FAILED(tl_context_parse_define(p->ctx, d->defines[i], &err))) {
+      failf(s, "define '%s': %s", d->defines[i], err.msg);
+      goto fail;
+    }
+    size_t j = 0;
+    while (j < p->defines.len &&
+           cmp_define(&p->defines.data[j], &d->defines[i]))
+      j++;
+    if (j < p->defines.len)
+      tl_free(p->defines.data[j]);
+    else
+      tl_vec_push(&p->defines, NULL);
+    p->defines.data[j] = tl_xstrdup(d->defines[i]);
+  }
+  if (p->defines.len > 1)
+    qsort(p->defines.data, p->defines.len, sizeof *p->defines.data, cmp_define);
+  p->m = tl_parse_module(p->ctx, p->name, p->text, p->len, 1);
+  if (!p->m || TL_FAILED(tl_verify(tl_module_op(p->m))) ||
+      !(p->kernel = tl_vm_find_kernel(p->m, d->kernel)))
+    goto fail;
+  bool used;
+  for (unsigned i = 0; tl_context_define_at(p->ctx, i, &used); i++)
+    if (!used) {
+      failf(s,
+            "define '%s' matches no template parameter of the kernels in "
+            "'%s'",
+            tl_context_define_at(p->ctx, i, NULL), p->name);
+      goto fail;
+    }
+  return p;
+fail:
+  tl_program_destroy(p);
+  return NULL;
+}
+
+void tl_program_destroy(TlProgram *p) {
+  if (!p)
+    return;
+  if (p->ws)
+    tl_runtime_free(p->s->rt, p->ws);
+  for (size_t i = 0; i < p->ptx.len; i++)
+    tl_str_free(&p->ptx.data[i].text);
+  tl_vec_free(&p->ptx);
+  for (size_t i = 0; i < p->defines.len; i++)
+    tl_free(p->defines.data[i]);
+  tl_vec_free(&p->defines);
+  if (p->m)
+    tl_module_destroy(p->m);
+  if (p->ctx)
+    tl_context_destroy(p->ctx);
+  tl_free(p->text);
+  tl_free(p->name);
+  tl_free(p);
+}
+
+const char *tl_program_name(const TlProgram *p) {
+  return tl_symbol_name(p->kernel);
+}
+
+bool tl_program_template_value(const TlProgram *p, const char *name,
+                               int64_t *value) {
+  TlAttr *templ = tl_op_attr(p->kernel, "template");
+  for (unsigned i = 0; templ && i < tl_attr_dict_size(templ); i++) {
+    TlNamedAttr e = tl_attr_dict_entry(templ, i);
+    if (!strcmp(e.name, name) && tl_attr_kind(e.attr) == TL_ATTR_INT) {
+      *value = tl_attr_int_value(e.attr);
+      return true;
+    }
+  }
+  return false;
+}
+
+unsigned tl_program_num_params(const TlProgram *p) {
+  return tl_vm_num_params(p->kernel);
+}
+
+void tl_program_param(const TlProgram *p, unsigned i, TlParamInfo *out) {
+  TlType *t = tl_vm_param_type(p->kernel, i);
+  bool ptr = tl_type_is_ptr(t);
+  TlDType dt = {0, 0, 0, 0};
+  tl_vm_dtype_of(ptr ? tl_tensor_elem(t) : t, &dt);
+  out->name = tl_vm_param_name(p->kernel, i);
+  out->kind = ptr                   ? TL_ARG_BUFFER
+              : tl_type_is_float(t) ? TL_ARG_FLOAT
+                                    : TL_ARG_INT;
+  out->dtype = tl_dtype_is_valid(dt) ? tl_dtype_name(dt) : "?";
+  out->bits = tl_type_bitwidth(ptr ? tl_tensor_elem(t) : t);
+  out->packed = ptr && (!tl_npy_descr(dt) || tl_dtype_bits(dt) < 8);
+}
+
+/*===--- Arguments --------------------------------------------------------===*/
+
+/* Which address of a buffer a call uses (and checks). */
+typedef enum Address { ADDR_NONE, ADDR_HOST, ADDR_DEVICE } Address;
+
+/* Checks the arguments against the parameters. */
+static bool check_args(TlProgram *p, const TlArg *args, unsigned nargs,
+                       Address addr) {
+  TlSession *s = p->s;
+  unsigned n = tl_program_num_params(p);
+  const char *k = tl_program_name(p);
+  if (nargs != n)
+    return !failf(s, "@%s takes %u argument%s, not %u", k, n, n == 1 ? "" : "s",
+                  nargs);
+  for (unsigned i = 0; i < n; i++) {
+    TlParamInfo pi;
+    tl_program_param(p, i, &pi);
+    const TlArg *a = &args[i];
+    static const char *const kinds[] = {"an integer", "a float", "a buffer"};
+    if (a->kind > TL_ARG_BUFFER)
+      return !failf(s, "argument %u (%s) of @%s: unknown argument kind %d", i,
+                    pi.name, k, (int)a->kind);
+    if (pi.kind == TL_ARG_BUFFER) {
+      if (a->kind != TL_ARG_BUFFER)
+        return !failf(s,
+                      "argument %u (%s) of @%s: expected a buffer of %s, "
+                      "got %s",
+                      i, pi.name, k, pi.dtype, kinds[a->kind]);
+      if (a->dtype && strcmp(a->dtype, pi.dtype) &&
+          !(pi.packed && !strcmp(a->dtype, "u8")))
+        return !failf(s,
+                      "argument %u (%s) of @%s: expected a buffer of %s%s, "
+                      "got one of %s",
+                      i, pi.name, k, pi.dtype,
+                      pi.packed ? " (or its packed bytes as u8)" : "",
+                      a->dtype);
+      if (addr == ADDR_DEVICE ? !a->device
+                              : addr == ADDR_HOST && !a->host && a->bytes)
+        return !failf(s,
+                      "argument %u (%s) of @%s: the buffer has no %s address",
+                      i, pi.name, k, addr == ADDR_DEVICE ? "device" : "host");
+    } else if (a->kind == TL_ARG_BUFFER ||
+               (pi.kind == TL_ARG_INT && a->kind != TL_ARG_INT)) {
+      return !failf(s,
+                    "argument %u (%s) of @%s: expected %s scalar (%s), got "
+                    "%s",
+                    i, pi.name, k,
+                    pi.kind == TL_ARG_INT ? "an integer" : "a float", pi.dtype,
+                    a->kind == TL_ARG_BUFFER ? "a buffer" : "a float");
+    }
+  }
+  return true;
+}
+
+/* The integer arguments, for the grid expressions and `assume`. */
+static int64_t *int_values(const TlArg *args, unsigned n) {
+  int64_t *v = tl_xcalloc(n + 1, sizeof *v);
+  for (unsigned i = 0; i < n; i++)
+    v[i] = args[i].kind == TL_ARG_INT ? args[i].i : 0;
+  return v;
+}
+
+TlResult tl_program_run_vm(TlProgram *p, const TlArg *args, unsigned nargs) {
+  begin(p->s);
+  if (!check_args(p, args, nargs, ADDR_HOST))
+    return TL_FAILURE;
+  TlVmArg *v = tl_xcalloc(nargs + 1, sizeof *v);
+  for (unsigned i = 0; i < nargs; i++) {
+    const TlArg *a = &args[i];
+    if (a->kind == TL_ARG_BUFFER) {
+      TlType *t = tl_tensor_elem(tl_vm_param_type(p->kernel, i));
+      TlDType dt;
+      tl_vm_dtype_of(t, &dt);
+      v[i] = tl_vm_arg_buffer(a->host, a->bytes, dt);
+    } else {
+      v[i] =
+          a->kind == TL_ARG_INT ? tl_vm_arg_int(a->i) : tl_vm_arg_float(a->f);
+    }
+  }
+  TlVm *vm = tl_vm_create(p->ctx);
+  tl_vm_set_op_limit(vm, VM_MAX_OPS);
+  TlResult r = tl_vm_run(vm, p->kernel, nargs, v);
+  tl_vm_destroy(vm);
+  tl_free(v);
+  return r;
+}
+
+/*===--- PTX --------------------------------------------------------------===*/
+
+TlResult tl_compile_ptx(TlContext *ctx, const char *name, const char *text,
+                        size_t len, const char *kernel_name, const TlArch *arch,
+                        TlStr *ptx, unsigned *smem_bytes,
+                        int64_t *workspace_bytes) {
+  TlModule *m = tl_parse_module(ctx, name, text, len, 1);
+  TlPipeline *pl = tl_pipeline_create();
+  TlTarget *t = NULL;
+  TlResult r = TL_FAILURE;
+  TlPipelineConfig cfg = {.verify_each = true, .arch = arch};
+  *smem_bytes = 0;
+  *workspace_bytes = 0;
+  if (!m ||
+      TL_FAILED(tl_pipeline_parse(pl, "lower-tl-to-simt,canonicalize,cse",
+                                  tl_context_diag(ctx))) ||
+      TL_FAILED(tl_pipeline_run(pl, m, &cfg)))
+    goto out;
+  /* The lowered kernel's planned shared memory and global workspace. */
+  for (TlOp *f = tl_block_first_op(tl_module_body(m)); f; f = tl_op_next(f)) {
+    const char *fname = tl_symbol_name(f);
+    if (!fname || strcmp(fname, kernel_name))
+      continue;
+    TlAttr *sb = tl_op_attr(f, "smem_bytes"),
+           *wb = tl_op_attr(f, "workspace_bytes");
+    if (sb && tl_attr_kind(sb) == TL_ATTR_INT)
+      *smem_bytes = (unsigned)tl_attr_int_value(sb);
+    if (wb && tl_attr_kind(wb) == TL_ATTR_INT)
+      *workspace_bytes = tl_attr_int_value(wb);
+  }
+  TlTargetOptions o = {arch->name, 0, 3};
+  t = tl_target_create(ctx, &o);
+  if (t)
+    r = tl_target_compile(t, m, ptx, NULL, NULL);
+out:
+  tl_target_destroy(t);
+  tl_pipeline_destroy(pl);
+  if (m)
+    tl_module_destroy(m);
+  return r;
+}
+
+/* The cache key of the program's PTX for arch. */
+static void ptx_key(const TlProgram *p, const TlArch *arch, TlTuneKey *key) {
+  tl_tune_key_init(key, p->text, p->len);
+  tl_tune_key_add(key, "kernel", "%s", tl_program_name(p));
+  for (size_t i = 0; i < p->defines.len; i++)
+    tl_tune_key_add(key, "define", "%s", p->defines.data[i]);
+  tl_tune_key_add(key, "target", "%s", arch->name);
+  tl_tune_key_add(key, "compiler", "%s", tl_target_version());
+}
+
+/* A decimal count after `field: ` on the next line of [*at, end). */
+static bool read_count(const char **at, const char *end, const char *field,
+                       uint64_t *v) {
+  size_t fl = strlen(field);
+  const char *nl = memchr(*at, '\n', (size_t)(end - *at));
+  if (!nl || (size_t)(nl - *at) <= fl + 2 || memcmp(*at, field, fl) ||
+      memcmp(*at + fl, ": ", 2))
+    return false;
+  const char *d = *at + fl + 2;
+  uint64_t x = 0;
+  for (; d < nl; d++) {
+    if (*d < '0' || *d > '9' || x > (UINT64_MAX - 9) / 10)
+      break;
+    x = x * 10 + (uint64_t)(*d - '0');
+  }
+  /* "ptx: N bytes" ends in a unit; the others end after the digits. */
+  if (d == *at + fl + 2)
+    return false;
+  if (!strcmp(field, "ptx") ? (size_t)(nl - d) != 6 || memcmp(d, " bytes", 6)
+                            : d != nl)
+    return false;
+  *v = x;
+  *at = nl + 1;
+  return true;
+}
+
+/* Parses the body of a PTX entry:
+ *   smem: 1024
+ *   workspace: 0
+ *   ptx: 5321 bytes
+ *   <the PTX, exactly that many bytes, and nothing after it> */
+static bool parse_ptx_entry(const TlStr *body, Ptx *x, TlErr *err) {
+  const char *at = body->data ? body->data : "", *end = at + body->len;
+  uint64_t smem, ws, n;
+  if (!read_count(&at, end, "smem", &smem) || smem > UINT32_MAX ||
+      !read_count(&at, end, "workspace", &ws) ||
+      !read_count(&at, end, "ptx", &n))
+    return tl_err(err, "it is truncated or malformed: no 'smem:', "
+                       "'workspace:' and 'ptx:' lines after the ingredients");
+  if ((uint64_t)(end - at) != n)
+    return tl_err(err,
+                  "it is truncated or malformed: its PTX has %zu bytes, "
+                  "not %" PRIu64,
+                  (size_t)(end - at), n);
+  x->smem_bytes = (unsigned)smem;
+  x->workspace_bytes = (size_t)ws;
+  tl_str_putn(&x->text, at, (size_t)n);
+  return true;
+}
+
+static void ptx_info(const Ptx *x, TlPtxInfo *out) {
+  out->ptx = tl_str_cstr((TlStr *)&x->text);
+  out->len = x->text.len;
+  out->target = x->arch->name;
+  out->smem_bytes = x->smem_bytes;
+  out->workspace_bytes = x->workspace_bytes;
+  out->origin = x->origin;
+  out->why = x->why;
+}
+
+/* The program's PTX for the target of SM sm (0: the open device's), from
+ * the program, the cache or the compiler. */
+static Ptx *get_ptx(TlProgram *p, unsigned sm) {
+  TlSession *s = p->s;
+  if (!sm && !s->rt) {
+    failf(s, "no CUDA device is open: name a target SM");
+    return NULL;
+  }
+  if (!sm)
+    sm = tl_runtime_sm(s->rt);
+  const TlArch *arch = tl_arch_for_device(sm);
+  if (!arch) {
+    TlStr names = {0};
+    tl_arch_names_text(&names, 0, true);
+    failf(s, "no target runs on sm_%u; the targets are %s", sm,
+          tl_str_cstr(&names));
+    tl_str_free(&names);
+    return NULL;
+  }
+  for (size_t i = 0; i < p->ptx.len; i++)
+    if (p->ptx.data[i].arch == arch)
+      return &p->ptx.data[i];
+  Ptx x;
+  memset(&x, 0, sizeof x);
+  x.arch = arch;
+  x.origin = TL_PTX_COMPILED;
+  TlTuneKey key = {0, {0}};
+  ptx_key(p, arch, &key);
+  char *dir = s->cache_dir ? tl_xstrdup(s->cache_dir) : tl_tune_cache_dir();
+  TlStr path = {0};
+  if (dir && *dir) {
+    tl_str_printf(&path, "%s/ptx/%016llx.txt", dir,
+                  (unsigned long long)tl_tune_key_hash(&key));
+    TlStr body = {0};
+    TlTuneCacheStatus st = tl_cache_entry_read(
+        path.data, "ptx", 1, &key, MAX_PTX_ENTRY_BYTES, &body, &x.why);
+    if (st == TL_TUNE_CACHE_HIT && parse_ptx_entry(&body, &x, &x.why))
+      x.origin = TL_PTX_CACHED;
+    else if (st != TL_TUNE_CACHE_MISS)
+      x.origin = TL_PTX_REBUILT;
+    tl_str_free(&body);
+  }
+  bool ok = true;
+  if (x.origin != TL_PTX_CACHED) {
+    tl_str_clear(&x.text);
+    int64_t ws = 0;
+    ok = !TL_FAILED(tl_compile_ptx(p->ctx, p->name, p->text, p->len,
+                                   tl_program_name(p), arch, &x.text,
+                                   &x.smem_bytes, &ws));
+    x.workspace_bytes = (size_t)ws;
+    if (ok && path.len) {
+      /* A cache that cannot be written costs a compile next time, no
+       * more. */
+      TlStr body = {0};
+      tl_str_printf(&body, "smem: %u\nworkspace: %zu\nptx: %zu bytes\n",
+                    x.smem_bytes, x.workspace_bytes, x.text.len);
+      tl_str_putn(&body, x.text.data ? x.text.data : "", x.text.len);
+      tl_cache_entry_write(path.data, "ptx", 1, &key, body.data, body.len,
+                           NULL);
+      tl_str_free(&body);
+    }
+  }
+  tl_str_free(&path);
+  tl_free(dir);
+  tl_tune_key_free(&key);
+  if (!ok) {
+    tl_str_free(&x.text);
+    return NULL;
+  }
+  tl_vec_push(&p->ptx, x);
+  return &tl_vec_last(&p->ptx);
+}
+
+TlResult tl_program_ptx(TlProgram *p, unsigned sm, TlPtxInfo *out) {
+  begin(p->s);
+  Ptx *x = get_ptx(p, sm);
+  if (!x)
+    return TL_FAILURE;
+  ptx_info(x, out);
+  return TL_SUCCESS;
+}
+
+/*===--- Launches ---------------------------------------------------------===*/
+
+static bool launch_dims(TlProgram *p, const TlArg *args, unsigned nargs,
+                        const Ptx *x, TlLaunchDims *out) {
+  int64_t *ints = int_values(args, nargs), grid[3], threads;
+  TlErr err;
+  bool ok = tl_kernel_launch_dims(p->kernel, ints, grid, &threads, &err);
+  tl_free(ints);
+  if (!ok)
+    return !failf(p->s, "cannot launch @%s: %s", tl_program_name(p), err.msg);
+  for (int d = 0; d < 3; d++)
+    out->grid[d] = (unsigned)grid[d];
+  out->threads = (unsigned)threads;
+  out->smem_bytes = x->smem_bytes;
+  return true;
+}
+
+TlResult tl_program_launch_dims(TlProgram *p, const TlArg *args, unsigned nargs,
+                                unsigned sm, TlLaunchDims *out) {
+  begin(p->s);
+  Ptx *x;
+  if (!check_args(p, args, nargs, ADDR_NONE) || !(x = get_ptx(p, sm)) ||
+      !launch_dims(p, args, nargs, x, out))
+    return TL_FAILURE;
+  return TL_SUCCESS;
+}
+
+/* The C value of a scalar argument as the kernel parameter expects it. */
+typedef union Scalar {
+  int8_t i8;
+  int16_t i16;
+  int32_t i32;
+  int64_t i64;
+  float f32;
+  double f64;
+} Scalar;
+
+static bool scalar_value(const TlType *t, const TlArg *a, Scalar *out) {
+  unsigned w = tl_type_bitwidth(t);
+  if (tl_type_is_int(t)) {
+    if (w <= 8)
+      out->i8 = (int8_t)a->i;
+    else if (w <= 16)
+      out->i16 = (int16_t)a->i;
+    else if (w <= 32)
+      out->i32 = (int32_t)a->i;
+    else
+      out->i64 = a->i;
+    return true;
+  }
+  double v = a->kind == TL_ARG_FLOAT ? a->f : (double)a->i;
+  if (w == 32)
+    out->f32 = (float)v;
+  else if (w == 64)
+    out->f64 = v;
+  else
+    return false;
+  return true;
+}
+
+/* A launch made ready: the kernel loaded, the parameter values laid out,
+ * the workspace zeroed on the stream. */
+typedef struct Ready {
+  Ptx *x;
+  TlLaunch l;
+  Scalar *vals;
+  void **kargs; /* what cuLaunchKernel reads: one pointer per parameter */
+} Ready;
+
+static void release(Ready *r) {
+  tl_free(r->vals);
+  tl_free(r->kargs);
+}
+
+/* Checks the arguments, opens device 0 when none is open, gets the PTX
+ * and loads it, checks the kernel's `assume`, and zeroes the workspace
+ * on `stream`. release() frees what it made, whether or not it failed. */
+static bool make_ready(TlProgram *p, const TlArg *args, unsigned nargs,
+                       void *stream, Ready *r) {
+  TlSession *s = p->s;
+  memset(r, 0, sizeof *r);
+  if (!check_args(p, args, nargs, ADDR_DEVICE))
+    return false;
+  if (!s->rt) {
+    if (!(s->rt = tl_runtime_create_with_driver(s->rt_diag, 0, s->driver)))
+      return false;
+    s->ordinal = 0;
+  }
+  Ptx *x = get_ptx(p, 0);
+  TlLaunchDims dims;
+  if (!x || !launch_dims(p, args, nargs, x, &dims))
+    return false;
+  r->x = x;
+  r->vals = tl_xcalloc(nargs + 1, sizeof *r->vals);
+  r->kargs = tl_xcalloc(nargs + 2, sizeof *r->kargs);
+  uint64_t *assumed = tl_xcalloc(nargs + 1, sizeof *assumed);
+  bool ok = false;
+  for (unsigned i = 0; i < nargs; i++) {
+    const TlArg *a = &args[i];
+    if (a->kind == TL_ARG_BUFFER) {
+      /* Memory of another device fails at the launch, or later, as an
+       * illegal address; say which argument it is now. Memory the driver
+       * does not know may still be reachable (mapped or HMM host memory),
+       * so it passes. */
+      int dev;
+      if (tl_runtime_pointer_device(s->rt, a->device, &dev) && dev >= 0 &&
+          dev != s->ordinal) {
+        failf(s,
+              "argument %u (%s) of @%s: the buffer is memory of CUDA device "
+              "%d, not of device %d (the session's)",
+              i, tl_vm_param_name(p->kernel, i), tl_program_name(p), dev,
+              s->ordinal);
+        goto out;
+      }
+      r->kargs[i] = (void *)&a->device;
+      assumed[i] = a->device;
+      continue;
+    }
+    TlType *t = tl_vm_param_type(p->kernel, i);
+    if (!scalar_value(t, a, &r->vals[i])) {
+      failf(s,
+            "argument %u (%s) of @%s: scalars of this type cannot be "
+            "passed to the GPU",
+            i, tl_vm_param_name(p->kernel, i), tl_program_name(p));
+      goto out;
+    }
+    r->kargs[i] = &r->vals[i];
+    assumed[i] = (uint64_t)a->i;
+  }
+  /* The launch must keep the kernel's `assume` promises: integer values
+   * and the device addresses of the buffers. */
+  if (TL_FAILED(tl_kernel_check_launch_assumptions(p->kernel, nargs, assumed)))
+    goto out;
+  if (!x->function &&
+      !(x->function = tl_runtime_kernel(s->rt, x->text.data, x->text.len,
+                                        tl_program_name(p))))
+    goto out;
+  if (x->workspace_bytes) {
+    if (p->ws_bytes < x->workspace_bytes) {
+      tl_runtime_free(s->rt, p->ws);
+      p->ws_bytes = 0;
+      if (!(p->ws = tl_runtime_alloc(s->rt, x->workspace_bytes)))
+        goto out;
+      p->ws_bytes = x->workspace_bytes;
+    }
+    if (TL_FAILED(tl_runtime_memset_async(s->rt, p->ws, 0, x->workspace_bytes,
+                                          stream)))
+      goto out;
+    r->kargs[nargs] = &p->ws;
+  }
+  TlLaunch l = {{dims.grid[0], dims.grid[1], dims.grid[2]},
+                {dims.threads, 1, 1},
+                dims.smem_bytes};
+  r->l = l;
+  ok = true;
+out:
+  tl_free(assumed);
+  return ok;
+}
+
+TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
+                           void *stream) {
+  begin(p->s);
+  Ready r;
+  TlResult res = TL_FAILURE;
+  if (make_ready(p, args, nargs, stream, &r))
+    res =
+        tl_runtime_launch_async(p->s->rt, r.x->function, &r.l, r.kargs, stream);
+  release(&r);
+  return res;
+}
+
+TlResult tl_program_time(TlProgram *p, const TlArg *args, unsigned nargs,
+                         unsigned warmup, unsigned iters, double *median_ms) {
+  begin(p->s);
+  Ready r;
+  TlResult res = TL_FAILURE;
+  if (make_ready(p, args, nargs, NULL, &r))
+    res = tl_runtime_time(p->s->rt, r.x->function, &r.l, r.kargs, warmup, iters,
+                          median_ms);
+  release(&r);
+  return res;
+}

@@ -1,0 +1,236 @@
+/* The TL runtime API: compile a tl.kernel from its text and template
+ * values, then run it on the CPU VM over host buffers or launch it on a
+ * CUDA stream over device buffers. It is the interface of the shared
+ * library libtl, which the Python package python/tl drives through
+ * ctypes; tl-run compiles through it too (docs/runtime.md).
+ *
+ * Objects. A TlSession holds the messages of the last failed call, the
+ * CUDA device (opened on first use through the driver, loaded with
+ * dlopen: the library loads and its CPU paths run where there is no
+ * CUDA) and the directory of the PTX cache. A TlProgram is one instance
+ * of one kernel: its source text and defines, parsed and verified at
+ * creation; PTX for a target is compiled on demand and kept. The caller
+ * owns both (`_create` / `_destroy`, which accept NULL) and destroys a
+ * session's programs before the session. Strings a function returns are
+ * owned by the object they came from. Nothing here is thread-safe: use a
+ * session (and its programs) from one thread at a time.
+ *
+ * Errors. A fallible function returns TL_FAILURE or NULL, and
+ * tl_session_error then holds every diagnostic of the call, located
+ * errors with their source line and caret, one after another; nothing is
+ * printed. The text is kept until the next fallible call on the session
+ * or its programs. User mistakes (a bad define, a kernel that does not
+ * parse, the wrong number, kind or element type of arguments, no CUDA
+ * driver or device) are such failures, never crashes.
+ *
+ * The PTX cache. PTX is kept on disk under DIR/ptx/<hash>.txt, DIR the
+ * tune cache's directory (tl_tune_cache_dir: $TL_CACHE_DIR, else
+ * $XDG_CACHE_HOME/tl, else ~/.cache/tl) unless the session sets another.
+ * An entry follows the tune cache's rules (tune.h): its first line is
+ * "tl ptx cache 1", then the key's hash and ingredients (the source's
+ * length and hash, the kernel, the defines sorted by name, the target and
+ * the compiler's version), which must equal the program's line for line,
+ * then the lowered kernel's shared memory and workspace and the PTX with
+ * its length. An entry that is unreadable, truncated, corrupt or made for
+ * other ingredients is not used: the PTX is compiled again and the entry
+ * rewritten (through a temporary file renamed over it). */
+#ifndef TL_PROGRAM_H
+#define TL_PROGRAM_H
+
+#include "tl/arch.h"
+#include "tl/ir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct TlSession TlSession;
+typedef struct TlProgram TlProgram;
+
+/*===------------------------------------------------------------------===*
+ * Sessions
+ *===------------------------------------------------------------------===*/
+
+/* A session with no device open and the default cache directory. Never
+ * fails. */
+TlSession *tl_session_create(void);
+void tl_session_destroy(TlSession *s);
+
+/* The diagnostics of the last failed call, "" when it succeeded. */
+const char *tl_session_error(const TlSession *s);
+
+/* The PTX cache's directory: NULL for the default (see above), "" for no
+ * cache. The text is copied. */
+void tl_session_set_cache_dir(TlSession *s, const char *dir);
+/* The CUDA driver library to load (a path, or a name dlopen searches
+ * for); NULL, the default, is "libcuda.so.1". Applies to the next
+ * tl_session_open_device. The text is copied. */
+void tl_session_set_driver(TlSession *s, const char *driver);
+
+/* Opens CUDA device `ordinal` (its primary context, which CUDA's runtime
+ * and PyTorch share). Fails with no driver, no such device, or a device
+ * already open (a session drives one). tl_program_launch opens device 0
+ * when none is open. */
+TlResult tl_session_open_device(TlSession *s, int ordinal);
+/* Waits until the open device has run all the work given to it (all
+ * streams): the errors of earlier asynchronous launches, which the
+ * launches could not report, are reported here. Fails when no device is
+ * open. */
+TlResult tl_session_synchronize(TlSession *s);
+/* The open device's ordinal, name ("NVIDIA H100 80GB HBM3") and SM
+ * number (90); -1, NULL and 0 when none is open. */
+int tl_session_device_ordinal(const TlSession *s);
+const char *tl_session_device_name(const TlSession *s);
+unsigned tl_session_device_sm(const TlSession *s);
+
+/*===------------------------------------------------------------------===*
+ * Programs
+ *===------------------------------------------------------------------===*/
+
+typedef struct TlProgramDesc {
+  const char *path; /* the source file, read when text is NULL; with text,
+                       the name diagnostics give it (NULL: "<text>") */
+  const char *text; /* the source, len bytes; NULL: read path */
+  size_t len;
+  const char *const *defines; /* "NAME=VALUE", as tl-run's -D: an integer
+                                 or a scalar type name ("WT=u4") */
+  unsigned num_defines;
+  const char *kernel; /* the tl.kernel to run; NULL: the only one */
+} TlProgramDesc;
+
+/* Reads, parses and verifies the instance the defines give. NULL on an
+ * unreadable file, a malformed define, a define that matches no template
+ * parameter, a parse or verifier error, or no such kernel. */
+TlProgram *tl_program_create(TlSession *s, const TlProgramDesc *d);
+void tl_program_destroy(TlProgram *p);
+
+/* The kernel's name (without '@'). */
+const char *tl_program_name(const TlProgram *p);
+
+typedef enum TlArgKind {
+  TL_ARG_INT,    /* an integer (or bool) scalar */
+  TL_ARG_FLOAT,  /* a float scalar */
+  TL_ARG_BUFFER, /* a pointer to elements of dtype */
+} TlArgKind;
+
+typedef struct TlParamInfo {
+  const char *name;  /* the parameter's name */
+  TlArgKind kind;    /* its kind */
+  const char *dtype; /* the element type of a buffer, the type of a scalar
+                        ("f16", "u4", "i32"; tl_dtype_name) */
+  unsigned bits;     /* the width of one element */
+  bool packed;       /* a buffer whose elements are not bytes a NumPy
+                        array holds one by one (bool, sub-byte types,
+                        bf16, small floats): it may be passed as "u8"
+                        bytes */
+} TlParamInfo;
+
+/* The instance's value of integer template parameter `name`; false when
+ * the kernel has no integer template parameter of that name. */
+bool tl_program_template_value(const TlProgram *p, const char *name,
+                               int64_t *value);
+
+unsigned tl_program_num_params(const TlProgram *p);
+/* Describes parameter i < num_params. */
+void tl_program_param(const TlProgram *p, unsigned i, TlParamInfo *out);
+
+/* One argument, in parameter order. An integer parameter takes an INT;
+ * a float parameter an INT or a FLOAT; a pointer parameter a BUFFER of
+ * `bytes` bytes whose elements are of `dtype` (a name as above; NULL:
+ * not checked), which must be the parameter's element type, or "u8" for
+ * a packed one (its bytes, elements stored compactly). A buffer is host
+ * memory at `host` for tl_program_run_vm and device memory at `device`
+ * for tl_program_launch; the caller owns it and keeps it alive for the
+ * run (for a launch, until the stream has run it). */
+typedef struct TlArg {
+  TlArgKind kind;
+  int64_t i;
+  double f;
+  void *host;
+  uint64_t device;
+  size_t bytes;
+  const char *dtype;
+} TlArg;
+
+/* Runs the kernel over its whole grid on the block-level VM (docs/vm.md),
+ * reading and writing the host buffers in place. Fails for arguments that
+ * do not fit the parameters, or with the VM's located error (an access
+ * out of a buffer's bounds, a broken `assume`, more than 10^9 ops). */
+TlResult tl_program_run_vm(TlProgram *p, const TlArg *args, unsigned nargs);
+
+typedef enum TlPtxOrigin {
+  TL_PTX_COMPILED, /* compiled, with no cache entry to read */
+  TL_PTX_CACHED,   /* read from a cache entry */
+  TL_PTX_REBUILT,  /* compiled over an entry that could not be trusted */
+} TlPtxOrigin;
+
+typedef struct TlPtxInfo {
+  const char *ptx; /* the PTX text, owned by the program */
+  size_t len;
+  const char *target;     /* the target's name ("sm_90a") */
+  unsigned smem_bytes;    /* dynamic shared memory of each block */
+  size_t workspace_bytes; /* the global workspace a launch zeroes */
+  TlPtxOrigin origin;
+  TlErr why; /* TL_PTX_REBUILT: why the entry was not used */
+} TlPtxInfo;
+
+/* The kernel's PTX for the target that runs on SM `sm` (90), or for the
+ * open device's when sm is 0 (which fails when none is open). Read from
+ * the cache or compiled (and cached); kept in the program, so a second
+ * call is free. Fails for an SM no target runs on, or with the lowering's
+ * diagnostics. A cache that cannot be written is not an error. */
+TlResult tl_program_ptx(TlProgram *p, unsigned sm, TlPtxInfo *out);
+
+typedef struct TlLaunchDims {
+  unsigned grid[3];
+  unsigned threads;    /* per block (block x; y and z are 1) */
+  unsigned smem_bytes; /* dynamic shared memory */
+} TlLaunchDims;
+
+/* The launch of the arguments: the grid and threads from the kernel's
+ * grid and threads expressions over the integer arguments, and the
+ * shared memory of the target of SM `sm` (0: the open device's). Fails
+ * as tl_program_run_vm's argument checks do, or for a grid outside
+ * CUDA's limits. */
+TlResult tl_program_launch_dims(TlProgram *p, const TlArg *args, unsigned nargs,
+                                unsigned sm, TlLaunchDims *out);
+
+/* Launches the kernel on the open device (device 0 is opened when none
+ * is) on `stream`, a CUstream (NULL: the legacy default stream), and
+ * returns without waiting. Before the launch the kernel's global
+ * workspace, if it has one, is zeroed on the same stream; the program
+ * owns it, so launches of one program must not overlap on different
+ * streams. Fails for arguments that do not fit (a NULL device address
+ * included, or a buffer the driver says is another device's memory) or
+ * break the kernel's `assume`, for no driver or device, and with the
+ * driver's error. */
+TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
+                           void *stream);
+
+/* Times the kernel as tl-run --bench does, on the default stream, and
+ * waits: `warmup` launches, then `iters` (0 counts as 1) launches each
+ * after a write of a buffer twice the size of the L2 cache (every run
+ * starts cold), timed with events; *median_ms gets their median. The
+ * workspace is zeroed once, before the first launch. Fails as
+ * tl_program_launch does. */
+TlResult tl_program_time(TlProgram *p, const TlArg *args, unsigned nargs,
+                         unsigned warmup, unsigned iters, double *median_ms);
+
+/*===------------------------------------------------------------------===*
+ * The compile step (for tools that manage their own context)
+ *===------------------------------------------------------------------===*/
+
+/* Parses text (name for diagnostics) in ctx with its current defines,
+ * lowers it to simt for arch and compiles it to PTX, appended to *ptx.
+ * *smem_bytes and *workspace_bytes get what the lowered kernel
+ * `kernel_name` plans (0 when it plans none). Fails after diagnostics to
+ * ctx. */
+TlResult tl_compile_ptx(TlContext *ctx, const char *name, const char *text,
+                        size_t len, const char *kernel_name, const TlArch *arch,
+                        TlStr *ptx, unsigned *smem_bytes,
+                        int64_t *workspace_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,439 @@
+"""TL kernels from Python: compile a kernel written in the tl dialect with
+its template values, launch it on a CUDA stream over PyTorch tensors (or
+any object with __cuda_array_interface__), or run it on the CPU virtual
+machine over NumPy arrays.
+
+    import tl
+    k = tl.compile("kernels/vector_add.tl", BLOCK=256)
+    k(x, y, z, n)                 # torch tensors on the GPU, current stream
+    k.run_vm(xa, ya, za, n)       # NumPy arrays, za written in place
+
+This package is pure Python over the shared library libtl (ctypes); see
+docs/runtime.md. torch is imported only when a torch tensor is passed."""
+
+import ctypes
+import os
+import threading
+
+from . import _lib
+from ._lib import ARG_BUFFER, ARG_FLOAT, ARG_INT, PTX_ORIGINS
+
+__all__ = ["TLError", "Session", "Kernel", "Param", "compile", "default_session",
+           "synchronize", "autotune"]
+
+
+class TLError(RuntimeError):
+    """A failure of libtl: the message holds its diagnostics (located
+    errors with the source line and a caret)."""
+
+
+class Param:
+    """A kernel parameter: its name, kind ('buffer', 'int' or 'float'), the
+    element type of a buffer or the type of a scalar ('f16', 'u4', 'i32'),
+    the width of one element in bits, and whether a buffer is packed (its
+    elements are not whole bytes NumPy holds one by one: pass its bytes as
+    a uint8 array)."""
+
+    def __init__(self, info):
+        self.name = info.name.decode()
+        self.kind = ("int", "float", "buffer")[info.kind]
+        self.dtype = info.dtype.decode()
+        self.bits = info.bits
+        self.packed = bool(info.packed)
+
+    def __repr__(self):
+        return f"Param({self.name!r}, {self.kind!r}, {self.dtype!r})"
+
+
+# Element types by NumPy's dtype name, torch's dtype name, and the array
+# interface's typestr (without its byte-order character).
+_NUMPY_DTYPES = {
+    "float16": "f16", "float32": "f32", "float64": "f64",
+    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "bfloat16": "bf16", "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2",
+}
+_TORCH_DTYPES = {"torch." + k: v for k, v in _NUMPY_DTYPES.items()}
+_TYPESTRS = {
+    "f2": "f16", "f4": "f32", "f8": "f64",
+    "i1": "i8", "i2": "i16", "i4": "i32", "i8": "i64",
+    "u1": "u8", "u2": "u16", "u4": "u32", "u8": "u64",
+}
+_BOOL_NOTE = ("bool arrays hold a byte per element, and TL's bool buffers a "
+              "bit: pass the packed bits as uint8 (numpy.packbits(..., "
+              "bitorder='little'))")
+
+
+def _dtype_name(kind, name):
+    """TL's name of a NumPy or torch dtype name ('bool' for booleans, see
+    _check_dtype); None when it has none."""
+    if name in ("bool", "torch.bool", "b1"):
+        return "bool"
+    table = {"numpy": _NUMPY_DTYPES, "torch": _TORCH_DTYPES, "typestr": _TYPESTRS}[kind]
+    return table.get(name)
+
+
+def _define_text(name, value):
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, int):
+        return f"{name}={value}"
+    if isinstance(value, str):
+        return f"{name}={value}"
+    try:  # a NumPy dtype or scalar type: its TL name
+        import numpy
+        t = _dtype_name("numpy", numpy.dtype(value).name)
+        if t:
+            return f"{name}={t}"
+    except (ImportError, TypeError):
+        pass
+    raise TypeError(f"define {name}: expected an integer or a type name, not {value!r}")
+
+
+def _is_torch(obj):
+    return type(obj).__module__.split(".")[0] == "torch" and hasattr(obj, "data_ptr")
+
+
+def _scalar_arg(p, value, where):
+    a = _lib.TlArg()
+    try:
+        import numpy
+        if isinstance(value, numpy.generic):
+            value = value.item()
+    except ImportError:
+        pass
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, int) and p.kind == "float":
+        a.kind, a.f = ARG_FLOAT, float(value)
+    elif isinstance(value, int):
+        lo, hi = _int_range(p)
+        if not lo <= value <= hi:
+            raise ValueError(f"{where}: {value} does not fit {p.dtype}")
+        a.kind, a.i = ARG_INT, value
+    elif isinstance(value, float):
+        if p.kind != "float":
+            raise TypeError(f"{where}: expected an integer ({p.dtype}), got the float {value!r}")
+        a.kind, a.f = ARG_FLOAT, value
+    else:
+        raise TypeError(f"{where}: expected a scalar ({p.dtype}), got {type(value).__name__}")
+    return a
+
+
+def _int_range(p):
+    """The values an integer parameter takes: its signed and unsigned
+    ranges together (two's complement, as C's conversion)."""
+    b = p.bits
+    return (-(1 << (b - 1)) if b > 1 else 0), (1 << b) - 1
+
+
+def _check_dtype(p, got, where, native):
+    if got is None:
+        raise TypeError(f"{where}: the element type {native} has no TL type")
+    if got == "bool":
+        raise TypeError(f"{where}: {_BOOL_NOTE}")
+    if got != p.dtype and not (p.packed and got == "u8"):
+        also = " (or its packed bytes as uint8)" if p.packed else ""
+        raise TypeError(f"{where}: expected a buffer of {p.dtype}{also}, got {got}")
+
+
+class Kernel:
+    """One instance of one kernel (its source and defines), parsed and
+    verified. Made by compile(); PTX is compiled on first launch (and
+    cached on disk)."""
+
+    def __init__(self, session, source, defines, kernel=None):
+        self.session = session
+        self._lib = L = _lib.lib()
+        defs = [_define_text(k, v).encode() for k, v in defines.items()]
+        arr = (ctypes.c_char_p * max(len(defs), 1))(*defs)
+        d = _lib.TlProgramDesc()
+        if isinstance(source, bytes):
+            source = source.decode()
+        if not isinstance(source, str):
+            source = os.fspath(source)
+        if "\n" in source or "tl.kernel" in source:
+            text = source.encode()
+            d.path, d.text, d.len = b"<text>", text, len(text)
+        else:
+            d.path = source.encode()
+        d.defines, d.num_defines = arr, len(defs)
+        d.kernel = kernel.encode() if kernel else None
+        with session._lock:
+            self._h = L.tl_program_create(session._h, ctypes.byref(d))
+            if not self._h:
+                raise TLError(session._error())
+        self.name = L.tl_program_name(self._h).decode()
+        self.params = []
+        for i in range(L.tl_program_num_params(self._h)):
+            info = _lib.TlParamInfo()
+            L.tl_program_param(self._h, i, ctypes.byref(info))
+            self.params.append(Param(info))
+
+    def __del__(self):
+        h = getattr(self, "_h", None)
+        if h:
+            with self.session._lock:
+                self._lib.tl_program_destroy(h)
+            self._h = None
+
+    def __repr__(self):
+        return f"<tl.Kernel @{self.name}({', '.join(p.name for p in self.params)})>"
+
+    def template_value(self, name):
+        """The instance's value of integer template parameter `name`, or
+        None when the kernel has none of that name."""
+        v = ctypes.c_int64()
+        if self._lib.tl_program_template_value(self._h, name.encode(), ctypes.byref(v)):
+            return v.value
+        return None
+
+    def _count(self, args):
+        if len(args) != len(self.params):
+            names = ", ".join(p.name for p in self.params)
+            raise TypeError(f"@{self.name} takes {len(self.params)} arguments "
+                            f"({names}), not {len(args)}")
+
+    # --- The VM ---------------------------------------------------------
+
+    def run_vm(self, *args):
+        """Runs the kernel on the CPU block VM. Buffers are NumPy arrays
+        (or CPU torch tensors), read and written in place: a
+        non-contiguous array is copied in and its result copied back."""
+        import numpy
+        self._count(args)
+        cargs = (_lib.TlArg * max(len(args), 1))()
+        keep, back = [], []
+        for i, (p, v) in enumerate(zip(self.params, args)):
+            where = f"argument {i} ({p.name}) of @{self.name}"
+            if p.kind != "buffer":
+                if isinstance(v, numpy.ndarray) or _is_torch(v):
+                    raise TypeError(f"{where}: expected a scalar ({p.dtype}), got an array")
+                cargs[i] = _scalar_arg(p, v, where)
+                continue
+            if _is_torch(v):
+                if v.device.type != "cpu":
+                    raise TypeError(f"{where}: run_vm takes host memory; this tensor is on {v.device}")
+                v = v.numpy()
+            if not isinstance(v, numpy.ndarray):
+                raise TypeError(f"{where}: expected a NumPy array of {p.dtype}, "
+                                f"got {type(v).__name__}")
+            _check_dtype(p, _dtype_name("numpy", v.dtype.name), where, v.dtype.name)
+            a = v
+            if not (v.flags.c_contiguous and v.flags.writeable):
+                a = numpy.ascontiguousarray(v).copy()
+                if v.flags.writeable:
+                    back.append((v, a))
+            keep.append(a)
+            c = cargs[i]
+            c.kind, c.host, c.bytes = ARG_BUFFER, a.ctypes.data, a.nbytes
+            c.dtype = _dtype_name("numpy", a.dtype.name).encode()
+        self.session._call(self._lib.tl_program_run_vm, self._h, cargs, len(args))
+        for v, a in back:
+            numpy.copyto(v, a)
+
+    # --- The GPU --------------------------------------------------------
+
+    def ptx(self, sm=None):
+        """The kernel's PTX for the target of SM `sm` (90), or of the open
+        device when sm is None."""
+        return self.ptx_info(sm)["ptx"]
+
+    def ptx_info(self, sm=None):
+        """The PTX and what came with it: a dict with ptx, target,
+        smem_bytes, workspace_bytes, origin ('compiled', 'cached' or
+        'rebuilt') and why (the reason an entry was rebuilt)."""
+        info = _lib.TlPtxInfo()
+        self.session._call(self._lib.tl_program_ptx, self._h, sm or 0, ctypes.byref(info))
+        return {
+            "ptx": ctypes.string_at(info.ptx, info.len).decode(),
+            "target": info.target.decode(),
+            "smem_bytes": info.smem_bytes,
+            "workspace_bytes": info.workspace_bytes,
+            "origin": PTX_ORIGINS[info.origin],
+            "why": info.why.msg.decode(),
+        }
+
+    def _device_args(self, args):
+        self._count(args)
+        cargs = (_lib.TlArg * max(len(args), 1))()
+        torch_seen = False
+        on = []  # (where, device) of each torch tensor
+        for i, (p, v) in enumerate(zip(self.params, args)):
+            where = f"argument {i} ({p.name}) of @{self.name}"
+            if p.kind != "buffer":
+                if _is_torch(v) or hasattr(v, "__cuda_array_interface__"):
+                    raise TypeError(f"{where}: expected a scalar ({p.dtype}), got a tensor")
+                cargs[i] = _scalar_arg(p, v, where)
+                continue
+            c = cargs[i]
+            c.kind = ARG_BUFFER
+            if _is_torch(v):
+                torch_seen = True
+                if not v.is_cuda:
+                    raise TypeError(f"{where}: expected a CUDA tensor, got one on {v.device}")
+                on.append((where, v.device))
+                if not v.is_contiguous():
+                    raise TypeError(f"{where}: the tensor is not contiguous (call .contiguous())")
+                got = _dtype_name("torch", str(v.dtype))
+                _check_dtype(p, got, where, str(v.dtype))
+                c.device, c.bytes = v.data_ptr(), v.numel() * v.element_size()
+            elif hasattr(v, "__cuda_array_interface__"):
+                cai = v.__cuda_array_interface__
+                shape, typestr = tuple(cai["shape"]), cai["typestr"]
+                got = _dtype_name("typestr", typestr[1:])
+                if typestr[0] == ">":
+                    raise TypeError(f"{where}: big-endian data ({typestr})")
+                _check_dtype(p, got, where, typestr)
+                item = int(typestr[2:])
+                strides = cai.get("strides")
+                if strides is not None:
+                    want, step = [], item
+                    for n in reversed(shape):
+                        want.append(step)
+                        step *= n
+                    if tuple(reversed(want)) != tuple(strides) and 0 not in shape:
+                        raise TypeError(f"{where}: the array is not C-contiguous "
+                                        f"(strides {tuple(strides)})")
+                count = 1
+                for n in shape:
+                    count *= n
+                c.device, c.bytes = cai["data"][0] or 0, count * item
+            else:
+                raise TypeError(f"{where}: expected a CUDA tensor or an object with "
+                                f"__cuda_array_interface__, got {type(v).__name__}")
+            c.dtype = got.encode()
+        if on and self.session.device_ordinal() < 0:
+            # The first launch opens the tensors' device.
+            self.session.open_device(on[0][1].index or 0)
+        dev = self.session.device_ordinal()
+        for where, d in on:
+            if (d.index or 0) != dev:
+                raise TypeError(f"{where}: the tensor is on {d}, the session's "
+                                f"device is cuda:{dev}")
+        return cargs, torch_seen
+
+    def launch_dims(self, *args, sm=None):
+        """(grid, threads, smem_bytes) of a launch over these arguments
+        (buffers as for a launch; only the scalars matter)."""
+        cargs, _ = self._device_args(args)
+        dims = _lib.TlLaunchDims()
+        self.session._call(self._lib.tl_program_launch_dims, self._h, cargs, len(args),
+                           sm or 0, ctypes.byref(dims))
+        return tuple(dims.grid), dims.threads, dims.smem_bytes
+
+    def time(self, *args, warmup=5, iters=50):
+        """The median time in ms of `iters` launches over these arguments
+        after `warmup`, each from a cold L2 cache, as tl-run --bench
+        times; on the default stream, and waits."""
+        cargs, _ = self._device_args(args)
+        ms = ctypes.c_double()
+        self.session._call(self._lib.tl_program_time, self._h, cargs, len(args), warmup,
+                           iters, ctypes.byref(ms))
+        return ms.value
+
+    def __call__(self, *args, stream=None):
+        """Launches the kernel on the GPU and returns without waiting.
+        stream: a CUstream handle (an int), an object with .cuda_stream
+        (torch.cuda.Stream) or __cuda_stream__; None is torch's current
+        stream when a torch tensor is passed, else the default stream."""
+        cargs, torch_seen = self._device_args(args)
+        if stream is None and torch_seen:
+            import torch
+            stream = torch.cuda.current_stream().cuda_stream
+        handle = _stream_handle(stream)
+        self.session._call(self._lib.tl_program_launch, self._h, cargs, len(args), handle)
+
+
+def _stream_handle(stream):
+    if stream is None:
+        return None
+    if hasattr(stream, "__cuda_stream__"):
+        stream = stream.__cuda_stream__()[1]
+    elif hasattr(stream, "cuda_stream"):
+        stream = stream.cuda_stream
+    if not isinstance(stream, int):
+        raise TypeError(f"stream: expected a CUstream handle, got {type(stream).__name__}")
+    return stream or None
+
+
+class Session:
+    """libtl's session: the CUDA device (opened on the first launch, or
+    with open_device), the PTX cache's directory (None: the default,
+    $TL_CACHE_DIR or ~/.cache/tl; '': no cache) and the driver library
+    (None: libcuda.so.1)."""
+
+    def __init__(self, cache_dir=None, driver=None):
+        self._lib = _lib.lib()
+        self._lock = threading.RLock()
+        self._h = self._lib.tl_session_create()
+        if cache_dir is not None:
+            self._lib.tl_session_set_cache_dir(self._h, os.fsencode(cache_dir))
+        if driver is not None:
+            self._lib.tl_session_set_driver(self._h, os.fsencode(driver))
+
+    def __del__(self):
+        h = getattr(self, "_h", None)
+        if h:
+            self._lib.tl_session_destroy(h)
+            self._h = None
+
+    def _error(self):
+        return self._lib.tl_session_error(self._h).decode(errors="replace").rstrip()
+
+    def _call(self, fn, *args):
+        """Calls a fallible libtl function under the session's lock (the
+        error text is the session's) and raises TLError when it fails."""
+        with self._lock:
+            if fn(*args):
+                raise TLError(self._error())
+
+    def open_device(self, ordinal=0):
+        self._call(self._lib.tl_session_open_device, self._h, ordinal)
+
+    def synchronize(self):
+        """Waits until the device has run all the work given to it; the
+        errors of earlier launches, which return without waiting, are
+        raised here."""
+        self._call(self._lib.tl_session_synchronize, self._h)
+
+    def device_ordinal(self):
+        return self._lib.tl_session_device_ordinal(self._h)
+
+    def device_name(self):
+        n = self._lib.tl_session_device_name(self._h)
+        return n.decode() if n else None
+
+    def device_sm(self):
+        return self._lib.tl_session_device_sm(self._h)
+
+    def compile(self, source, kernel=None, **defines):
+        """A Kernel from a path or the text of a .tl file (text has a
+        newline or 'tl.kernel' in it); defines set template parameters,
+        integers or type names (WT='u4')."""
+        return Kernel(self, source, defines, kernel)
+
+
+_default = None
+
+
+def default_session():
+    """The session tl.compile uses (made on first use)."""
+    global _default
+    if _default is None:
+        _default = Session()
+    return _default
+
+
+def synchronize():
+    """Waits for the default session's device (Session.synchronize)."""
+    default_session().synchronize()
+
+
+def compile(source, kernel=None, **defines):
+    """tl.compile(path_or_text, BLOCK=256): a Kernel in the default
+    session. kernel names the tl.kernel when the file has several."""
+    return default_session().compile(source, kernel=kernel, **defines)
+
+
+from ._tune import autotune  # noqa: E402  (uses compile above)

@@ -1,0 +1,96 @@
+"""tl.autotune: pick template values for a kernel among candidates, as
+tl-run's --tune does (docs/tools.md, "Tuning").
+
+The candidates are the product of the lists, the first parameter varying
+slowest; a candidate the kernel refuses (its requires clause, a type it
+makes invalid) is skipped with the reason. On a CUDA device each
+candidate is timed on the arguments as tl-run --bench times (Kernel.time:
+the median of cold-L2 runs) and the fastest kept; without one the choice
+is the kernel's defaults when the lists hold them and the kernel accepts
+them, else the first candidate it accepts."""
+
+import itertools
+
+from . import TLError, default_session
+
+
+def autotune(source, space, args=None, kernel=None, session=None, timed=None,
+             warmup=5, iters=50, log=None, **defines):
+    """Returns (Kernel, choice): the chosen instance and its values.
+
+    space: {NAME: [values]} of template parameters (not also in defines).
+    args: the launch's arguments (tensors and scalars), needed to time.
+    timed: None times when args are given and the session has or can open
+    a device; False picks without timing; True times or fails. log: a
+    list that gets one line per candidate."""
+    session = session or default_session()
+    names = list(space)
+    for n in names:
+        if n in defines:
+            raise ValueError(f"autotune: {n} is both tuned and defined (a "
+                             f"parameter is fixed or tuned, not both)")
+        if not space[n]:
+            raise ValueError(f"autotune: {n} has no values")
+    candidates = [dict(zip(names, vals))
+                  for vals in itertools.product(*(space[n] for n in names))]
+    log = log if log is not None else []
+
+    def instance(choice):
+        try:
+            return session.compile(source, kernel=kernel, **defines, **choice)
+        except TLError as e:
+            first = str(e).splitlines()[0] if str(e) else "the kernel refuses it"
+            log.append(f"{_label(choice)}: skipped: {first}")
+            return None
+
+    if timed is None:
+        timed = args is not None and _device(session)
+    if timed and args is None:
+        raise ValueError("autotune: timing needs the launch's arguments (args=)")
+    if not timed:
+        try:
+            k = session.compile(source, kernel=kernel, **defines)
+            dflt = {n: k.template_value(n) for n in names}
+        except TLError:
+            dflt = None
+        if dflt and dflt in candidates:
+            log.append(f"{_label(dflt)}: the kernel's defaults")
+            return instance(dflt), dflt
+        for c in candidates:
+            k = instance(c)
+            if k is not None:
+                log.append(f"{_label(c)}: the first candidate the kernel accepts")
+                return k, c
+        raise TLError("autotune: the kernel refuses every candidate")
+
+    best = None
+    for c in candidates:
+        k = instance(c)
+        if k is None:
+            continue
+        try:
+            ms = k.time(*args, warmup=warmup, iters=iters)
+        except TLError as e:
+            log.append(f"{_label(c)}: skipped: {str(e).splitlines()[0]}")
+            continue
+        log.append(f"{_label(c)}: {ms:.4f} ms")
+        if best is None or ms < best[0]:
+            best = (ms, k, c)
+    if best is None:
+        raise TLError("autotune: no candidate could be run")
+    return best[1], best[2]
+
+
+def _label(choice):
+    return " ".join(f"{k}={v}" for k, v in choice.items())
+
+
+def _device(session):
+    """Whether the session has a device, opening device 0 if it can."""
+    if session.device_ordinal() >= 0:
+        return True
+    try:
+        session.open_device(0)
+    except TLError:
+        return False
+    return True

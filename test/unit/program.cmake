@@ -1,0 +1,4 @@
+# The runtime API (exec/program), run from test/unit/program.test with a
+# scratch directory, the source root and the stand-in CUDA driver.
+tl_add_unit_test(unit_program program_test.c LIBS tl_program)
+add_dependencies(unit_program fake_cuda)

@@ -1,0 +1,560 @@
+/* Unit tests for the runtime API (exec/program): kernels compiled from a
+ * file and from text and run on the VM against plain C sums, the
+ * parameters' descriptions, every argument and source error, the PTX
+ * cache in a scratch directory (a miss, a hit, and entries that are
+ * corrupt, truncated or made for other ingredients, rebuilt), and the
+ * launch path through the stand-in driver of test/gpu/fake_cuda.c
+ * (asynchronous, on the given stream, the workspace zeroed on it) and
+ * through a driver that does not exist.
+ *
+ *   unit_program SCRATCH-DIR SOURCE-ROOT FAKE-LIBCUDA */
+#define _POSIX_C_SOURCE 200809L
+#include "tl/program.h"
+#include "unit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *scratch, *srcroot, *fake_driver;
+
+/* Whether the session's error text contains `want`; prints it when not. */
+static bool error_has(TlSession *s, const char *want) {
+  const char *e = tl_session_error(s);
+  if (strstr(e, want))
+    return true;
+  fprintf(stderr, "expected an error with '%s', got:\n%s\n", want, e);
+  return false;
+}
+
+static char *path_of(const char *dir, const char *rel) {
+  size_t n = strlen(dir) + strlen(rel) + 2;
+  char *p = malloc(n);
+  snprintf(p, n, "%s/%s", dir, rel);
+  return p;
+}
+
+static TlProgram *vector_add(TlSession *s, const char *block) {
+  char *path = path_of(srcroot, "kernels/vector_add.tl");
+  const char *defs[1] = {block};
+  TlProgramDesc d = {path, NULL, 0, defs, block ? 1 : 0, NULL};
+  TlProgram *p = tl_program_create(s, &d);
+  free(path);
+  return p;
+}
+
+/* splitmix64 */
+static uint64_t next_rand(uint64_t *st) {
+  uint64_t z = (*st += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static TlArg buffer(void *host, size_t bytes, const char *dtype) {
+  TlArg a = {TL_ARG_BUFFER, 0, 0, host, 0, bytes, dtype};
+  return a;
+}
+static TlArg int_arg(int64_t v) {
+  TlArg a = {TL_ARG_INT, v, 0, NULL, 0, 0, NULL};
+  return a;
+}
+static TlArg float_arg(double v) {
+  TlArg a = {TL_ARG_FLOAT, 0, v, NULL, 0, 0, NULL};
+  return a;
+}
+
+static void test_vm(void) {
+  TlSession *s = tl_session_create();
+  TlProgram *p = vector_add(s, "BLOCK=256");
+  CHECK(p != NULL);
+  if (!p) {
+    fprintf(stderr, "%s", tl_session_error(s));
+    tl_session_destroy(s);
+    return;
+  }
+  CHECK_EQ_STR(tl_program_name(p), "vector_add");
+  CHECK_EQ_INT(tl_program_num_params(p), 4);
+  int64_t block = 0;
+  CHECK(tl_program_template_value(p, "BLOCK", &block));
+  CHECK_EQ_INT(block, 256);
+  CHECK(!tl_program_template_value(p, "N", &block));
+  TlParamInfo pi;
+  tl_program_param(p, 0, &pi);
+  CHECK_EQ_STR(pi.name, "x");
+  CHECK_EQ_INT(pi.kind, TL_ARG_BUFFER);
+  CHECK_EQ_STR(pi.dtype, "f32");
+  CHECK_EQ_INT(pi.bits, 32);
+  CHECK(!pi.packed);
+  tl_program_param(p, 3, &pi);
+  CHECK_EQ_STR(pi.name, "n");
+  CHECK_EQ_INT(pi.kind, TL_ARG_INT);
+  CHECK_EQ_STR(pi.dtype, "i32");
+
+  /* n = 1000: three full blocks of 256 and a ragged one. z is x + y
+   * (f32 addition in C is the same correctly rounded sum); the element
+   * after n, outside the kernel's view, stays as it was. */
+  enum { N = 1000 };
+  float x[N], y[N], z[N + 1];
+  uint64_t st = 42;
+  for (int i = 0; i < N; i++) {
+    x[i] = (float)((double)(next_rand(&st) >> 11) * 0x1p-52 * 2 - 1);
+    y[i] = (float)((double)(next_rand(&st) >> 11) * 0x1p-52 * 2 - 1);
+    z[i] = 7;
+  }
+  z[N] = 7;
+  TlArg args[4] = {buffer(x, sizeof x, "f32"), buffer(y, sizeof y, "f32"),
+                   buffer(z, sizeof z, "f32"), int_arg(N)};
+  CHECK(!TL_FAILED(tl_program_run_vm(p, args, 4)));
+  CHECK_EQ_STR(tl_session_error(s), "");
+  int bad = 0;
+  for (int i = 0; i < N; i++)
+    bad += z[i] != x[i] + y[i];
+  CHECK_EQ_INT(bad, 0);
+  CHECK(z[N] == 7);
+
+  /* A buffer too small for n: the VM's bounds check, located. */
+  args[2].bytes = 100 * sizeof(float);
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 4)));
+  CHECK(error_has(s, "vector_add.tl:"));
+  args[2].bytes = sizeof z;
+
+  /* Arguments that do not fit the parameters. */
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 3)));
+  CHECK(error_has(s, "@vector_add takes 4 arguments, not 3"));
+  TlArg wrong[4] = {args[0], args[1], args[2], float_arg(1000)};
+  CHECK(TL_FAILED(tl_program_run_vm(p, wrong, 4)));
+  CHECK(error_has(s, "argument 3 (n) of @vector_add: expected an integer "
+                     "scalar (i32), got a float"));
+  wrong[3] = buffer(z, sizeof z, "f32");
+  CHECK(TL_FAILED(tl_program_run_vm(p, wrong, 4)));
+  CHECK(error_has(s, "expected an integer scalar (i32), got a buffer"));
+  wrong[3] = args[3];
+  wrong[1] = int_arg(3);
+  CHECK(TL_FAILED(tl_program_run_vm(p, wrong, 4)));
+  CHECK(error_has(s, "argument 1 (y) of @vector_add: expected a buffer of "
+                     "f32, got an integer"));
+  wrong[1] = buffer(y, sizeof y, "f16");
+  CHECK(TL_FAILED(tl_program_run_vm(p, wrong, 4)));
+  CHECK(error_has(s, "argument 1 (y) of @vector_add: expected a buffer of "
+                     "f32, got one of f16"));
+  wrong[1] = buffer(NULL, sizeof y, "f32");
+  CHECK(TL_FAILED(tl_program_run_vm(p, wrong, 4)));
+  CHECK(error_has(s, "the buffer has no host address"));
+  /* A success clears the error text. */
+  CHECK(!TL_FAILED(tl_program_run_vm(p, args, 4)));
+  CHECK_EQ_STR(tl_session_error(s), "");
+  tl_program_destroy(p);
+
+  /* From text, with a float scalar and a packed (u4) buffer. */
+  const char *text =
+      "#l = #tl.layout<spatial(32).local(4)>\n"
+      "tl.kernel @scale(%x: !tl.ptr<f32>, %q: !tl.ptr<u4>, %a: f32)\n"
+      "    grid(1) threads(32) {\n"
+      "  %c0 = arith.constant 0 : i32\n"
+      "  %gx = tl.view_global %x[128] : !tl.global<128xf32>\n"
+      "  %t = tl.load_global %gx[%c0] : !tl.global<128xf32> -> "
+      "!tl.reg<128xf32, #l>\n"
+      "  %s = tl.broadcast %a : f32 -> !tl.reg<128xf32, #l>\n"
+      "  %u = tl.mul %t, %s : !tl.reg<128xf32, #l>\n"
+      "  tl.store_global %u, %gx[%c0] : !tl.reg<128xf32, #l>, "
+      "!tl.global<128xf32>\n"
+      "}\n";
+  TlProgramDesc d = {"scale.tl", text, strlen(text), NULL, 0, NULL};
+  p = tl_program_create(s, &d);
+  CHECK(p != NULL);
+  if (p) {
+    tl_program_param(p, 1, &pi);
+    CHECK_EQ_STR(pi.dtype, "u4");
+    CHECK(pi.packed);
+    tl_program_param(p, 2, &pi);
+    CHECK_EQ_INT(pi.kind, TL_ARG_FLOAT);
+    float v[128];
+    uint8_t q[64] = {0};
+    for (int i = 0; i < 128; i++)
+      v[i] = (float)i - 64;
+    /* u8 bytes for the packed u4 buffer; an integer for the float. */
+    TlArg a2[3] = {buffer(v, sizeof v, "f32"), buffer(q, sizeof q, "u8"),
+                   int_arg(3)};
+    CHECK(!TL_FAILED(tl_program_run_vm(p, a2, 3)));
+    bad = 0;
+    for (int i = 0; i < 128; i++)
+      bad += v[i] != ((float)i - 64) * 3;
+    CHECK_EQ_INT(bad, 0);
+    a2[2] = float_arg(0.5);
+    CHECK(!TL_FAILED(tl_program_run_vm(p, a2, 3)));
+    CHECK(v[1] == -63 * 1.5f);
+    a2[1].dtype = "i8";
+    CHECK(TL_FAILED(tl_program_run_vm(p, a2, 3)));
+    CHECK(error_has(s, "expected a buffer of u4 (or its packed bytes as u8), "
+                       "got one of i8"));
+  } else {
+    fprintf(stderr, "%s", tl_session_error(s));
+  }
+  tl_program_destroy(p);
+  tl_session_destroy(s);
+}
+
+static void test_source_errors(void) {
+  TlSession *s = tl_session_create();
+  CHECK(vector_add(s, "BLOCK=6") == NULL);
+  CHECK(error_has(s, "vector_add.tl:"));
+  CHECK(error_has(s, "BLOCK"));
+  CHECK(vector_add(s, "BLOCK") == NULL);
+  CHECK(error_has(s, "define 'BLOCK': "));
+  CHECK(vector_add(s, "BLOK=256") == NULL);
+  CHECK(error_has(s, "define 'BLOK' matches no template parameter"));
+  TlProgramDesc d = {"/nonexistent/k.tl", NULL, 0, NULL, 0, NULL};
+  CHECK(tl_program_create(s, &d) == NULL);
+  CHECK(error_has(s, "cannot open '/nonexistent/k.tl'"));
+  /* A parse error: located, with the line and a caret. */
+  const char *bad = "tl.kernel @k() grid(1) threads(32) {\n  %x = nope\n}\n";
+  TlProgramDesc t = {"bad.tl", bad, strlen(bad), NULL, 0, NULL};
+  CHECK(tl_program_create(s, &t) == NULL);
+  CHECK(error_has(s, "bad.tl:2:"));
+  CHECK(error_has(s, "^"));
+  char *path = path_of(srcroot, "kernels/vector_add.tl");
+  TlProgramDesc k = {path, NULL, 0, NULL, 0, "vector_sub"};
+  CHECK(tl_program_create(s, &k) == NULL);
+  CHECK(error_has(s, "vector_sub"));
+  free(path);
+  TlProgramDesc none = {NULL, NULL, 0, NULL, 0, NULL};
+  CHECK(tl_program_create(s, &none) == NULL);
+  CHECK(error_has(s, "no kernel source"));
+  tl_session_destroy(s);
+}
+
+static char *read_all(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  char *buf = malloc(1 << 24);
+  *len = fread(buf, 1, 1 << 24, f);
+  fclose(f);
+  return buf;
+}
+
+static void write_all(const char *path, const char *text, size_t len) {
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return;
+  fwrite(text, 1, len, f);
+  fclose(f);
+}
+
+/* The one entry file of a fresh cache directory. */
+static char *entry_path(const char *dir, const TlPtxInfo *info,
+                        const char *block) {
+  (void)info;
+  (void)block;
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "ls %s/ptx/*.txt", dir);
+  FILE *ls = popen(cmd, "r");
+  char line[1024] = "";
+  if (ls) {
+    if (!fgets(line, sizeof line, ls))
+      line[0] = 0;
+    pclose(ls);
+  }
+  line[strcspn(line, "\n")] = 0;
+  return line[0] ? strdup(line) : NULL;
+}
+
+static TlPtxOrigin compile_origin(const char *dir, const char *block,
+                                  TlPtxInfo *info, char *why, size_t cap) {
+  TlSession *s = tl_session_create();
+  tl_session_set_cache_dir(s, dir);
+  TlProgram *p = vector_add(s, block);
+  TlPtxOrigin o = (TlPtxOrigin)-1;
+  if (p && !TL_FAILED(tl_program_ptx(p, 90, info))) {
+    o = info->origin;
+    snprintf(why, cap, "%s", info->why.msg);
+    /* The PTX outlives this program: keep a copy in the caller's. */
+    info->ptx = strdup(info->ptx);
+  } else {
+    fprintf(stderr, "%s", tl_session_error(s));
+  }
+  tl_program_destroy(p);
+  tl_session_destroy(s);
+  return o;
+}
+
+static void test_cache(void) {
+  char *dir = path_of(scratch, "cache");
+  TlPtxInfo a, b;
+  char why[256];
+  CHECK_EQ_INT(compile_origin(dir, "BLOCK=256", &a, why, sizeof why),
+               TL_PTX_COMPILED);
+  CHECK(strstr(a.ptx, ".entry vector_add") != NULL);
+  CHECK_EQ_STR(a.target, "sm_90a");
+  CHECK_EQ_INT(a.smem_bytes, 0);
+  char *entry = entry_path(dir, &a, "BLOCK=256");
+  CHECK(entry != NULL);
+  if (!entry)
+    return;
+  size_t len = 0;
+  char *text = read_all(entry, &len);
+  CHECK(text && len > 100 && !memcmp(text, "tl ptx cache 1\nkey: ", 20));
+  CHECK(strstr(text, "\ndefine: BLOCK=256\ntarget: sm_90a\ncompiler: TL ") !=
+        NULL);
+
+  /* A second session reads it: the same PTX. */
+  CHECK_EQ_INT(compile_origin(dir, "BLOCK=256", &b, why, sizeof why),
+               TL_PTX_CACHED);
+  CHECK_EQ_STR(a.ptx, b.ptx);
+  free((char *)b.ptx);
+
+  /* Corrupt: not an entry. Rebuilt, and the entry rewritten. */
+  write_all(entry, "garbage\n", 8);
+  CHECK_EQ_INT(compile_origin(dir, "BLOCK=256", &b, why, sizeof why),
+               TL_PTX_REBUILT);
+  CHECK(strstr(why, "not a ptx cache entry") != NULL);
+  CHECK_EQ_STR(a.ptx, b.ptx);
+  free((char *)b.ptx);
+  CHECK_EQ_INT(compile_origin(dir, "BLOCK=256", &b, why, sizeof why),
+               TL_PTX_CACHED);
+  free((char *)b.ptx);
+
+  /* Truncated anywhere: in the ingredients, in the counts, in the PTX. */
+  size_t cuts[4] = {10, 60, len / 2, len - 1};
+  for (int i = 0; i < 4; i++) {
+    write_all(entry, text, cuts[i]);
+    CHECK_EQ_INT(compile_origin(dir, "BLOCK=256", &b, why, sizeof why),
+                 TL_PTX_REBUILT);
+    CHECK(strstr(why, "truncated") != NULL || strstr(why, "not a ptx") != NULL);
+    CHECK_EQ_STR(a.ptx, b.ptx);
+    free((char *)b.ptx);
+  }
+  /* Text after the PTX is no more trusted than text missing from it. */
+  char *longer = malloc(len + 2);
+  memcpy(longer, text, len);
+  memcpy(longer + len, "x\n", 2);
+  write_all(entry, longer, len + 2);
+  free(longer);
+  CHECK_EQ_INT(compile_origin(dir, "BLOCK=256", &b, why, sizeof why),
+               TL_PTX_REBUILT);
+  free((char *)b.ptx);
+
+  /* Foreign: the entry of another instance (BLOCK=512) in this one's
+   * place. Its ingredients differ: rebuilt, never used. */
+  char *dir2 = path_of(scratch, "cache2");
+  TlPtxInfo c;
+  CHECK_EQ_INT(compile_origin(dir2, "BLOCK=512", &c, why, sizeof why),
+               TL_PTX_COMPILED);
+  CHECK(strcmp(a.ptx, c.ptx) != 0);
+  char *entry2 = entry_path(dir2, &c, "BLOCK=512");
+  size_t len2 = 0;
+  char *text2 = entry2 ? read_all(entry2, &len2) : NULL;
+  CHECK(text2 != NULL);
+  if (text2)
+    write_all(entry, text2, len2);
+  CHECK_EQ_INT(compile_origin(dir, "BLOCK=256", &b, why, sizeof why),
+               TL_PTX_REBUILT);
+  CHECK(strstr(why, "made for other ingredients") != NULL);
+  CHECK_EQ_STR(a.ptx, b.ptx);
+  free((char *)b.ptx);
+  free((char *)c.ptx);
+
+  /* A cache that cannot be written (its directory is a file) is no
+   * error: the PTX is compiled, and compiled again next time. */
+  char *file = path_of(scratch, "not-a-dir");
+  write_all(file, "x", 1);
+  CHECK_EQ_INT(compile_origin(file, "BLOCK=256", &b, why, sizeof why),
+               TL_PTX_COMPILED);
+  CHECK_EQ_STR(a.ptx, b.ptx);
+  free((char *)b.ptx);
+  CHECK_EQ_INT(compile_origin(file, "BLOCK=256", &b, why, sizeof why),
+               TL_PTX_COMPILED);
+  free((char *)b.ptx);
+  free(file);
+
+  /* No cache: compiled each time, nothing written. */
+  TlSession *s = tl_session_create();
+  tl_session_set_cache_dir(s, "");
+  TlProgram *p = vector_add(s, "BLOCK=128");
+  TlPtxInfo d;
+  CHECK(p && !TL_FAILED(tl_program_ptx(p, 90, &d)) &&
+        d.origin == TL_PTX_COMPILED);
+  /* A target no device runs; no device open for sm 0. */
+  CHECK(TL_FAILED(tl_program_ptx(p, 50, &d)));
+  CHECK(error_has(s, "no target runs on sm_50"));
+  CHECK(TL_FAILED(tl_program_ptx(p, 0, &d)));
+  CHECK(error_has(s, "no CUDA device is open"));
+  /* The launch of n = 1000 at BLOCK=128: 8 blocks of 32 threads. */
+  TlArg args[4] = {buffer(NULL, 0, "f32"), buffer(NULL, 0, "f32"),
+                   buffer(NULL, 0, "f32"), int_arg(1000)};
+  TlLaunchDims dims;
+  CHECK(!TL_FAILED(tl_program_launch_dims(p, args, 4, 90, &dims)));
+  CHECK_EQ_INT(dims.grid[0], 8);
+  CHECK_EQ_INT(dims.grid[1], 1);
+  CHECK_EQ_INT(dims.threads, 32);
+  CHECK_EQ_INT(dims.smem_bytes, 0);
+  args[3] = int_arg(0);
+  CHECK(TL_FAILED(tl_program_launch_dims(p, args, 4, 90, &dims)));
+  CHECK(error_has(s, "cannot launch @vector_add"));
+  tl_program_destroy(p);
+  tl_session_destroy(s);
+
+  free((char *)a.ptx);
+  free(text);
+  free(text2);
+  free(entry);
+  free(entry2);
+  free(dir);
+  free(dir2);
+}
+
+static void test_driver(void) {
+  /* No driver: a path that does not exist. */
+  TlSession *s = tl_session_create();
+  tl_session_set_cache_dir(s, "");
+  tl_session_set_driver(s, "/nonexistent/libcuda.so.1");
+  CHECK(TL_FAILED(tl_session_open_device(s, 0)));
+  CHECK(error_has(s, "no CUDA driver (/nonexistent/libcuda.so.1 could not be "
+                     "loaded)"));
+  CHECK_EQ_INT(tl_session_device_ordinal(s), -1);
+  CHECK(tl_session_device_name(s) == NULL);
+  TlProgram *p = vector_add(s, NULL);
+  float host[4];
+  TlArg args[4] = {buffer(NULL, 16, "f32"), buffer(NULL, 16, "f32"),
+                   buffer(NULL, 16, "f32"), int_arg(4)};
+  for (int i = 0; i < 3; i++)
+    args[i].device = (uint64_t)(uintptr_t)host;
+  CHECK(TL_FAILED(tl_program_launch(p, args, 4, NULL)));
+  CHECK(error_has(s, "no CUDA driver"));
+  CHECK(TL_FAILED(tl_session_synchronize(s)));
+  CHECK(error_has(s, "no CUDA device is open"));
+  tl_program_destroy(p);
+  tl_session_destroy(s);
+
+  /* The stand-in driver with no devices. */
+  setenv("TL_FAKE_CUDA_DEVICES", "0", 1);
+  s = tl_session_create();
+  tl_session_set_driver(s, fake_driver);
+  CHECK(TL_FAILED(tl_session_open_device(s, 0)));
+  CHECK(error_has(s, "no CUDA device 0 (the driver sees 0)"));
+  tl_session_destroy(s);
+  unsetenv("TL_FAKE_CUDA_DEVICES");
+
+  /* The stand-in driver: device memory is host memory and launches do
+   * nothing but log themselves. */
+  char *log = path_of(scratch, "launch.log");
+  remove(log);
+  setenv("TL_FAKE_CUDA_LOG", log, 1);
+  s = tl_session_create();
+  tl_session_set_cache_dir(s, "");
+  tl_session_set_driver(s, fake_driver);
+  p = vector_add(s, "BLOCK=256");
+  float *dev = aligned_alloc(256, 4096);
+  for (int i = 0; i < 3; i++) {
+    args[i].device = (uint64_t)(uintptr_t)(dev + 256 * i);
+    args[i].host = NULL;
+  }
+  args[3] = int_arg(600);
+  void *stream = (void *)(uintptr_t)0x5eed00;
+  CHECK(!TL_FAILED(tl_program_launch(p, args, 4, stream)));
+  CHECK_EQ_STR(tl_session_error(s), "");
+  CHECK_EQ_INT(tl_session_device_ordinal(s), 0);
+  CHECK_EQ_STR(tl_session_device_name(s), "TL fake GPU");
+  CHECK_EQ_INT(tl_session_device_sm(s), 90);
+  CHECK(TL_FAILED(tl_session_open_device(s, 0)));
+  CHECK(error_has(s, "CUDA device 0 is already open"));
+  /* On the device, a buffer needs a device address. */
+  args[1].device = 0;
+  CHECK(TL_FAILED(tl_program_launch(p, args, 4, stream)));
+  CHECK(error_has(s, "argument 1 (y) of @vector_add: the buffer has no "
+                     "device address"));
+  args[1].device = (uint64_t)(uintptr_t)(dev + 256);
+  /* Memory of another device. */
+  setenv("TL_FAKE_CUDA_POINTER_DEVICE", "1", 1);
+  CHECK(TL_FAILED(tl_program_launch(p, args, 4, stream)));
+  CHECK(error_has(s, "argument 0 (x) of @vector_add: the buffer is memory of "
+                     "CUDA device 1, not of device 0 (the session's)"));
+  /* Memory the driver does not know passes (it may be mapped host
+   * memory): the launch is logged below. */
+  setenv("TL_FAKE_CUDA_POINTER_DEVICE", "-1", 1);
+  CHECK(!TL_FAILED(tl_program_launch(p, args, 4, stream)));
+  unsetenv("TL_FAKE_CUDA_POINTER_DEVICE");
+  CHECK(TL_FAILED(tl_program_launch(p, args, 3, stream)));
+  CHECK(error_has(s, "takes 4 arguments, not 3"));
+  CHECK(!TL_FAILED(tl_session_synchronize(s)));
+  tl_program_destroy(p);
+
+  /* A kernel with a global workspace: zeroed on the stream, then
+   * launched on it. */
+  char *ws_path = path_of(srcroot, "test/passes/Inputs/workspace.tl");
+  TlProgramDesc d = {ws_path, NULL, 0, NULL, 0, NULL};
+  p = tl_program_create(s, &d);
+  CHECK(p != NULL);
+  TlArg wa[2] = {buffer(NULL, 1024, "f32"), buffer(NULL, 1024, "f32")};
+  wa[0].device = (uint64_t)(uintptr_t)dev;
+  wa[1].device = (uint64_t)(uintptr_t)(dev + 256);
+  TlPtxInfo info;
+  CHECK(p && !TL_FAILED(tl_program_ptx(p, 0, &info)));
+  CHECK(info.workspace_bytes >= 2048);
+  CHECK(p && !TL_FAILED(tl_program_launch(p, wa, 2, NULL)));
+  tl_program_destroy(p);
+  tl_session_destroy(s);
+  free(ws_path);
+  free(dev);
+  unsetenv("TL_FAKE_CUDA_LOG");
+
+  size_t len = 0;
+  char *text = read_all(log, &len);
+  CHECK(text != NULL);
+  if (text) {
+    text[len] = 0;
+    char want[256];
+    snprintf(want, sizeof want,
+             "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
+             "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
+             "synchronize\n"
+             "memset bytes=%zu stream=null\n"
+             "launch grid=2,1,1 block=32,1,1 smem=",
+             stream, stream, info.workspace_bytes);
+    /* Nothing else: no synchronisation after the launches but the one
+     * asked for. */
+    CHECK(!strncmp(text, want, strlen(want)));
+    CHECK(strstr(strstr(text, "synchronize") + 1, "synchronize") == NULL);
+    if (strncmp(text, want, strlen(want)))
+      fprintf(stderr, "the driver's log:\n%s\nexpected it to start:\n%s\n",
+              text, want);
+  }
+  free(text);
+  free(log);
+
+  /* Timing, by the stand-in driver's clock: a launch of 64 threads per
+   * block over 3 blocks takes 64 / 1000 + 1 / 3 ms. */
+  s = tl_session_create();
+  tl_session_set_cache_dir(s, "");
+  tl_session_set_driver(s, fake_driver);
+  p = vector_add(s, "BLOCK=256");
+  dev = aligned_alloc(256, 4096);
+  for (int i = 0; i < 3; i++)
+    args[i].device = (uint64_t)(uintptr_t)(dev + 256 * i);
+  args[3] = int_arg(600);
+  double ms = 0;
+  CHECK(!TL_FAILED(tl_program_time(p, args, 4, 2, 5, &ms)));
+  CHECK(ms > 0.3973 && ms < 0.3974);
+  args[3] = int_arg(-1);
+  CHECK(TL_FAILED(tl_program_time(p, args, 4, 2, 5, &ms)));
+  CHECK(error_has(s, "cannot launch @vector_add"));
+  tl_program_destroy(p);
+  tl_session_destroy(s);
+  free(dev);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 4) {
+    fprintf(stderr, "usage: unit_program SCRATCH-DIR SOURCE-ROOT "
+                    "FAKE-LIBCUDA\n");
+    return 2;
+  }
+  scratch = argv[1];
+  srcroot = argv[2];
+  fake_driver = argv[3];
+  test_vm();
+  test_source_errors();
+  test_cache();
+  test_driver();
+  return unit_report();
+}
