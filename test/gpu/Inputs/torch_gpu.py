@@ -1,0 +1,100 @@
+"""python/tl on a GPU with PyTorch: a kernel on torch tensors on the
+current stream and on a side stream, captured in a CUDA graph and
+replayed, the quantised matmul against its float64 reference, the PTX
+cache hit of a second compile, and the cost of a launch through Python.
+Usage: torch_gpu.py SRCROOT TMPDIR"""
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+
+import tl
+
+root, tmp = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(root, "scripts"))
+import qmatmul  # noqa: E402
+
+session = tl.Session(cache_dir=os.path.join(tmp, "cache"))
+
+# vector_add on torch tensors: the current stream, a side stream, a graph.
+k = session.compile(os.path.join(root, "kernels", "vector_add.tl"))
+n = 100003
+x = torch.randn(n, device="cuda")
+y = torch.randn(n, device="cuda")
+z = torch.zeros_like(x)
+k(x, y, z, n)
+torch.cuda.synchronize()
+assert torch.equal(z, x + y), "vector_add on the current stream"
+side = torch.cuda.Stream()
+z2 = torch.zeros_like(x)
+with torch.cuda.stream(side):
+    k(x, y, z2, n)
+side.synchronize()
+assert torch.equal(z2, x + y), "vector_add on a side stream"
+z3 = torch.zeros_like(x)
+graph = torch.cuda.CUDAGraph()
+with torch.cuda.graph(graph):
+    k(x, y, z3, n)
+assert not torch.equal(z3, x + y), "capture must not run the kernel"
+graph.replay()
+torch.cuda.synchronize()
+assert torch.equal(z3, x + y), "vector_add replayed from a CUDA graph"
+print("vector_add: current stream, side stream, graph: ok")
+
+# Wrong inputs are refused with a message, never launched.
+for bad, what in ((lambda: k(x.cpu(), y, z, n), "a host tensor"),
+                  (lambda: k(x.half(), y, z, n), "an f16 tensor for f32"),
+                  (lambda: k(x[::2], y, z, n), "a strided tensor"),
+                  (lambda: k(x, y, z), "a missing argument")):
+    try:
+        bad()
+    except (TypeError, ValueError, tl.TLError) as e:
+        print("refused %s: %s" % (what, str(e).splitlines()[0]))
+    else:
+        raise AssertionError("accepted " + what)
+
+# The quantised matmul at a real K, against the float64 reference.
+m, kk, nn = 5, 8192, 4096
+p = os.path.join(tmp, "q")
+qmatmul.gen(p, m, kk, nn, 128, 64, 7, 0, wt="u4", at="f16")
+q = session.compile(os.path.join(root, "kernels", "qmatmul_m8.tl"), kernel="qmatmul_m8",
+                    K=kk, N=nn, WT="u4", SA=1)
+a = torch.from_numpy(np.load(p + ".a.npy")).cuda()
+b = torch.from_numpy(np.load(p + ".b.npy")).cuda()
+s = torch.from_numpy(np.load(p + ".s.npy")).cuda()
+c = torch.zeros(m, nn, dtype=torch.float16, device="cuda")
+ws = torch.zeros(4, dtype=torch.float32, device="cuda")
+locks = torch.zeros(1, dtype=torch.int32, device="cuda").view(torch.uint32) \
+    if hasattr(torch, "uint32") else torch.zeros(1, dtype=torch.int32, device="cuda")
+q(a, b, s, c, m, ws, locks)
+torch.cuda.synchronize()
+np.save(p + ".c.npy", c.cpu().numpy())
+qmatmul.check(p, 4, False, sa=True)
+
+# A second compile of the same instance reads the PTX cache.
+t0 = time.perf_counter()
+k2 = session.compile(os.path.join(root, "kernels", "vector_add.tl"))
+k2.ptx()
+print("second compile and PTX: %.1f ms" % ((time.perf_counter() - t0) * 1e3))
+
+# Launch cost through Python: wall time of many launches of a tiny
+# kernel, the GPU kept busy so that the host is what is measured.
+small = torch.zeros(256, device="cuda")
+for _ in range(10):
+    k(small, small, small, 256)
+torch.cuda.synchronize()
+reps = 2000
+t0 = time.perf_counter()
+for _ in range(reps):
+    k(small, small, small, 256)
+host = (time.perf_counter() - t0) / reps * 1e6
+torch.cuda.synchronize()
+t0 = time.perf_counter()
+for _ in range(reps):
+    torch.add(small, small, out=small)
+ref = (time.perf_counter() - t0) / reps * 1e6
+torch.cuda.synchronize()
+print("launch through python: %.1f us a launch (torch.add: %.1f us)" % (host, ref))
+print("torch_gpu: ok")
