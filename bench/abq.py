@@ -10,7 +10,7 @@ cache flushed before each; bench/peers.py's helper).
 
 For each shape (K, N) (default (4096, 4096), (1024, 8192), (11008, 4096),
 (5120, 5120), (4096, 11008)), each M (1, 4, 8) and each type WqAp (W2A8,
-W3A8, W4A4, W4A8, W8A8, W2A2): TL's matmul, the best of its candidate
+W3A8, W4A4, W4A8, W8A8, W2A2): TL's matmul (M > 8 in row blocks of 8), the best of its candidate
 tilings (BN, W, KT); the activation quantiser (kernels/abq_quant.tl,
 which the matmul needs once per activation) timed alone; the roofline
 of the matmul (its bytes: Q K N / 8 of weight planes, 16 ceildiv(P M,
@@ -42,7 +42,8 @@ SHAPES = [(4096, 4096), (1024, 8192), (11008, 4096), (5120, 5120), (4096, 11008)
 TYPES = ["W2A8", "W3A8", "W4A4", "W4A8", "W8A8", "W2A2"]
 # (BN, W, KT): BN columns a block, W warps over k, KT mma k-blocks a step.
 CONFIGS = [(64, 4, 1), (32, 4, 1), (32, 8, 1), (64, 8, 1), (128, 4, 1),
-           (64, 2, 2), (32, 4, 2), (128, 2, 1)]
+           (64, 2, 2), (32, 4, 2), (32, 8, 2), (64, 8, 2), (32, 16, 1),
+           (32, 4, 4), (128, 2, 1)]
 
 
 def parse_type(t):
@@ -51,7 +52,10 @@ def parse_type(t):
 
 
 def rows(p, m):
-    return 16 * (-(-p * m // 16))
+    """The activation planes' rows: ceildiv(m, MB) tiles of 16 ceildiv(P MB,
+    16), MB = min(m, 8) rows a block."""
+    mb = min(m, 8)
+    return -(-m // mb) * 16 * (-(-p * mb // 16))
 
 
 def tl_run(tlbin, kernel, defines, args, extra=()):
@@ -82,12 +86,13 @@ def mm_args(m, k, n, p, q, prefix=None):
                  sa="rand:f32:%dx1" % m, za="zeros:i32:%dx1" % m, ra="zeros:i32:%dx1" % m,
                  sw="rand:f32:1x%d" % n, zw="zeros:i32:1x%d" % n, cw="zeros:i32:1x%d" % n)
     a["c"] = "zeros:f16:%dx%d" % (m, n)
+    a["m"] = str(m)
     return a
 
 
 def defines(m, k, n, p, q, cfg):
     bn, w, kt = cfg
-    return dict(K=k, N=n, M=m, P=p, Q=q, BN=bn, W=w, KT=kt)
+    return dict(K=k, N=n, M=min(m, 8), P=p, Q=q, BN=bn, W=w, KT=kt)
 
 
 def fits(k, n, cfg):
@@ -108,8 +113,8 @@ def bench_tl(tlbin, m, k, n, p, q, cfg):
 
 def bench_quant(tlbin, m, k, p):
     args = dict(x="rand:f16:%dx%d" % (m, k), ap="zeros:u1:%dx%d" % (rows(p, m), k),
-                sa="zeros:f32:%dx1" % m, za="zeros:i32:%dx1" % m, ra="zeros:i32:%dx1" % m)
-    rc, out = tl_run(tlbin, QUANT, dict(K=k, M=m, P=p), args,
+                sa="zeros:f32:%dx1" % m, za="zeros:i32:%dx1" % m, ra="zeros:i32:%dx1" % m, m=str(m))
+    rc, out = tl_run(tlbin, QUANT, dict(K=k, M=min(m, 8), P=p), args,
                      ["--seed", "1", "--json", "--no-vm-check"])
     return median_of(out)
 
@@ -117,7 +122,7 @@ def bench_quant(tlbin, m, k, p):
 def check(tlbin, m, k, n, p, q, cfg, seed):
     with tempfile.TemporaryDirectory() as d:
         pre = os.path.join(d, "t")
-        abq.gen(pre, m, k, n, p, q, seed)
+        abq.gen(pre, m, k, n, p, q, seed, min(m, 8))
         rc, out = tl_run(tlbin, KERNEL, defines(m, k, n, p, q, cfg), mm_args(m, k, n, p, q, pre),
                          ["--no-vm-check", "--save", "c=%s.c.npy" % pre])
         if rc:

@@ -1,8 +1,9 @@
 """NumPy reference and driver of the arbitrary-precision WqAp kernels
 (kernels/abq_pack.tl, kernels/abq_quant.tl, kernels/abq_matmul.tl).
 
-  abq.py gen PREFIX M K N P Q SEED
-      writes the inputs and the reference intermediates:
+  abq.py gen PREFIX M K N P Q SEED [MB]
+      writes the inputs and the reference intermediates, for M activation
+      rows in tiles of MB (the kernels' template M, default min(M, 8)):
         PREFIX.x.npy       f16 [M, K] activations (rows at scales 2^-4..2^4;
                            row 1 all zeros and row 2 nonnegative when M > 2)
         PREFIX.w.npy       u8 [K, N] weight codes, 0 .. 2^Q - 1
@@ -10,7 +11,8 @@
         PREFIX.zw.npy      i32 [1, N] weight zero points, 0 .. 2^Q - 1
         PREFIX.planes.npy  the packer's planes u1 [Q, N, K] (packed bytes)
         PREFIX.colsum.npy  i32 [1, N], sum_k W[k, n]
-        PREFIX.ap.npy      the quantiser's planes u1 [R, K] (bytes), R = 16 ceildiv(P M, 16)
+        PREFIX.ap.npy      the quantiser's planes u1 [T R, K] (bytes), T =
+                           ceildiv(M, MB) tiles of R = 16 ceildiv(P MB, 16)
         PREFIX.sa.npy      f32 [M, 1] activation scales
         PREFIX.za.npy      i32 [M, 1] activation zero points
         PREFIX.ra.npy      i32 [M, 1] activation code row sums
@@ -23,7 +25,7 @@
       with --exact bit for bit against the kernel's epilogue arithmetic;
       for an f32 C also recovers the integer sums T from C and checks them
   abq.py pack W.npy Q PLANES.npy COLSUM.npy     (the packer alone)
-  abq.py quant X.npy P AP.npy SA.npy ZA.npy RA.npy   (the quantiser alone)
+  abq.py quant X.npy P MB AP.npy SA.npy ZA.npy RA.npy   (the quantiser alone)
 
 The quantiser (per row m, in the kernel's precision, so codes are exact):
   lo = min(f32(min_k x[m, k]), 0), hi = max(f32(max_k x[m, k]), 0)
@@ -73,17 +75,24 @@ def quantise(x, p):
     return qa, sa, za
 
 
-def act_planes(qa, p):
-    """u1 [R, K]: row i M + m holds bit i of row m's codes, R = 16
-    ceildiv(P M, 16), the rows past P M zero."""
+def act_planes(qa, p, mb):
+    """u1 [T R, K] for tiles of MB rows, T = ceildiv(m, MB), R = 16
+    ceildiv(P MB, 16): row t R + i MB + l holds bit i of the codes of row
+    t MB + l; the other rows zero (the quantiser writes the padding rows
+    of every row it has, and nothing for the rows past m)."""
     m, k = qa.shape
-    rows = 16 * (-(-p * m // 16))
-    bits = np.zeros((rows, k), np.uint8)
-    bits[:p * m] = np.concatenate([(qa >> i) & 1 for i in range(p)])
+    rows = 16 * (-(-p * mb // 16))
+    nt = -(-m // mb)
+    bits = np.zeros((nt, rows, k), np.uint8)
+    for r in range(m):
+        t, l = divmod(r, mb)
+        for i in range(p):
+            bits[t, i * mb + l] = (qa[r] >> i) & 1
     return pack_bits(bits)
 
 
-def gen(prefix, m, k, n, p, q, seed):
+def gen(prefix, m, k, n, p, q, seed, mb=None):
+    mb = mb or min(m, 8)
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((m, k)) * np.exp2(rng.integers(-4, 5, (m, 1)))
     if m > 2:
@@ -102,9 +111,9 @@ def gen(prefix, m, k, n, p, q, seed):
     np.save(prefix + ".zw.npy", zw)
     np.save(prefix + ".planes.npy", planes)
     np.save(prefix + ".wpw.npy", planes.view("<u4"))
-    np.save(prefix + ".apw.npy", act_planes(qa, p).view("<u4"))
+    np.save(prefix + ".apw.npy", act_planes(qa, p, mb).view("<u4"))
     np.save(prefix + ".colsum.npy", colsum)
-    np.save(prefix + ".ap.npy", act_planes(qa, p))
+    np.save(prefix + ".ap.npy", act_planes(qa, p, mb))
     np.save(prefix + ".sa.npy", sa.reshape(-1, 1))
     np.save(prefix + ".za.npy", za.astype(np.int32).reshape(-1, 1))
     np.save(prefix + ".ra.npy", qa.sum(axis=1).astype(np.int32).reshape(-1, 1))
@@ -168,7 +177,7 @@ def check(prefix, p, q, exact):
 def main(argv):
     cmd = argv[1]
     if cmd == "gen":
-        gen(argv[2], *[int(a) for a in argv[3:9]])
+        gen(argv[2], *[int(a) for a in argv[3:10]])
         return 0
     if cmd == "check":
         return check(argv[2], int(argv[3]), int(argv[4]), "--exact" in argv[5:])
@@ -179,12 +188,12 @@ def main(argv):
         return 0
     if cmd == "quant":
         x = np.load(argv[2])
-        p = int(argv[3])
+        p, mb = int(argv[3]), int(argv[4])
         qa, sa, za = quantise(x, p)
-        np.save(argv[4], act_planes(qa, p))
-        np.save(argv[5], sa.reshape(-1, 1))
-        np.save(argv[6], za.astype(np.int32).reshape(-1, 1))
-        np.save(argv[7], qa.sum(axis=1).astype(np.int32).reshape(-1, 1))
+        np.save(argv[5], act_planes(qa, p, mb))
+        np.save(argv[6], sa.reshape(-1, 1))
+        np.save(argv[7], za.astype(np.int32).reshape(-1, 1))
+        np.save(argv[8], qa.sum(axis=1).astype(np.int32).reshape(-1, 1))
         return 0
     print(__doc__)
     return 2
