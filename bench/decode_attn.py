@@ -9,8 +9,9 @@ cache flushed before each).
 Shapes: Hq = 32 query heads on Hkv = 8 KV heads, D = 128, one new token a
 sequence; B = 1 with L = 4K, 16K, 64K, 128K and B = 8 with L = 32K (--quick:
 B = 1, L = 4K and 64K). For each cache type (f16, u8, u4 codes with a
-per-token f16 scale and zero point) and two split counts ns (B Hkv ns
-blocks filling the GPU two and eight times over), tl-run --tune times the
+per-token f16 scale and zero point) and up to three split counts ns (B Hkv
+ns blocks about one, two and four waves of the SMs, each split at least
+256 tokens), tl-run --tune times the
 kernel's instances over W (warps a block), BT (tokens a warp and step) and
 S (pipeline stages), and the fastest is kept. The peers, on the f16 cache:
 torch.nn.functional.scaled_dot_product_attention (enable_gqa, else the KV
@@ -42,9 +43,13 @@ BITS = {"f16": 16, "u8": 8, "u4": 4, "u2": 2}
 # The template values tl-run --tune tries (W warps a block, BT tokens a warp
 # and step, S pipeline stages); instances over a block's shared memory are
 # skipped by tl-run. The split counts are tried one run each.
-TUNE = dict(W=[4, 8], BT=[16, 32], S=[3, 2])
-# blocks wanted (B Hkv ns), in waves of the 132 SMs of an H100
-BLOCKS = (264, 1056)
+TUNE = dict(W=[4, 8], BT=[16, 32], S=[3, 2, 4])
+# blocks wanted (B Hkv ns): one, two and four waves of the 132 SMs of an
+# H100, each split at least MIN_SPLIT tokens (four steps of W = 4 warps of
+# BT = 16 tokens), so that short caches take few splits and a cheap combine
+SMS = 132
+WAVES = (1, 2, 4)
+MIN_SPLIT = 256
 
 
 def kernel_args(b, l, kt, ns, defines=None, files=None):
@@ -79,11 +84,12 @@ def tl_run(tlbin, defines, args, extra=()):
 
 
 def splits(b, l):
-    """The split counts: B Hkv ns blocks filling the GPU two and eight
-    times over, each split at least two steps of the smallest step."""
+    """The split counts: B Hkv ns blocks about one, two and four waves of
+    the GPU's SMs, each split at least MIN_SPLIT tokens (at L = 4K and B
+    Hkv = 8: ns = 16 only; at L = 64K: 17, 33 and 66)."""
     out = []
-    for blocks in BLOCKS:
-        ns = max(1, min(l // 128, -(-blocks // (b * HKV))))
+    for waves in WAVES:
+        ns = max(1, min(l // MIN_SPLIT, -(-waves * SMS // (b * HKV))))
         if ns not in out:
             out.append(ns)
     return out

@@ -153,6 +153,56 @@ static unsigned *cast_order(const TlLayout *ls, const TlLayout *lr) {
   return perm;
 }
 
+/* src's elements in the order perm (result local i = source local
+ * perm[i]) for 8 and 16-bit elements filling whole words: each result
+ * word is a source word (no op) or one simt.prmt of the two source words
+ * its bytes come from. NULL when some word needs more than two. */
+static Tile *reorder_bytes(Lower *L, Tile *src, const unsigned *perm,
+                           int64_t n) {
+  unsigned eb = lw_elem_bits(src->type);
+  if ((eb != 8 && eb != 16) || (n * eb) % 32)
+    return NULL;
+  unsigned nw = (unsigned)(n * eb / 32);
+  unsigned *wa = tl_xcalloc(2 * (size_t)nw + 1, sizeof *wa);
+  uint32_t *sel = tl_xcalloc((size_t)nw + 1, sizeof *sel);
+  for (unsigned w = 0; w < nw; w++) {
+    unsigned used = 0;
+    for (unsigned k = 0; k < 4; k++) {
+      unsigned i = (32 * w + 8 * k) / eb, inb = (8 * k % eb) / 8;
+      unsigned pos = perm[i] * eb + 8 * inb, sw = pos / 32, sb = pos % 32 / 8;
+      unsigned slot = 0;
+      while (slot < used && wa[2 * w + slot] != sw)
+        slot++;
+      if (slot == used) {
+        if (used == 2) {
+          tl_free(wa);
+          tl_free(sel);
+          return NULL;
+        }
+        wa[2 * w + used++] = sw;
+      }
+      sel[w] |= (uint32_t)(4 * slot + sb) << (4 * k);
+    }
+    if (used == 1)
+      wa[2 * w + 1] = wa[2 * w];
+  }
+  Tile *p = lw_new_tile(L, src->type);
+  TlType *u32 = lw_u32(L);
+  for (unsigned w = 0; w < nw; w++) {
+    if (sel[w] == 0x3210) {
+      p->words[w] = src->words[wa[2 * w]];
+      continue;
+    }
+    TlValue *ops[3] = {src->words[wa[2 * w]], src->words[wa[2 * w + 1]],
+                       lw_cst(L, u32, sel[w])};
+    p->words[w] =
+        tl_op_result(tl_build(&L->b, TL_OP_SIMT_PRMT, 3, ops, 1, &u32), 0);
+  }
+  tl_free(wa);
+  tl_free(sel);
+  return p;
+}
+
 /* x (a float of compute type ct: f16, f32 or f64) rounded to an integral
  * value of ct by mode: one simt.cvt {rounding = "rni"/"rmi"/"rpi"}
  * (cvt.rni.f32.f32 ...), exact. bf16 has no such cvt on sm_80: it is
@@ -278,11 +328,16 @@ bool lw_lower_cast(Lower *L, TlOp *op) {
     return true;
   }
   /* Otherwise the source's elements are moved into the result's order
-   * first (shifts and masks within the thread's words). */
+   * first: whole words of 8 and 16-bit elements by one prmt each (or none)
+   * when each takes its bytes from at most two source words, else shifts
+   * and masks within the thread's words. */
   if (perm) {
-    Tile *p = lw_zero_tile(L, src->type);
-    for (unsigned i = 0; i < (unsigned)n; i++)
-      lw_set_elem(L, p, i, lw_get_elem(L, src, perm[i]));
+    Tile *p = reorder_bytes(L, src, perm, n);
+    if (!p) {
+      p = lw_zero_tile(L, src->type);
+      for (unsigned i = 0; i < (unsigned)n; i++)
+        lw_set_elem(L, p, i, lw_get_elem(L, src, perm[i]));
+    }
     tl_free(perm);
     src = p;
   }

@@ -675,7 +675,9 @@ bool lw_lower_gather(Lower *L, TlOp *op) {
  * start aligned to the chunk; in shared memory an innermost mode of stride
  * 1 that w divides, every other stride and the base multiples of w, and a
  * swizzle that moves whole chunks (2^M >= w). The chunks must also spread
- * evenly over the block's threads. 0 when no width qualifies. */
+ * evenly over the block's threads: a multiple of their number, or a
+ * divisor of it (threads 0 .. c - 1 then copy one chunk each). 0 when no
+ * width qualifies. */
 static int64_t copy_width(Lower *L, TlOp *op, const Smem *m, int64_t n) {
   const TlSharedLayout *l = &m->layout;
   int64_t b = tl_type_bitwidth(m->elem), last = l->shape[l->rank - 1];
@@ -686,7 +688,9 @@ static int64_t copy_width(Lower *L, TlOp *op, const Smem *m, int64_t n) {
   for (int64_t cb = 16; cb >= 4; cb /= 2) {
     int64_t w = cb * 8 / b;
     if (w > 0 && last % w == 0 && acc.row % cb == 0 &&
-        (n / w) % L->threads == 0 && lw_smem_runs(l, w))
+        n / w > 0 &&
+        ((n / w) % L->threads == 0 || L->threads % (n / w) == 0) &&
+        lw_smem_runs(l, w))
       return w;
   }
   return 0;
@@ -809,7 +813,13 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
   }
   TlValue *first = tl_arith_muli(&L->b, tl_arith_exti(&L->b, L->tid, lw_i64(L)),
                                  lw_cst(L, lw_i64(L), w));
-  for (int64_t k = 0; k < n / w / L->threads; k++) {
+  /* Fewer chunks than threads: threads 0 .. n / w - 1 copy one each. */
+  bool few = n / w < L->threads;
+  TlBuilder outside = L->b;
+  if (few)
+    outside = lw_open_guard(
+        L, tl_arith_cmpi(&L->b, "lt", first, lw_cst(L, lw_i64(L), n)));
+  for (int64_t k = 0; k < (few ? 1 : n / w / L->threads); k++) {
     /* Element e = (tid + k * T) * w, unravelled row-major. */
     TlValue *e =
         tl_arith_addi(&L->b, first, lw_cst(L, lw_i64(L), k * L->threads * w));
@@ -840,5 +850,7 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
     TlValue *ops[3] = {dst, elem_addr(L, v, so, si, &bitoff), bytes};
     cp_async(L, 3, ops, cb);
   }
+  if (few)
+    lw_close_guard(L, outside);
   return true;
 }
