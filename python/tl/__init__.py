@@ -169,6 +169,16 @@ class Kernel:
             info = _lib.TlParamInfo()
             L.tl_program_param(self._h, i, ctypes.byref(info))
             self.params.append(Param(info))
+        # For _fast_args: per parameter its kind, the element types a
+        # buffer takes, and an integer's range.
+        self._plan = []
+        for p in self.params:
+            kind = {"buffer": ARG_BUFFER, "int": ARG_INT, "float": ARG_FLOAT}[p.kind]
+            want = (p.dtype, "u8") if p.packed else (p.dtype,)
+            for w in want:
+                _ENCODED.setdefault(w, w.encode())
+            lo, hi = _int_range(p) if kind == ARG_INT else (0, 0)
+            self._plan.append((kind, want, lo, hi))
 
     def __del__(self):
         h = getattr(self, "_h", None)
@@ -332,17 +342,73 @@ class Kernel:
                            iters, ctypes.byref(ms))
         return ms.value
 
+    def _fast_args(self, args):
+        """The launch arguments of the common call (contiguous CUDA torch
+        tensors of the parameters' element types on the session's open
+        device, Python ints and floats in range), with no message built;
+        None for anything else, which _device_args then checks and
+        reports."""
+        plan = self._plan
+        if self.session._open < 0:
+            self.session._open = self.session.device_ordinal()
+        if len(args) != len(plan) or self.session._open < 0:
+            return None
+        cargs = (_lib.TlArg * max(len(args), 1))()
+        dev = self.session._open
+        for i, (kind, want, lo, hi) in enumerate(plan):
+            v, c = args[i], cargs[i]
+            if kind == ARG_BUFFER:
+                t = type(v)
+                if t.__module__ != "torch" or not v.is_cuda:
+                    return None
+                got = _TORCH_BY_DTYPE.get(v.dtype)
+                if got is None:
+                    got = _dtype_name("torch", str(v.dtype))
+                    if got is None:
+                        return None
+                    _TORCH_BY_DTYPE[v.dtype] = got
+                if got not in want or v.get_device() != dev or not v.is_contiguous():
+                    return None
+                c.kind, c.device, c.bytes, c.dtype = ARG_BUFFER, v.data_ptr(), v.nbytes, _ENCODED[got]
+            elif kind == ARG_INT:
+                if type(v) is not int or not lo <= v <= hi:
+                    return None
+                c.kind, c.i = ARG_INT, v
+            else:
+                if type(v) is not float and type(v) is not int:
+                    return None
+                c.kind, c.f = ARG_FLOAT, float(v)
+        return cargs
+
     def __call__(self, *args, stream=None):
         """Launches the kernel on the GPU and returns without waiting.
         stream: a CUstream handle (an int), an object with .cuda_stream
         (torch.cuda.Stream) or __cuda_stream__; None is torch's current
         stream when a torch tensor is passed, else the default stream."""
-        cargs, torch_seen = self._device_args(args)
+        cargs = self._fast_args(args)
+        torch_seen = cargs is not None and any(k == ARG_BUFFER for k, _, _, _ in self._plan)
+        if cargs is None:
+            cargs, torch_seen = self._device_args(args)
         if stream is None and torch_seen:
-            import torch
-            stream = torch.cuda.current_stream().cuda_stream
+            stream = _current_torch_stream(self.session._open)
         handle = _stream_handle(stream)
         self.session._call(self._lib.tl_program_launch, self._h, cargs, len(args), handle)
+
+
+# The TL element type of a torch dtype object, filled as dtypes are seen;
+# the dtype names as the bytes the C API takes (kept alive here).
+_TORCH_BY_DTYPE = {}
+_ENCODED = {}
+
+
+def _current_torch_stream(device):
+    """torch's current stream on `device` as a CUstream handle: through
+    torch's raw accessor where it has one (no Stream object made)."""
+    import torch
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None) if hasattr(torch, "_C") else None
+    if raw is not None:
+        return raw(device)
+    return torch.cuda.current_stream().cuda_stream
 
 
 def _stream_handle(stream):
@@ -367,6 +433,7 @@ class Session:
         self._lib = _lib.lib()
         self._lock = threading.RLock()
         self._h = self._lib.tl_session_create()
+        self._open = -1  # the open device's ordinal, kept for launches
         if cache_dir is not None:
             self._lib.tl_session_set_cache_dir(self._h, os.fsencode(cache_dir))
         if driver is not None:
@@ -390,6 +457,7 @@ class Session:
 
     def open_device(self, ordinal=0):
         self._call(self._lib.tl_session_open_device, self._h, ordinal)
+        self._open = self.device_ordinal()
 
     def synchronize(self):
         """Waits until the device has run all the work given to it; the

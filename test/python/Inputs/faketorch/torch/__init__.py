@@ -1,7 +1,7 @@
 """A stand-in for the few parts of torch that python/tl uses, over NumPy
 arrays posing as device memory (the stand-in CUDA driver's): tensors
-with data_ptr, device, dtype, contiguity and size, and a current stream
-with a handle. Only torch_test.py imports it."""
+with data_ptr, device (and get_device), dtype, contiguity and size, and a
+current stream with a handle. Only torch_test.py imports it."""
 import numpy as np
 
 
@@ -46,6 +46,13 @@ class Tensor:
 
     def element_size(self):
         return self.array.itemsize
+
+    @property
+    def nbytes(self):
+        return self.array.nbytes
+
+    def get_device(self):
+        return self.device.index if self.device.type == "cuda" else -1
 
     def numpy(self):
         return self.array
