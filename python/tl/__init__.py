@@ -18,7 +18,7 @@ import threading
 from . import _lib
 from ._lib import ARG_BUFFER, ARG_FLOAT, ARG_INT, PTX_ORIGINS
 
-__all__ = ["TLError", "Session", "Kernel", "Param", "compile", "default_session",
+__all__ = ["TLError", "Session", "Kernel", "Param", "compile", "default_session", "ops",
            "synchronize", "autotune"]
 
 
@@ -505,3 +505,4 @@ def compile(source, kernel=None, **defines):
 
 
 from ._tune import autotune  # noqa: E402  (uses compile above)
+from . import ops  # noqa: E402,F401  (uses compile above)

@@ -1,0 +1,193 @@
+"""The kernel library as ops: quantised weights packed once, then
+C = A x dequant(W) for any m, on torch CUDA tensors (the GPU) or NumPy
+arrays (the CPU VM, for tests and small shapes).
+
+    packed = tl.ops.pack_weights(codes, scales, zeros=None, wtype="u4", group=128)
+    y = tl.ops.quant_matmul(x, packed)
+
+codes are the weight codes [K, N], one per element (their bit patterns:
+0 .. 2^bits - 1, two's complement for the signed types), scales the
+scale per group of `group` consecutive k and column ([K / group, N]) or,
+with group=None, per column ([N]); zeros the zero points in code units,
+the same shape (integer types only). dequant(W) = (value(code) - zero) *
+scale rounded to the activations' type (docs/kernels.md, qmatmul.tl).
+
+The kernels' sources are read from $TL_KERNELS, else from the kernels/
+directory of the source checkout this package sits in."""
+
+import os
+
+from . import compile as _compile
+
+__all__ = ["PackedWeights", "pack_weights", "quant_matmul", "kernels_dir"]
+
+_BN = 64  # the packing's block width: a warp's columns in every kernel
+
+
+def kernels_dir():
+    """The directory holding the kernel sources (see the module's text)."""
+    env = os.environ.get("TL_KERNELS")
+    cands = [env] if env else []
+    here = os.path.dirname(os.path.abspath(__file__))
+    cands.append(os.path.join(os.path.dirname(os.path.dirname(here)), "kernels"))
+    for d in cands:
+        if d and os.path.exists(os.path.join(d, "qmatmul.tl")):
+            return d
+    raise FileNotFoundError("cannot find TL's kernels (kernels/qmatmul.tl): set TL_KERNELS "
+                            "to the kernels directory of a TL checkout; tried: " + ", ".join(cands))
+
+
+_cache = {}
+
+
+def _kernel(name, kernel=None, **defines):
+    key = (name, kernel, tuple(sorted(defines.items())))
+    k = _cache.get(key)
+    if k is None:
+        k = _compile(os.path.join(kernels_dir(), name), kernel=kernel, **defines)
+        _cache[key] = k
+    return k
+
+
+def _bits(wtype):
+    if wtype[0] in "ui" and wtype[1:].isdigit():
+        return int(wtype[1:])
+    if wtype.startswith("f") and "e" in wtype:
+        return int(wtype[1:wtype.index("e")])
+    raise ValueError(f"wtype {wtype!r}: expected u1..u8, i2..i8 or a small float fNeXmY")
+
+
+def _is_torch(x):
+    return type(x).__module__.split(".")[0] == "torch"
+
+
+class PackedWeights:
+    """Weights packed for kernels/qmatmul.tl and qmatmul_m8.tl: `b` the
+    packed codes (u8 [N / 64, K / group, CH, 32, 16]), `s` the scales and
+    zero points (AT [K / group or 1, 1 + ZP, N]), and their description."""
+
+    def __init__(self, b, s, K, N, wtype, group, zp, per_column, at):
+        self.b, self.s = b, s
+        self.K, self.N, self.wtype, self.group = K, N, wtype, group
+        self.zp, self.per_column, self.at = zp, per_column, at
+
+    def __repr__(self):
+        g = "per column" if self.per_column else f"g{self.group}"
+        return (f"<tl.ops.PackedWeights {self.wtype} {g}{' zp' if self.zp else ''} "
+                f"K={self.K} N={self.N} {self.at}>")
+
+
+def pack_weights(codes, scales, zeros=None, wtype="u4", group=128, at="f16"):
+    """Packs weight codes [K, N] with their scales (and zero points) for
+    quant_matmul. torch CUDA tensors are packed on the GPU (the result is
+    on the GPU), NumPy arrays on the CPU VM. at: the activations' type,
+    f16 or bf16 (the scales are stored in it; bf16 needs torch)."""
+    import numpy as np
+    bits = _bits(wtype)
+    on_gpu = _is_torch(codes)
+    c = codes.detach().cpu().numpy() if on_gpu else np.asarray(codes)
+    if c.ndim != 2:
+        raise ValueError(f"codes: expected [K, N], got shape {c.shape}")
+    K, N = c.shape
+    per_column = group is None
+    g = 128 if per_column else group
+    if g not in (32, 64, 128, 256):
+        raise ValueError(f"group {group}: expected 32, 64, 128, 256 or None (per column)")
+    if K % g or N % _BN:
+        raise ValueError(f"codes [{K}, {N}]: K must be a multiple of {g} and N of {_BN}")
+    c = c.astype(np.int64)
+    if c.min() < 0 or c.max() >= 1 << bits:
+        raise ValueError(f"codes: expected {wtype} bit patterns in 0..{(1 << bits) - 1}")
+    if zeros is not None and wtype.startswith("f"):
+        raise ValueError("zero points are for integer weight types")
+    # The codes as a WT buffer: element i at bits [i bits, (i + 1) bits).
+    flat = c.reshape(-1).astype(np.uint8)
+    bitarr = np.unpackbits(flat[:, None], axis=1, bitorder="little")[:, :bits].reshape(-1)
+    wq = np.packbits(bitarr, bitorder="little")
+    groups = 1 if per_column else K // g
+
+    def rows(v, what):
+        v = v.detach().float().cpu().numpy() if _is_torch(v) else np.asarray(v, np.float64)
+        v = v.reshape(groups, N) if v.size == groups * N else None
+        if v is None:
+            raise ValueError(f"{what}: expected {groups} x {N} values")
+        return v
+    sz = [rows(scales, "scales")] + ([rows(zeros, "zeros")] if zeros is not None else [])
+    s = np.stack(sz, axis=1)  # [groups, 1 + ZP, N]
+    zp = int(zeros is not None)
+    defs = dict(K=K, N=N, G=g, BN=_BN, WT=wtype, AT=at)
+    ch = g * _BN * bits // 4096
+    if ch == 0 or g * _BN * bits % 4096:
+        raise ValueError(f"{wtype} with group {g}: a warp's codes are not whole 16-byte chunks")
+    pack = _kernel("qpack.tl", **defs)
+    shape = (N // _BN, K // g, ch, 32, 16)
+    if on_gpu:
+        import torch
+        dev = codes.device
+        out = torch.empty(shape, dtype=torch.uint8, device=dev)
+        pack(torch.from_numpy(wq).to(dev), out)
+        st = torch.from_numpy(s).to(getattr(torch, {"f16": "float16", "bf16": "bfloat16"}[at])).to(dev)
+        return PackedWeights(out, st.contiguous(), K, N, wtype, g, zp, per_column, at)
+    if at != "f16":
+        raise ValueError("NumPy weights take at='f16' (NumPy has no bf16)")
+    out = np.zeros(shape, np.uint8)
+    pack.run_vm(wq, out)
+    return PackedWeights(out, s.astype(np.float16), K, N, wtype, g, zp, per_column, at)
+
+
+_ws = {}
+
+
+def _workspace(x, on_gpu):
+    """The split reduction's ws and locks (unused: KS = 1)."""
+    import numpy as np
+    if not on_gpu:
+        return np.zeros(4, np.float32), np.zeros(1, np.uint32)
+    key = str(x.device)
+    if key not in _ws:
+        import torch
+        _ws[key] = (torch.zeros(4, dtype=torch.float32, device=x.device),
+                    torch.zeros(2, dtype=torch.int32, device=x.device).view(torch.uint32)
+                    if hasattr(torch, "uint32") else torch.zeros(1, device=x.device))
+    return _ws[key]
+
+
+def _instance(m, p):
+    """The kernel and template values for m rows (docs/performance.md:
+    the weights as the mma A operand for m <= 8, 16-row blocks up to 16,
+    64 x 256 tiles beyond)."""
+    base = dict(K=p.K, N=p.N, G=p.group, WT=p.wtype, AT=p.at, ZP=p.zp, PC=int(p.per_column))
+    w = next(w for w in (4, 2, 1) if p.K % (w * p.group) == 0)
+    if m <= 8:
+        return "qmatmul_m8.tl", "qmatmul_m8", dict(base, BN=_BN, W=w, S=4)
+    if m > 16 and p.N % 256 == 0:
+        return "qmatmul.tl", None, dict(base, BN=256, W=1, S=3, WN=4, MT=4)
+    return "qmatmul.tl", None, dict(base, BN=_BN, W=w, S=4)
+
+
+def quant_matmul(x, packed, out=None):
+    """x [m, K] (AT) times the packed weights' dequantisation: [m, N] (AT).
+    torch CUDA tensors run on the GPU (on the current stream), NumPy arrays
+    on the CPU VM. out: an [m, N] result buffer to fill (optional)."""
+    import numpy as np
+    p = packed
+    on_gpu = _is_torch(x)
+    if x.ndim != 2 or x.shape[1] != p.K:
+        raise ValueError(f"x: expected [m, {p.K}], got shape {tuple(x.shape)}")
+    m = int(x.shape[0])
+    if m < 1:
+        raise ValueError("x: m must be at least 1")
+    name, kernel, defs = _instance(m, p)
+    k = _kernel(name, kernel=kernel, **defs)
+    if out is None:
+        if on_gpu:
+            import torch
+            out = torch.empty(m, p.N, dtype=x.dtype, device=x.device)
+        else:
+            out = np.zeros((m, p.N), x.dtype)
+    ws, locks = _workspace(x, on_gpu)
+    if on_gpu:
+        k(x.contiguous(), p.b, p.s, out, m, ws, locks)
+    else:
+        k.run_vm(np.ascontiguousarray(x), p.b, p.s, out, m, ws, locks)
+    return out

@@ -1,0 +1,46 @@
+"""tl.ops on the CPU VM: pack_weights and quant_matmul for the three
+kernel instances quant_matmul picks (m <= 8, m <= 16, tall blocks beyond),
+group and per-column scales, with and without zero points, against a
+float64 reference of the dequantised product (norm-wise bound 2^-10, as
+scripts/qmatmul.py's); bad shapes and codes refused."""
+import sys
+import numpy as np
+import tl
+rng = np.random.default_rng(3)
+def ref(a, codes, scales, zeros, wtype, g):
+    K, N = codes.shape
+    v = codes.astype(np.float64)
+    if wtype[0] == "i":
+        b = int(wtype[1:]); v = np.where(v >= 1 << (b - 1), v - (1 << b), v)
+    gs = 1 if g is None else K // (g)
+    rep = K // gs
+    s = np.repeat(np.asarray(scales, np.float64).reshape(gs, N), rep, axis=0)
+    z = 0 if zeros is None else np.repeat(np.asarray(zeros, np.float64).reshape(gs, N), rep, axis=0)
+    wd = ((v - z) * s).astype(np.float16).astype(np.float64)
+    return a.astype(np.float64) @ wd, np.abs(a.astype(np.float64)) @ np.abs(wd)
+for (m, K, N, wtype, g, zp) in [(3, 512, 128, "u4", 128, True), (12, 256, 128, "i4", 128, False),
+                                 (37, 256, 256, "u2", 64, False), (5, 256, 128, "u8", None, True)]:
+    bits = int(wtype[1:])
+    codes = rng.integers(0, 1 << bits, size=(K, N))
+    gs = 1 if g is None else K // g
+    scales = rng.uniform(-1, 1, size=(gs, N)).astype(np.float16) / (1 << (bits - 1))
+    zeros = rng.integers(0, 1 << bits, size=(gs, N)).astype(np.float16) if zp else None
+    p = tl.ops.pack_weights(codes, scales, zeros, wtype=wtype, group=g)
+    a = rng.uniform(-1, 1, size=(m, K)).astype(np.float16)
+    c = tl.ops.quant_matmul(a, p)
+    r, sc = ref(a, codes, scales, zeros, wtype, g)
+    err = (np.abs(c.astype(np.float64) - r) / np.maximum(sc, 1e-30)).max()
+    assert err <= 2 ** -10, (m, K, N, wtype, err)
+    print("m=%d K=%d N=%d %s g=%s zp=%d: ok (norm-wise error %.2g)" % (m, K, N, wtype, g, zp, err))
+# bad inputs
+for fn, want in ((lambda: tl.ops.pack_weights(np.zeros((100, 64)), np.zeros((1, 64))), "K must be a multiple"),
+                 (lambda: tl.ops.pack_weights(np.full((128, 64), 16), np.zeros((1, 64))), "bit patterns"),
+                 (lambda: tl.ops.quant_matmul(np.zeros((2, 100), np.float16), p), "expected [m, 256]")):
+    try:
+        fn()
+    except ValueError as e:
+        assert want in str(e), e
+        print("refused:", str(e).splitlines()[0])
+    else:
+        raise AssertionError(want)
+print("ops_test: ok")
