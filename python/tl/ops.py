@@ -19,7 +19,8 @@ import os
 
 from . import compile as _compile
 
-__all__ = ["PackedWeights", "pack_weights", "quant_matmul", "kernels_dir"]
+__all__ = ["PackedWeights", "pack_weights", "quant_matmul", "KVCache", "kv_cache", "kv_append",
+           "decode_attention", "kernels_dir"]
 
 _BN = 64  # the packing's block width: a warp's columns in every kernel
 
@@ -191,3 +192,114 @@ def quant_matmul(x, packed, out=None):
     else:
         k.run_vm(np.ascontiguousarray(x), p.b, p.s, out, m, ws, locks)
     return out
+
+
+# --- Decode attention over a low-bit KV cache (kernels/kv_quant.tl,
+# kernels/decode_attn.tl) ------------------------------------------------
+
+_KV_BITS = {"f16": 16, "u8": 8, "u4": 4, "u2": 2}
+
+
+class KVCache:
+    """A KV cache in decode_attn.tl's layout: codes kc, vc (bytes [B Hkv,
+    cap, D bits / 8]), per-token scales and zero points ks, vs (f16 [B Hkv,
+    2, cap]; unused for f16), and `length`, the tokens written so far."""
+
+    def __init__(self, kc, vc, ks, vs, batch, kv_heads, head_dim, capacity, kt):
+        self.kc, self.vc, self.ks, self.vs = kc, vc, ks, vs
+        self.batch, self.kv_heads, self.head_dim = batch, kv_heads, head_dim
+        self.capacity, self.kt, self.length = capacity, kt, 0
+
+    def __repr__(self):
+        return (f"<tl.ops.KVCache {self.kt} B={self.batch} Hkv={self.kv_heads} "
+                f"D={self.head_dim} {self.length}/{self.capacity} tokens>")
+
+
+def kv_cache(batch, kv_heads, head_dim, capacity, kt="u4", device=None):
+    """An empty cache for `capacity` tokens (rounded up to a multiple of
+    8) of `kv_heads` heads of `head_dim` (64 or 128) channels, codes of
+    type kt (f16, u8, u4, u2). device: a torch device for a cache on the
+    GPU; None for NumPy arrays (the CPU VM)."""
+    import numpy as np
+    if kt not in _KV_BITS:
+        raise ValueError(f"kt {kt!r}: expected f16, u8, u4 or u2")
+    if head_dim not in (64, 128):
+        raise ValueError(f"head_dim {head_dim}: expected 64 or 128")
+    cap = -(-capacity // 8) * 8
+    nbh, row = batch * kv_heads, head_dim * _KV_BITS[kt] // 8
+    if device is not None:
+        import torch
+        z = lambda *s, dt: torch.zeros(*s, dtype=dt, device=device)  # noqa: E731
+        mk = (lambda: z(nbh, cap, row, dt=torch.uint8)), (lambda: z(nbh, 2, cap, dt=torch.float16))
+    else:
+        mk = (lambda: np.zeros((nbh, cap, row), np.uint8)), (lambda: np.zeros((nbh, 2, cap), np.float16))
+    return KVCache(mk[0](), mk[0](), mk[1](), mk[1](), batch, kv_heads, head_dim, cap, kt)
+
+
+def kv_append(cache, k, v):
+    """Appends t tokens, k and v f16 [B, Hkv, t, D], to the cache:
+    quantised token-wise (kernels/kv_quant.tl) or, for f16, copied."""
+    import numpy as np
+    c = cache
+    want = (c.batch, c.kv_heads)
+    if tuple(k.shape[:2]) != want or tuple(v.shape) != tuple(k.shape) or k.shape[3] != c.head_dim:
+        raise ValueError(f"k, v: expected [{c.batch}, {c.kv_heads}, t, {c.head_dim}], got "
+                         f"{tuple(k.shape)} and {tuple(v.shape)}")
+    t = int(k.shape[2])
+    if c.length + t > c.capacity:
+        raise ValueError(f"the cache holds {c.length} of {c.capacity} tokens: {t} more do not fit")
+    nbh, d, pos = c.batch * c.kv_heads, c.head_dim, c.length
+    on_gpu = _is_torch(k)
+    for x, codes, sz in ((k, c.kc, c.ks), (v, c.vc, c.vs)):
+        x = x.reshape(nbh, t, d)
+        if c.kt == "f16":
+            if on_gpu:
+                codes.view(x.dtype)[:, pos:pos + t, :] = x
+            else:
+                codes.view(np.float16)[:, pos:pos + t, :] = x
+            continue
+        q = _kernel("kv_quant.tl", D=d, KT=c.kt)
+        for s in range(0, t, 65535):  # the grid's y limit
+            n = min(65535, t - s)
+            xs = x[:, s:s + n, :]
+            xs = xs.contiguous() if on_gpu else np.ascontiguousarray(xs)
+            args = (xs, codes, sz, nbh, n, pos + s, c.capacity)
+            q(*args) if on_gpu else q.run_vm(*args)
+    c.length += t
+    return c
+
+
+def decode_attention(q, cache, scale=None, splits=None):
+    """o [B, Hq, D] = softmax(q K^T scale) V over the cache's `length`
+    tokens, for one new token a sequence (q f16 [B, Hq, D]; Hq a multiple
+    of the cache's Hkv, at most 16 times it). scale: 1 / sqrt(D) by
+    default. splits: the blocks the length is split over (default: about
+    two waves of 132 SMs, at least 256 tokens a split)."""
+    import numpy as np
+    c = cache
+    b, hq, d = (int(s) for s in q.shape)
+    if b != c.batch or d != c.head_dim or hq % c.kv_heads or not 1 <= hq // c.kv_heads <= 16:
+        raise ValueError(f"q: expected [{c.batch}, Hq, {c.head_dim}] with Hq a multiple of "
+                         f"{c.kv_heads} (at most 16 times), got {tuple(q.shape)}")
+    if c.length < 1:
+        raise ValueError("the cache is empty")
+    nbh, g = b * c.kv_heads, hq // c.kv_heads
+    ns = splits or max(1, min(c.length // 256, -(-264 // nbh)))
+    scale = d ** -0.5 if scale is None else scale
+    k = _kernel("decode_attn.tl", D=d, G=g, KT=c.kt)
+    on_gpu = _is_torch(q)
+    nwo, nwml = (nbh * ns * 16 * d, nbh * ns * 32) if ns > 1 else (4, 4)
+    if on_gpu:
+        import torch
+        o = torch.empty(b, hq, d, dtype=torch.float16, device=q.device)
+        wo = torch.empty(nwo, dtype=torch.float32, device=q.device)
+        wml = torch.empty(nwml, dtype=torch.float32, device=q.device)
+        locks = torch.zeros(nbh, dtype=torch.int32, device=q.device).view(torch.uint32)
+        k(q.contiguous(), c.kc, c.vc, c.ks, c.vs, o, nbh, c.length, c.capacity, ns,
+          float(scale), wo, wml, locks)
+    else:
+        o = np.zeros((b, hq, d), np.float16)
+        k.run_vm(np.ascontiguousarray(q), c.kc, c.vc, c.ks, c.vs, o, nbh, c.length,
+                 c.capacity, ns, float(scale), np.zeros(nwo, np.float32),
+                 np.zeros(nwml, np.float32), np.zeros(nbh, np.uint32))
+    return o

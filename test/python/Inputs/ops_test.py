@@ -43,4 +43,36 @@ for fn, want in ((lambda: tl.ops.pack_weights(np.zeros((100, 64)), np.zeros((1, 
         print("refused:", str(e).splitlines()[0])
     else:
         raise AssertionError(want)
+
+# The KV cache and decode attention: two appends (20 + 17 tokens, a split
+# count that leaves some splits short), against scripts/decode_attn.py's
+# quantiser (the cache bit for bit) and float64 attention (its bound).
+import importlib.util, os  # noqa: E401,E402
+spec = importlib.util.spec_from_file_location(
+    "decode_attn_ref", os.path.join(os.environ["TL_KERNELS"], "..", "scripts", "decode_attn.py"))
+ref_attn = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ref_attn)
+for kt in ("u4", "u8", "f16"):
+    b, hq, hkv, d, l = 1, 8, 2, 64, 37
+    kk = (rng.standard_normal((b, hkv, l, d)) + rng.uniform(-1, 1, (b, hkv, l, 1))).astype(np.float16)
+    vv = rng.standard_normal((b, hkv, l, d)).astype(np.float16)
+    q = rng.standard_normal((b, hq, d)).astype(np.float16)
+    cache = tl.ops.kv_cache(b, hkv, d, 40, kt=kt)
+    tl.ops.kv_append(cache, kk[:, :, :20], vv[:, :, :20])
+    tl.ops.kv_append(cache, kk[:, :, 20:], vv[:, :, 20:])
+    kc, ks, kd = ref_attn.cache(kk, kt, cache.capacity)
+    vc, vs, vd = ref_attn.cache(vv, kt, cache.capacity)
+    assert (cache.kc.reshape(-1) == kc.reshape(-1)).all() and (cache.vc.reshape(-1) == vc.reshape(-1)).all()
+    if kt != "f16":
+        assert (cache.ks == ks).all() and (cache.vs == vs).all()
+    o = tl.ops.decode_attention(q, cache, splits=3)
+    want, mag = ref_attn.reference(q, kd, vd, d ** -0.5)
+    err = np.abs(o.astype(np.float64) - want)
+    assert (err <= 2 ** -9 * mag).all(), (kt, (err / mag).max())
+    print("kv %s: cache bit for bit, attention within 2^-9 (worst %.2g of sum P|V|)"
+          % (kt, (err / mag).max()))
+try:
+    tl.ops.kv_append(cache, kk[:, :, :10], vv[:, :, :10])
+except ValueError as e:
+    print("refused:", e)
 print("ops_test: ok")
