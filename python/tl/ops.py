@@ -20,7 +20,7 @@ import os
 from . import compile as _compile
 
 __all__ = ["PackedWeights", "pack_weights", "quant_matmul", "KVCache", "kv_cache", "kv_append",
-           "decode_attention", "kernels_dir"]
+           "decode_attention", "PackedWQ", "pack_wqap", "wqap_matmul", "kernels_dir"]
 
 _BN = 64  # the packing's block width: a warp's columns in every kernel
 
@@ -303,3 +303,84 @@ def decode_attention(q, cache, scale=None, splits=None):
                  c.capacity, ns, float(scale), np.zeros(nwo, np.float32),
                  np.zeros(nwml, np.float32), np.zeros(nbh, np.uint32))
     return o
+
+
+# --- Arbitrary-precision WqAp on binary tensor cores (kernels/abq_*.tl) ---
+
+
+class PackedWQ:
+    """Q-bit weights as Q bit planes for kernels/abq_matmul.tl: `planes`
+    (u1 [Q, N, K], as bytes), the column sums of the codes, the scales and
+    the zero points per output column."""
+
+    def __init__(self, planes, colsum, sw, zw, K, N, q):
+        self.planes, self.colsum, self.sw, self.zw = planes, colsum, sw, zw
+        self.K, self.N, self.q = K, N, q
+
+    def __repr__(self):
+        return f"<tl.ops.PackedWQ W{self.q} K={self.K} N={self.N}>"
+
+
+def pack_wqap(codes, scales, zeros, q):
+    """Packs unsigned q-bit weight codes [K, N] (0 .. 2^q - 1) with a scale
+    and a zero point per column (N values each; dequantised weight =
+    scale (code - zero)) into bit planes (kernels/abq_pack.tl): on the GPU
+    for torch tensors, on the CPU VM for NumPy arrays."""
+    import numpy as np
+    on_gpu = _is_torch(codes)
+    c = codes.detach().cpu().numpy() if on_gpu else np.asarray(codes)
+    if c.ndim != 2 or not 1 <= q <= 8:
+        raise ValueError(f"codes: expected [K, N] and 1 <= q <= 8, got shape {c.shape}, q = {q}")
+    K, N = c.shape
+    if K % 256 or N % 32:
+        raise ValueError(f"codes [{K}, {N}]: K must be a multiple of 256 and N of 32")
+    if c.min() < 0 or c.max() >= 1 << q:
+        raise ValueError(f"codes: expected {q}-bit codes in 0..{(1 << q) - 1}")
+    num = lambda v, t: (v.detach().cpu().numpy() if _is_torch(v) else np.asarray(v)).astype(t).reshape(1, N)  # noqa: E731
+    sw, zw = num(scales, np.float32), num(zeros, np.int32)
+    k = _kernel("abq_pack.tl", K=K, N=N, Q=q)
+    w = np.ascontiguousarray(c.astype(np.uint8))
+    if on_gpu:
+        import torch
+        dev = codes.device
+        planes = torch.zeros(q * N * K // 8, dtype=torch.uint8, device=dev)
+        colsum = torch.zeros(1, N, dtype=torch.int32, device=dev)
+        k(torch.from_numpy(w).to(dev), planes, colsum)
+        return PackedWQ(planes, colsum, torch.from_numpy(sw).to(dev), torch.from_numpy(zw).to(dev), K, N, q)
+    planes, colsum = np.zeros(q * N * K // 8, np.uint8), np.zeros((1, N), np.int32)
+    k.run_vm(w, planes, colsum)
+    return PackedWQ(planes, colsum, sw, zw, K, N, q)
+
+
+def wqap_matmul(x, packed, p=8, out_dtype="f16"):
+    """x [m, K] (f16) quantised per row to p-bit codes (kernels/abq_quant.tl)
+    times the packed q-bit weights on the binary tensor cores
+    (kernels/abq_matmul.tl): [m, N] in out_dtype (f16 or f32)."""
+    import numpy as np
+    w = packed
+    on_gpu = _is_torch(x)
+    if x.ndim != 2 or x.shape[1] != w.K or not 1 <= p <= 8:
+        raise ValueError(f"x: expected [m, {w.K}] and 1 <= p <= 8, got {tuple(x.shape)}, p = {p}")
+    m = int(x.shape[0])
+    mb = min(m, 8)
+    rows = -(-m // mb) * 16 * (-(-p * mb // 16))
+    quant = _kernel("abq_quant.tl", K=w.K, M=mb, P=p)
+    mm = _kernel("abq_matmul.tl", K=w.K, N=w.N, M=mb, P=p, Q=w.q, BN=32, W=4, KT=1, S=4,
+                 OT=out_dtype)
+    if on_gpu:
+        import torch
+        dev = x.device
+        ap = torch.zeros(rows * w.K // 8, dtype=torch.uint8, device=dev)
+        sa = torch.empty(m, 1, dtype=torch.float32, device=dev)
+        za = torch.empty(m, 1, dtype=torch.int32, device=dev)
+        ra = torch.empty(m, 1, dtype=torch.int32, device=dev)
+        out = torch.empty(m, w.N, dtype={"f16": torch.float16, "f32": torch.float32}[out_dtype], device=dev)
+        quant(x.contiguous(), ap, sa, za, ra, m)
+        mm(ap.view(torch.uint32), w.planes.view(torch.uint32), sa, za, ra, w.sw, w.zw, w.colsum, out, m)
+        return out
+    ap = np.zeros(rows * w.K // 8, np.uint8)
+    sa, za, ra = np.zeros((m, 1), np.float32), np.zeros((m, 1), np.int32), np.zeros((m, 1), np.int32)
+    out = np.zeros((m, w.N), {"f16": np.float16, "f32": np.float32}[out_dtype])
+    quant.run_vm(np.ascontiguousarray(x), ap, sa, za, ra, m)
+    mm.run_vm(ap.view(np.uint32), w.planes.view(np.uint32), sa, za, ra, w.sw, w.zw, w.colsum, out, m)
+    return out

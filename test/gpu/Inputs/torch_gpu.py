@@ -99,6 +99,25 @@ worst = (np.abs(o.astype(np.float64) - want) / mag).max()
 assert worst <= 2 ** -9, worst
 print("kv cache u4 and decode attention (B = 2, L = 4099): ok, worst %.2g of sum P|V|" % worst)
 
+# tl.ops.wqap_matmul on the GPU: W2A8 and W4A4 at K = N = 4096, m = 1 and
+# 8, bit for bit against scripts/abq.py's quantiser and f32 epilogue.
+spec = importlib.util.spec_from_file_location("abq_ref", os.path.join(root, "scripts", "abq.py"))
+abq = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(abq)
+for (m, pb, qb) in ((1, 8, 2), (8, 4, 4)):
+    K = N = 4096
+    w = rng.integers(0, 1 << qb, size=(K, N)).astype(np.uint8)
+    sw = (rng.uniform(0.5, 2.0, N) / 64).astype(np.float32)
+    zw = rng.integers(0, 1 << qb, size=N).astype(np.int32)
+    x = rng.standard_normal((m, K)).astype(np.float16)
+    pw = tl.ops.pack_wqap(torch.from_numpy(w).cuda(), sw, zw, qb)
+    got = tl.ops.wqap_matmul(torch.from_numpy(x).cuda(), pw, p=pb).cpu().numpy()
+    qa, sa, za = abq.quantise(x, pb)
+    t = (qa - za[:, None]) @ (w.astype(np.int64) - zw[None, :].astype(np.int64))
+    want = ((t.astype(np.float32) * sa[:, None]) * sw[None, :]).astype(np.float16)
+    assert (got.view(np.uint16) == want.view(np.uint16)).all(), (m, pb, qb)
+    print("wqap W%dA%d m=%d K=N=4096: bit for bit" % (qb, pb, m))
+
 # A second compile of the same instance reads the PTX cache.
 t0 = time.perf_counter()
 k2 = session.compile(os.path.join(root, "kernels", "vector_add.tl"))

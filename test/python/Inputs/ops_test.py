@@ -75,4 +75,24 @@ try:
     tl.ops.kv_append(cache, kk[:, :, :10], vv[:, :, :10])
 except ValueError as e:
     print("refused:", e)
+
+# WqAp on the binary tensor cores: q-bit weights as bit planes, x
+# quantised per row to p bits, bit for bit against scripts/abq.py's
+# quantiser, exact integer sums and f32 epilogue.
+spec = importlib.util.spec_from_file_location(
+    "abq_ref", os.path.join(os.environ["TL_KERNELS"], "..", "scripts", "abq.py"))
+abq = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(abq)
+for (m, K, N, pb, qb) in [(1, 512, 64, 8, 2), (5, 256, 64, 4, 4), (11, 256, 32, 3, 3)]:
+    w = rng.integers(0, 1 << qb, size=(K, N)).astype(np.uint8)
+    sw = (rng.uniform(0.5, 2.0, N) / 64).astype(np.float32)
+    zw = rng.integers(0, 1 << qb, size=N).astype(np.int32)
+    x = (rng.standard_normal((m, K)) * 2).astype(np.float16)
+    pw = tl.ops.pack_wqap(w, sw, zw, qb)
+    c = tl.ops.wqap_matmul(x, pw, p=pb)
+    qa, sa, za = abq.quantise(x, pb)
+    t = (qa - za[:, None]) @ (w.astype(np.int64) - zw[None, :].astype(np.int64))
+    want = ((t.astype(np.float32) * sa[:, None]) * sw[None, :]).astype(np.float16)
+    assert (c.view(np.uint16) == want.view(np.uint16)).all(), (m, K, N, pb, qb)
+    print("W%dA%d m=%d K=%d N=%d: bit for bit" % (qb, pb, m, K, N))
 print("ops_test: ok")
