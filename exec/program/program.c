@@ -687,6 +687,9 @@ static bool make_ready(TlProgram *p, const TlArg *args, unsigned nargs,
   r->kargs = tl_xcalloc(nargs + 2, sizeof *r->kargs);
   uint64_t *assumed = tl_xcalloc(nargs + 1, sizeof *assumed);
   bool ok = false;
+  /* With one device no buffer can be another's: the per-buffer pointer
+   * queries (two driver calls each) are skipped. */
+  bool several = tl_runtime_device_count(s->rt) > 1;
   for (unsigned i = 0; i < nargs; i++) {
     const TlArg *a = &args[i];
     if (a->kind == TL_ARG_BUFFER) {
@@ -695,8 +698,8 @@ static bool make_ready(TlProgram *p, const TlArg *args, unsigned nargs,
        * does not know may still be reachable (mapped or HMM host memory),
        * so it passes. */
       int dev;
-      if (tl_runtime_pointer_device(s->rt, a->device, &dev) && dev >= 0 &&
-          dev != s->ordinal) {
+      if (several && tl_runtime_pointer_device(s->rt, a->device, &dev) &&
+          dev >= 0 && dev != s->ordinal) {
         failf(s,
               "argument %u (%s) of @%s: the buffer is memory of CUDA device "
               "%d, not of device %d (the session's)",

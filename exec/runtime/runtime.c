@@ -235,6 +235,13 @@ bool tl_runtime_pointer_device(TlRuntime *rt, TlDevPtr p, int *ordinal) {
   return true;
 }
 
+unsigned tl_runtime_device_count(TlRuntime *rt) {
+  int count = 0;
+  if (rt->cuDeviceGetCount(&count) != CUDA_SUCCESS || count < 0)
+    return 0;
+  return (unsigned)count;
+}
+
 TlDevPtr tl_runtime_alloc(TlRuntime *rt, size_t bytes) {
   CUdeviceptr p = 0;
   if (TL_FAILED(check(rt, rt->cuMemAlloc_v2(&p, bytes ? bytes : 1), "allocation")))

@@ -43,6 +43,9 @@ void *tl_runtime_kernel(TlRuntime *rt, const char *ptx, size_t len,
  * *ordinal untouched, when the driver cannot say (it lacks
  * cuPointerGetAttribute). Reports nothing. */
 bool tl_runtime_pointer_device(TlRuntime *rt, TlDevPtr p, int *ordinal);
+/* How many CUDA devices the driver sees now (one cheap driver call); 0
+ * when it cannot say. With one, no memory can be another device's. */
+unsigned tl_runtime_device_count(TlRuntime *rt);
 
 TlDevPtr tl_runtime_alloc(TlRuntime *rt, size_t bytes);
 void tl_runtime_free(TlRuntime *rt, TlDevPtr p);

@@ -23,7 +23,8 @@
  *
  * (a line each), TL_FAKE_CUDA_DEVICES=N makes the driver see N devices (default
  * 1), and TL_FAKE_CUDA_POINTER_DEVICE=N makes it say that every address is
- * memory of device N (default 0; -1: of none). */
+ * memory of device N (default 0; -1: of none) and, for N >= 1, that it
+ * sees N + 1 devices at least. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +70,11 @@ CUresult cuDeviceGet(CUdevice *d, int ordinal) {
 }
 CUresult cuDeviceGetCount(int *count) {
   const char *n = getenv("TL_FAKE_CUDA_DEVICES");
+  const char *p = getenv("TL_FAKE_CUDA_POINTER_DEVICE");
   *count = n && *n ? atoi(n) : 1;
+  /* A pointer said to be device d's needs a driver that sees d. */
+  if (p && *p && atoi(p) >= *count)
+    *count = atoi(p) + 1;
   return 0;
 }
 CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
