@@ -28,6 +28,19 @@ def timed(fn, runs=50):
     return statistics.median(times)
 
 
+def copy_bandwidth():
+    """The device's copy bandwidth in bytes a second, the denominator of
+    every roofline the benches print: a device-to-device copy of 1 GiB,
+    read plus written, timed as above; the line is printed."""
+    x = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    y = torch.empty_like(x)
+    ms = timed(lambda: y.copy_(x), runs=20)
+    del x, y
+    bw = 2 * (1 << 30) / (ms * 1e-3)
+    print("copy bandwidth: %.0f GB/s (1 GiB read + written, %.3f ms)" % (bw / 1e9, ms))
+    return bw
+
+
 def main():
     torch.manual_seed(0)
     print("device:", torch.cuda.get_device_name(), "torch", torch.__version__)

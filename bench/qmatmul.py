@@ -233,15 +233,10 @@ def main():
         models = tuple(sys.argv[sys.argv.index("--models") + 1].split(","))
     import torch
     global timed
-    from peers import timed  # the same flush and median as peers.py
+    from peers import copy_bandwidth, timed  # the same flush and median as peers.py
     print("device:", torch.cuda.get_device_name(), "torch", torch.__version__,
           "weights", WT, "zero points" if ZP else "", "m8 scales after the sum" if SA else "")
-    x = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
-    y = torch.empty_like(x)
-    copy_ms = timed(lambda: y.copy_(x), runs=20)
-    bw = 2 * (1 << 30) / (copy_ms * 1e-3)
-    del x, y
-    print("copy bandwidth: %.0f GB/s (1 GiB read + written, %.3f ms)" % (bw / 1e9, copy_ms))
+    bw = copy_bandwidth()
 
     ok = True
     for (m, n, k) in [] if "--no-checks" in sys.argv else [(1, 8192, 8192), (16, 8192, 28672), (5, 10240, 8192), (100, 8192, 8192)]:

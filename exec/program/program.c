@@ -617,30 +617,22 @@ TlResult tl_program_launch_dims(TlProgram *p, const TlArg *args, unsigned nargs,
   return TL_SUCCESS;
 }
 
-/* The C value of a scalar argument as the kernel parameter expects it. */
-typedef union Scalar {
-  int8_t i8;
-  int16_t i16;
-  int32_t i32;
-  int64_t i64;
-  float f32;
-  double f64;
-} Scalar;
-
-static bool scalar_value(const TlType *t, const TlArg *a, Scalar *out) {
+bool tl_scalar_arg(const TlType *t, bool is_float, int64_t i, double f,
+                   TlScalarArg *out) {
   unsigned w = tl_type_bitwidth(t);
   if (tl_type_is_int(t)) {
+    int64_t v = is_float ? (int64_t)f : i;
     if (w <= 8)
-      out->i8 = (int8_t)a->i;
+      out->i8 = (int8_t)v;
     else if (w <= 16)
-      out->i16 = (int16_t)a->i;
+      out->i16 = (int16_t)v;
     else if (w <= 32)
-      out->i32 = (int32_t)a->i;
+      out->i32 = (int32_t)v;
     else
-      out->i64 = a->i;
+      out->i64 = v;
     return true;
   }
-  double v = a->kind == TL_ARG_FLOAT ? a->f : (double)a->i;
+  double v = is_float ? f : (double)i;
   if (w == 32)
     out->f32 = (float)v;
   else if (w == 64)
@@ -655,7 +647,7 @@ static bool scalar_value(const TlType *t, const TlArg *a, Scalar *out) {
 typedef struct Ready {
   Ptx *x;
   TlLaunch l;
-  Scalar *vals;
+  TlScalarArg *vals;
   void **kargs; /* what cuLaunchKernel reads: one pointer per parameter */
 } Ready;
 
@@ -712,7 +704,8 @@ static bool make_ready(TlProgram *p, const TlArg *args, unsigned nargs,
       continue;
     }
     TlType *t = tl_vm_param_type(p->kernel, i);
-    if (!scalar_value(t, a, &r->vals[i])) {
+    if (!tl_scalar_arg(t, a->kind == TL_ARG_FLOAT, a->i, a->f,
+                       &r->vals[i])) {
       failf(s,
             "argument %u (%s) of @%s: scalars of this type cannot be "
             "passed to the GPU",

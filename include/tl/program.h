@@ -230,6 +230,22 @@ TlResult tl_compile_ptx(TlContext *ctx, const char *name, const char *text,
                         TlStr *ptx, unsigned *smem_bytes,
                         int64_t *workspace_bytes);
 
+/* The value of a scalar kernel parameter of type t as a launch passes it
+ * (cuLaunchKernel reads the parameter's width from the pointer it gets):
+ * an integer parameter takes i (or f truncated, when is_float), wrapped
+ * to its width; a float one f (or i converted). false for a type with no
+ * such C form (f16 and the small floats). */
+typedef union TlScalarArg {
+  int8_t i8;
+  int16_t i16;
+  int32_t i32;
+  int64_t i64;
+  float f32;
+  double f64;
+} TlScalarArg;
+bool tl_scalar_arg(const TlType *t, bool is_float, int64_t i, double f,
+                   TlScalarArg *out);
+
 #ifdef __cplusplus
 }
 #endif

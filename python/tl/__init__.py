@@ -179,6 +179,7 @@ class Kernel:
                 _ENCODED.setdefault(w, w.encode())
             lo, hi = _int_range(p) if kind == ARG_INT else (0, 0)
             self._plan.append((kind, want, lo, hi))
+        self._has_buffer = any(k == ARG_BUFFER for k, _, _, _ in self._plan)
 
     def __del__(self):
         h = getattr(self, "_h", None)
@@ -386,7 +387,7 @@ class Kernel:
         (torch.cuda.Stream) or __cuda_stream__; None is torch's current
         stream when a torch tensor is passed, else the default stream."""
         cargs = self._fast_args(args)
-        torch_seen = cargs is not None and any(k == ARG_BUFFER for k, _, _, _ in self._plan)
+        torch_seen = cargs is not None and self._has_buffer
         if cargs is None:
             cargs, torch_seen = self._device_args(args)
         if stream is None and torch_seen:

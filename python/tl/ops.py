@@ -148,8 +148,7 @@ def _workspace(x, on_gpu):
     if key not in _ws:
         import torch
         _ws[key] = (torch.zeros(4, dtype=torch.float32, device=x.device),
-                    torch.zeros(2, dtype=torch.int32, device=x.device).view(torch.uint32)
-                    if hasattr(torch, "uint32") else torch.zeros(1, device=x.device))
+                    torch.zeros(1, dtype=torch.int32, device=x.device).view(torch.uint32))
     return _ws[key]
 
 

@@ -677,40 +677,6 @@ static void print_buffer(const char *name, const Arg *a) {
 
 /*===--- GPU ------------------------------------------------------------===*/
 
-/* The C value of a scalar argument as the kernel parameter expects it. */
-typedef union Scalar {
-  int8_t i8;
-  int16_t i16;
-  int32_t i32;
-  int64_t i64;
-  float f32;
-  double f64;
-} Scalar;
-
-static bool scalar_value(const TlType *t, const TlVmArg *a, Scalar *out) {
-  unsigned w = tl_type_bitwidth(t);
-  if (tl_type_is_int(t)) {
-    int64_t v = a->kind == TL_VM_ARG_INT ? a->i : (int64_t)a->f;
-    if (w <= 8)
-      out->i8 = (int8_t)v;
-    else if (w <= 16)
-      out->i16 = (int16_t)v;
-    else if (w <= 32)
-      out->i32 = (int32_t)v;
-    else
-      out->i64 = v;
-    return true;
-  }
-  double v = a->kind == TL_VM_ARG_FLOAT ? a->f : (double)a->i;
-  if (w == 32)
-    out->f32 = (float)v;
-  else if (w == 64)
-    out->f64 = v;
-  else
-    return false;
-  return true;
-}
-
 /* Compiles the kernel of `text` for the device (the runtime API's
  * compile step: a second parse, lowered to simt and through tl-llc's
  * pipeline) and loads it. */
@@ -743,7 +709,7 @@ typedef struct Launch {
   TlLaunch launch;
   TlDevPtr ws; /* the global workspace, or 0 */
   TlDevPtr *dev;
-  Scalar *vals;
+  TlScalarArg *vals;
   void **kargs;
   unsigned n;
 } Launch;
@@ -822,7 +788,9 @@ static bool prepare_launch(TlContext *ctx, TlRuntime *rt, TlOp *kernel,
         goto out;
       L->kargs[i] = &L->dev[i];
     } else {
-      if (!scalar_value(param_type(kernel, i), a, &L->vals[i])) {
+      bool is_float = a->kind == TL_VM_ARG_FLOAT;
+      if (!tl_scalar_arg(param_type(kernel, i), is_float, a->i, a->f,
+                         &L->vals[i])) {
         refuse(why,
                "parameter %s: scalars of this type cannot be passed to "
                "the GPU",
