@@ -18,7 +18,8 @@ its own roofline (its codes' bytes).
 
 For each shape (N, K) of a Llama-3.3-70B layer (and Llama-3-8B), at M = 1
 and 16 (--m for others): TL's kernel for each candidate configuration
-(BN, W, S[, KS]; m8 ones for m <= 8, tall ones, t, for m > 8), the best
+(BN, W, S[, KS]; m8 ones for m <= 16, with two 8-row tiles a block past 8,
+tall ones, t, for m > 8), the best
 one kept; cuBLAS f16 (torch.matmul, f16 [M, K] x [K, N]); tinygemm int4 g128
 (torch._weight_int4pack_mm, bf16). The roofline is the bytes that must move
 (u4 codes, f16 scales, A and C) over the copy bandwidth measured in the same
@@ -55,6 +56,11 @@ CONFIGS_M8 = [("m8", 64, 4, 4, 1), ("m8", 64, 4, 3, 1), ("m8", 64, 2, 4, 1),
               ("m8", 128, 4, 2, 1), ("m8", 64, 4, 4, 2), ("m8", 64, 4, 3, 2),
               ("m8", 32, 8, 3, 1), ("m8", 64, 2, 3, 1), ("m8", 128, 2, 3, 1),
               ("m8", 64, 1, 4, 1), ("m8", 64, 1, 6, 1), ("m8", 128, 1, 4, 1)]
+# The same kernel for 8 < m <= 16: ("m8", BN, W, S, KS, R), R = 2 tiles of 8
+# rows a block, each dequantised weight fragment feeding two mma.
+CONFIGS_M16 = [("m8", 64, 4, 3, 1, 2), ("m8", 32, 8, 3, 1, 2), ("m8", 64, 4, 4, 1, 2),
+               ("m8", 64, 2, 4, 1, 2), ("m8", 64, 1, 4, 1, 2), ("m8", 128, 1, 4, 1, 2),
+               ("m8", 64, 4, 3, 2, 2), ("m8", 32, 4, 4, 1, 2)]
 # --sa: the m8 candidates with the scales applied to each group's f32 sum.
 SA = 0
 # Tall blocks of qmatmul.tl for larger m: ("t", BN, W, S, WN, MT[, KS]): WN
@@ -69,15 +75,17 @@ CONFIGS_TALL16 = [("t", 256, 1, 4, 4, 1), ("t", 128, 2, 4, 2, 1), ("t", 256, 2, 
 
 def parse_cfg(cfg):
     """A candidate's parameters: m8, tall, BN, W, S, KS, WN, MT."""
-    c = dict(m8=cfg[0] == "m8", tall=cfg[0] == "t", wn=1, mt=1, ks=1)
+    c = dict(m8=cfg[0] == "m8", tall=cfg[0] == "t", wn=1, mt=1, ks=1, r=1)
     v = cfg[1:] if isinstance(cfg[0], str) else cfg
     c.update(bn=v[0], w=v[1], s=v[2])
     if c["tall"]:
         c.update(wn=v[3], mt=v[4], ks=v[5] if len(v) > 5 else 1)
     elif len(v) > 3:
         c["ks"] = v[3]
+        if c["m8"] and len(v) > 4:
+            c["r"] = v[4]
     c["pbn"] = c["bn"] // c["wn"]  # the packing's block width
-    c["rows"] = 8 if c["m8"] else 16 * c["mt"]
+    c["rows"] = 8 * c["r"] if c["m8"] else 16 * c["mt"]
     return c
 
 
@@ -86,13 +94,13 @@ ONLY = None  # --only m8|t|base: one family of candidates
 
 def configs(m):
     if ONLY:
-        fam = {"m8": CONFIGS_M8 if m <= 8 else [], "t": CONFIGS_TALL16 + CONFIGS_TALL,
+        fam = {"m8": CONFIGS_M8 if m <= 8 else CONFIGS_M16 if m <= 16 else [], "t": CONFIGS_TALL16 + CONFIGS_TALL,
                "base": CONFIGS}[ONLY]
         return fam
     if m <= 8:
         return CONFIGS + CONFIGS_M8
     if m <= 16:
-        return CONFIGS + CONFIGS_TALL16
+        return CONFIGS + CONFIGS_TALL16 + CONFIGS_M16
     return CONFIGS[3:4] + CONFIGS_TALL16 + CONFIGS_TALL
 
 
@@ -102,6 +110,8 @@ def cfg_defines(c, k, n, wt):
         d.update(WN=c["wn"], MT=c["mt"])
     if c["m8"] and SA:
         d["SA"] = 1
+    if c["r"] > 1:
+        d["R"] = c["r"]
     return d
 
 
@@ -240,7 +250,8 @@ def main():
 
     ok = True
     for (m, n, k) in [] if "--no-checks" in sys.argv else [(1, 8192, 8192), (16, 8192, 28672), (5, 10240, 8192), (100, 8192, 8192)]:
-        cands = CONFIGS[:3] + [(64, 4, 4, 4)] + ([CONFIGS_M8[0], CONFIGS_M8[4]] if m <= 8 else [])
+        cands = CONFIGS[:3] + [(64, 4, 4, 4)] + ([CONFIGS_M8[0], CONFIGS_M8[4]] if m <= 8 else
+                                                 [CONFIGS_M16[0]] if m <= 16 else [])
         if m > 16:
             cands = [CONFIGS_TALL[0], CONFIGS_TALL[4], CONFIGS_TALL[6], CONFIGS_TALL[8], CONFIGS_TALL16[0]]
         for cfg in cands:

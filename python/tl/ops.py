@@ -154,12 +154,14 @@ def _workspace(x, on_gpu):
 
 def _instance(m, p):
     """The kernel and template values for m rows (docs/performance.md:
-    the weights as the mma A operand for m <= 8, 16-row blocks up to 16,
-    64 x 256 tiles beyond)."""
+    the weights as the mma A operand for m <= 16, in 8-row tiles, two a
+    block past 8; 64 x 256 tiles beyond)."""
     base = dict(K=p.K, N=p.N, G=p.group, WT=p.wtype, AT=p.at, ZP=p.zp, PC=int(p.per_column))
     w = next(w for w in (4, 2, 1) if p.K % (w * p.group) == 0)
     if m <= 8:
         return "qmatmul_m8.tl", "qmatmul_m8", dict(base, BN=_BN, W=w, S=4)
+    if m <= 16:
+        return "qmatmul_m8.tl", "qmatmul_m8", dict(base, BN=_BN, W=w, S=4, R=2)
     if m > 16 and p.N % 256 == 0:
         return "qmatmul.tl", None, dict(base, BN=256, W=1, S=3, WN=4, MT=4)
     return "qmatmul.tl", None, dict(base, BN=_BN, W=w, S=4)
