@@ -397,17 +397,26 @@ static Em *em_create(TlBuilder *b, TlLoc loc) {
   return e;
 }
 
+/* The checks both emitters make of the values asked for: some, and an
+ * order of the results that keeps every value in its recipe group. */
+static bool check_order(const TlCastRecipe *r, unsigned n_elems,
+                        const unsigned *perm, TlErr *err) {
+  if (n_elems == 0)
+    return tl_err(err, "no values to cast");
+  if (perm && !tl_cast_recipe_perm_ok(r, n_elems, perm))
+    return tl_err(err, "the order of the results is not a permutation "
+                       "within the recipe's groups of values");
+  return true;
+}
+
 bool tl_emit_cast_recipe_perm(TlBuilder *b, TlLoc loc, const TlCastRecipe *r,
                               TlValue *const *in, unsigned n_elems,
                               const unsigned *perm, TlValue **out,
                               TlErr *err) {
   if (!tl_cast_recipe_emittable(r, err))
     return false;
-  if (n_elems == 0)
-    return tl_err(err, "no values to cast");
-  if (perm && !tl_cast_recipe_perm_ok(r, n_elems, perm))
-    return tl_err(err, "the order of the results is not a permutation "
-                       "within the recipe's groups of values");
+  if (!check_order(r, n_elems, perm, err))
+    return false;
   Em *e = em_create(b, loc);
   unsigned nv = r->n_values,
            total_in = tl_cast_recipe_words(r->src.bits, n_elems);
@@ -478,11 +487,8 @@ bool tl_emit_quant_recipe(TlBuilder *b, TlLoc loc, const TlCastRecipe *r,
       r->n_in_words != (halves ? nv / 2 : nv))
     return tl_err(err, "%s -> %s: malformed recipe", tl_dtype_name(r->src),
                   tl_dtype_name(r->dst));
-  if (n_elems == 0)
-    return tl_err(err, "no values to cast");
-  if (perm && !tl_cast_recipe_perm_ok(r, n_elems, perm))
-    return tl_err(err, "the order of the results is not a permutation "
-                       "within the recipe's groups of values");
+  if (!check_order(r, n_elems, perm, err))
+    return false;
   Em *e = em_create(b, loc);
   for (unsigned k = 0; k < tl_cast_recipe_words(r->src.bits, n_elems); k++)
     tl_assert(tl_value_type(in[k]) == e->t[V_U32]);
