@@ -365,7 +365,7 @@ def wqap_matmul(x, packed, p=8, out_dtype="f16"):
     m = int(x.shape[0])
     mb = min(m, 8)
     rows = -(-m // mb) * 16 * (-(-p * mb // 16))
-    qw = next(v for v in (8, 4, 2, 1) if w.K % (256 * v) == 0)  # warps a row
+    qw = min(8, 1 << (w.K // 256).bit_length() - 1)  # warps a row: a power of two <= K / 256
     quant = _kernel("abq_quant.tl", K=w.K, M=mb, P=p, W=qw)
     mm = _kernel("abq_matmul.tl", K=w.K, N=w.N, M=mb, P=p, Q=w.q, BN=32, W=4, KT=1, S=4,
                  OT=out_dtype)
