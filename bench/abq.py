@@ -46,6 +46,10 @@ TYPES = ["W2A8", "W3A8", "W4A4", "W4A8", "W8A8", "W2A2"]
 CONFIGS = [(64, 4, 1, 1), (64, 4, 1, 4), (32, 4, 1, 4), (32, 8, 1, 3), (32, 8, 1, 1),
            (64, 8, 1, 3), (128, 4, 1, 3), (64, 2, 2, 4), (32, 4, 2, 4), (32, 8, 2, 3),
            (64, 8, 2, 1), (32, 16, 1, 2), (32, 4, 4, 3), (128, 2, 1, 4)]
+# (BN, W, KT, S, KS): k split over KS blocks (the i32 sums added in ws),
+# for the shapes with fewer column blocks than SMs.
+CONFIGS_KS = [(64, 4, 1, 4, 4), (32, 4, 1, 4, 4), (64, 4, 1, 4, 2), (64, 4, 2, 4, 4),
+              (32, 4, 1, 4, 8), (64, 4, 1, 3, 8)]
 
 
 def parse_type(t):
@@ -78,7 +82,7 @@ def median_of(out):
     return None
 
 
-def mm_args(m, k, n, p, q, prefix=None):
+def mm_args(m, k, n, p, q, prefix=None, cfg=None):
     if prefix:
         a = dict(ap=prefix + ".apw.npy", wp=prefix + ".wpw.npy", sa=prefix + ".sa.npy",
                  za=prefix + ".za.npy", ra=prefix + ".ra.npy", sw=prefix + ".sw.npy",
@@ -89,23 +93,32 @@ def mm_args(m, k, n, p, q, prefix=None):
                  sw="rand:f32:1x%d" % n, zw="zeros:i32:1x%d" % n, cw="zeros:i32:1x%d" % n)
     a["c"] = "zeros:f16:%dx%d" % (m, n)
     a["m"] = str(m)
+    # The k split's i32 sums [T M, N] and tile counters [T, N / BN].
+    t, mb = -(-m // min(m, 8)), min(m, 8)
+    split = cfg is not None and ks_of(cfg) > 1
+    a["ws"] = "zeros:i32:%d" % (t * mb * n if split else 4)
+    a["locks"] = "zeros:u32:%d" % (t * n // cfg[0] if split else 1)
     return a
 
 
 def defines(m, k, n, p, q, cfg):
-    bn, w, kt, st = cfg
-    return dict(K=k, N=n, M=min(m, 8), P=p, Q=q, BN=bn, W=w, KT=kt, S=st)
+    bn, w, kt, st = cfg[:4]
+    return dict(K=k, N=n, M=min(m, 8), P=p, Q=q, BN=bn, W=w, KT=kt, S=st, KS=ks_of(cfg))
+
+
+def ks_of(cfg):
+    return cfg[4] if len(cfg) > 4 else 1
 
 
 def fits(k, n, cfg):
-    bn, w, kt, st = cfg
+    bn, w, kt, st = cfg[:4]
     return n % bn == 0 and k % (256 * kt) == 0
 
 
 def bench_tl(tlbin, m, k, n, p, q, cfg):
     if not fits(k, n, cfg):
         return None
-    rc, out = tl_run(tlbin, KERNEL, defines(m, k, n, p, q, cfg), mm_args(m, k, n, p, q),
+    rc, out = tl_run(tlbin, KERNEL, defines(m, k, n, p, q, cfg), mm_args(m, k, n, p, q, cfg=cfg),
                      ["--seed", "1", "--json", "--no-vm-check"])
     t = median_of(out)
     if t is None and "shared memory" not in out:
@@ -133,7 +146,7 @@ def check(tlbin, m, k, n, p, q, cfg, seed):
     with tempfile.TemporaryDirectory() as d:
         pre = os.path.join(d, "t")
         abq.gen(pre, m, k, n, p, q, seed, min(m, 8))
-        rc, out = tl_run(tlbin, KERNEL, defines(m, k, n, p, q, cfg), mm_args(m, k, n, p, q, pre),
+        rc, out = tl_run(tlbin, KERNEL, defines(m, k, n, p, q, cfg), mm_args(m, k, n, p, q, pre, cfg),
                          ["--no-vm-check", "--save", "c=%s.c.npy" % pre])
         if rc:
             print("  check: tl-run failed: %s" % out.strip()[-300:])
@@ -169,7 +182,7 @@ def main():
     shapes = SHAPES
     if "--shapes" in argv:
         shapes = [tuple(int(x) for x in s.split("x")) for s in argv[argv.index("--shapes") + 1].split(",")]
-    configs = CONFIGS[:3] if "--quick" in argv else CONFIGS
+    configs = CONFIGS[:3] + CONFIGS_KS[:3] if "--quick" in argv else CONFIGS + CONFIGS_KS
     os.environ["TL_BIN"] = tlbin
     import torch
     global timed
@@ -181,7 +194,7 @@ def main():
     if "--no-checks" not in argv:
         for t in types:
             p, q = parse_type(t)
-            for m, cfg in ((1, CONFIGS[0]), (8, CONFIGS[1])):
+            for m, cfg in ((1, CONFIGS[0]), (8, CONFIGS[1]), (1, CONFIGS_KS[0]), (8, CONFIGS_KS[3])):
                 good = check(tlbin, m, 4096, 4096, p, q, cfg, seed=10 * p + q + m)
                 ok = ok and good
                 print("check %s m=%d (K, N) = (4096, 4096) %s: %s" % (t, m, cfg, "ok" if good else "FAILED"))

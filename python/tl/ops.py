@@ -139,17 +139,19 @@ def pack_weights(codes, scales, zeros=None, wtype="u4", group=128, at="f16"):
 _ws = {}
 
 
-def _workspace(x, on_gpu):
-    """The split reduction's ws and locks (unused: KS = 1)."""
+def _workspace(x, on_gpu, dtype="f32"):
+    """The split reduction's ws (f32 or i32) and locks (unused: KS = 1)."""
     import numpy as np
     if not on_gpu:
-        return np.zeros(4, np.float32), np.zeros(1, np.uint32)
+        return np.zeros(4, {"f32": np.float32, "i32": np.int32}[dtype]), np.zeros(1, np.uint32)
     key = str(x.device)
     if key not in _ws:
         import torch
         _ws[key] = (torch.zeros(4, dtype=torch.float32, device=x.device),
+                    torch.zeros(4, dtype=torch.int32, device=x.device),
                     torch.zeros(1, dtype=torch.int32, device=x.device).view(torch.uint32))
-    return _ws[key]
+    f32, i32, locks = _ws[key]
+    return (f32 if dtype == "f32" else i32), locks
 
 
 def _instance(m, p):
@@ -378,11 +380,15 @@ def wqap_matmul(x, packed, p=8, out_dtype="f16"):
         ra = torch.empty(m, 1, dtype=torch.int32, device=dev)
         out = torch.empty(m, w.N, dtype={"f16": torch.float16, "f32": torch.float32}[out_dtype], device=dev)
         quant(x.contiguous(), ap, sa, za, ra, m)
-        mm(ap.view(torch.uint32), w.planes.view(torch.uint32), sa, za, ra, w.sw, w.zw, w.colsum, out, m)
+        ws, locks = _workspace(x, True, "i32")
+        mm(ap.view(torch.uint32), w.planes.view(torch.uint32), sa, za, ra, w.sw, w.zw, w.colsum, out, m,
+           ws, locks)
         return out
     ap = np.zeros(rows * w.K // 8, np.uint8)
     sa, za, ra = np.zeros((m, 1), np.float32), np.zeros((m, 1), np.int32), np.zeros((m, 1), np.int32)
     out = np.zeros((m, w.N), {"f16": np.float16, "f32": np.float32}[out_dtype])
     quant.run_vm(np.ascontiguousarray(x), ap, sa, za, ra, m)
-    mm.run_vm(ap.view(np.uint32), w.planes.view(np.uint32), sa, za, ra, w.sw, w.zw, w.colsum, out, m)
+    ws, locks = _workspace(x, False, "i32")
+    mm.run_vm(ap.view(np.uint32), w.planes.view(np.uint32), sa, za, ra, w.sw, w.zw, w.colsum, out, m,
+              ws, locks)
     return out
