@@ -369,7 +369,8 @@ def wqap_matmul(x, packed, p=8, out_dtype="f16"):
     rows = -(-m // mb) * 16 * (-(-p * mb // 16))
     qw = min(8, 1 << (w.K // 256).bit_length() - 1)  # warps a row: a power of two <= K / 256
     quant = _kernel("abq_quant.tl", K=w.K, M=mb, P=p, W=qw)
-    mm = _kernel("abq_matmul.tl", K=w.K, N=w.N, M=mb, P=p, Q=w.q, BN=32, W=4, KT=1, S=4,
+    bn = 64 if w.N % 64 == 0 else 32  # the bench's best at decode sizes (docs/performance.md)
+    mm = _kernel("abq_matmul.tl", K=w.K, N=w.N, M=mb, P=p, Q=w.q, BN=bn, W=4, KT=1, S=4,
                  OT=out_dtype)
     if on_gpu:
         import torch
