@@ -43,7 +43,7 @@ BITS = {"f16": 16, "u8": 8, "u4": 4, "u2": 2}
 # The template values tl-run --tune tries (W warps a block, BT tokens a warp
 # and step, S pipeline stages); instances over a block's shared memory are
 # skipped by tl-run. The split counts are tried one run each.
-TUNE = dict(W=[4, 8], BT=[16, 32], S=[3, 2, 4])
+TUNE = dict(W=[4, 8], BT=[16, 32, 64], S=[3, 2, 4])
 # blocks wanted (B Hkv ns): one, two and four waves of the 132 SMs of an
 # H100, each split at least MIN_SPLIT tokens (four steps of W = 4 warps of
 # BT = 16 tokens), so that short caches take few splits and a cheap combine
