@@ -195,19 +195,23 @@ void *tl_runtime_kernel(TlRuntime *rt, const char *ptx, size_t len,
     char *img = tl_xmalloc(len + 1);
     memcpy(img, ptx, len);
     img[len] = 0;
-    static char errlog[16384], infolog[4096];
+    /* The JIT's logs, per load (loads may run on several threads). */
+    enum { ERR_LOG = 16384, INFO_LOG = 4096 };
+    char *errlog = tl_xmalloc(ERR_LOG + INFO_LOG), *infolog = errlog + ERR_LOG;
     errlog[0] = infolog[0] = 0;
     int opts[4] = {JIT_ERROR_LOG, JIT_ERROR_LOG_SIZE, JIT_INFO_LOG, JIT_INFO_LOG_SIZE};
-    void *vals[4] = {errlog, (void *)(uintptr_t)sizeof errlog, infolog,
-                     (void *)(uintptr_t)sizeof infolog};
+    void *vals[4] = {errlog, (void *)(uintptr_t)ERR_LOG, infolog,
+                     (void *)(uintptr_t)INFO_LOG};
     CUresult r = rt->cuModuleLoadDataEx(&mod, img, 4, opts, vals);
     if (r != CUDA_SUCCESS) {
       check(rt, r, "PTX load");
       if (errlog[0])
         tl_diag_emit(rt->diag, TL_DIAG_NOTE, tl_loc_unknown(), "PTX JIT log:\n%s", errlog);
+      tl_free(errlog);
       tl_free(img);
       return NULL;
     }
+    tl_free(errlog);
     CachedModule cm = {h, img, mod};
     tl_vec_push(&rt->modules, cm);
   }
