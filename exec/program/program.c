@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,7 @@ struct TlProgram {
   TL_VEC(Ptx) ptx;
   TlDevPtr ws; /* the global workspace on the device, or 0 */
   size_t ws_bytes;
+  char *tune_path; /* the entry of the last tune call */
 };
 
 /*===--- Errors -----------------------------------------------------------===*/
@@ -269,6 +271,7 @@ void tl_program_destroy(TlProgram *p) {
     tl_module_destroy(p->m);
   if (p->ctx)
     tl_context_destroy(p->ctx);
+  tl_free(p->tune_path);
   tl_free(p->text);
   tl_free(p->name);
   tl_free(p);
@@ -768,4 +771,184 @@ TlResult tl_program_time(TlProgram *p, const TlArg *args, unsigned nargs,
                           median_ms);
   release(&r);
   return res;
+}
+
+/*===--- Tuning -----------------------------------------------------------===*/
+
+typedef struct Define {
+  const char *text; /* "NAME=VALUE" */
+  size_t name_len;
+} Define;
+
+static int define_cmp(const void *a, const void *b) {
+  const Define *x = a, *y = b;
+  size_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
+  int c = strncmp(x->text, y->text, n);
+  return c ? c : (x->name_len > y->name_len) - (x->name_len < y->name_len);
+}
+
+void tl_tune_launch_key(TlTuneKey *k, const char *text, size_t len,
+                        const char *kernel, const char *const *defines,
+                        unsigned num_defines, const TlTuneSpace *space,
+                        const TlTuneKeyArg *args, unsigned nargs,
+                        const char *device) {
+  tl_tune_key_init(k, text, len);
+  tl_tune_key_add(k, "kernel", "%s", kernel);
+  /* One define per name, the last given winning, sorted by name. */
+  Define *defs = tl_xcalloc(num_defines + 1, sizeof *defs);
+  size_t nd = 0;
+  for (unsigned i = 0; i < num_defines; i++) {
+    Define x = {defines[i], strcspn(defines[i], "=")};
+    size_t j = 0;
+    while (j < nd && define_cmp(&defs[j], &x))
+      j++;
+    defs[j] = x;
+    nd += j == nd;
+  }
+  qsort(defs, nd, sizeof *defs, define_cmp);
+  for (size_t i = 0; i < nd; i++)
+    tl_tune_key_add(k, "define", "%s", defs[i].text);
+  tl_free(defs);
+  tl_tune_key_add_space(k, space);
+  for (unsigned i = 0; i < nargs; i++) {
+    const TlTuneKeyArg *a = &args[i];
+    if (a->kind == TL_ARG_BUFFER) {
+      TlStr shape = {0};
+      for (unsigned d = 0; d < a->rank; d++)
+        tl_str_printf(&shape, "%s%lld", d ? "x" : "", (long long)a->shape[d]);
+      tl_tune_key_add(k, "arg", "%s = %s[%s]", a->name, a->dtype,
+                      tl_str_cstr(&shape));
+      tl_str_free(&shape);
+    } else if (a->kind == TL_ARG_INT) {
+      tl_tune_key_add(k, "arg", "%s = %lld", a->name, (long long)a->i);
+    } else {
+      tl_tune_key_add(k, "arg", "%s = %.17g", a->name, a->f);
+    }
+  }
+  tl_tune_key_add(k, "device", "%s", device);
+  tl_tune_key_add(k, "compiler", "%s", tl_target_version());
+}
+
+/* The space, the key and the entry's path (NULL with no cache directory)
+ * of a tuning run; false after an error message. */
+static bool tune_key(TlProgram *p, const TlTuneDesc *d, TlTuneSpace **space,
+                     TlTuneKey *key, char **path) {
+  TlSession *s = p->s;
+  *space = tl_tune_space_create();
+  *path = NULL;
+  for (unsigned i = 0; i < d->num_space; i++) {
+    TlErr err;
+    if (!tl_tune_space_add(*space, d->space[i], &err))
+      return !failf(s, "tune: %s", err.msg);
+    int64_t v;
+    const char *name = tl_tune_space_name(*space, i);
+    if (!tl_program_template_value(p, name, &v))
+      return !failf(s, "tune %s: @%s has no integer template parameter '%s'",
+                    name, tl_program_name(p), name);
+  }
+  if (!check_args(p, d->args, d->nargs, ADDR_NONE))
+    return false;
+  if (!s->rt)
+    return !failf(s, "no CUDA device is open: a tune cache key names the "
+                     "device");
+  /* The defines but those of the tuned names (the program may be any
+   * instance of the space). */
+  const char **defs = tl_xcalloc(p->defines.len + 1, sizeof *defs);
+  unsigned nd = 0;
+  for (size_t i = 0; i < p->defines.len; i++) {
+    const char *t = p->defines.data[i];
+    size_t nl = strcspn(t, "=");
+    bool tuned = false;
+    for (unsigned j = 0; j < d->num_space; j++) {
+      const char *name = tl_tune_space_name(*space, j);
+      tuned |= strlen(name) == nl && !memcmp(name, t, nl);
+    }
+    if (!tuned)
+      defs[nd++] = t;
+  }
+  TlTuneKeyArg *ka = tl_xcalloc(d->nargs + 1, sizeof *ka);
+  int64_t *dims = tl_xcalloc(d->nargs + 1, sizeof *dims);
+  for (unsigned i = 0; i < d->nargs; i++) {
+    const TlArg *a = &d->args[i];
+    TlParamInfo pi;
+    tl_program_param(p, i, &pi);
+    TlTuneKeyArg x = {pi.name, pi.kind, a->i, a->f, pi.dtype, NULL, 0};
+    if (pi.kind == TL_ARG_FLOAT && a->kind == TL_ARG_INT)
+      x.f = (double)a->i;
+    if (pi.kind == TL_ARG_BUFFER) {
+      const TlShape *sh = d->shapes ? &d->shapes[i] : NULL;
+      if (sh && sh->rank) {
+        x.shape = sh->dims;
+        x.rank = sh->rank < TL_MAX_RANK ? sh->rank : TL_MAX_RANK;
+      } else {
+        dims[i] = (int64_t)(a->bytes * 8 / (pi.bits ? pi.bits : 8));
+        x.shape = &dims[i];
+        x.rank = 1;
+      }
+    }
+    ka[i] = x;
+  }
+  tl_tune_launch_key(key, p->text, p->len, tl_program_name(p), defs, nd,
+                     *space, ka, d->nargs, tl_runtime_device_name(s->rt));
+  tl_free(dims);
+  tl_free(ka);
+  tl_free(defs);
+  char *dir = s->cache_dir ? tl_xstrdup(s->cache_dir) : tl_tune_cache_dir();
+  if (dir && *dir)
+    *path = tl_tune_cache_path(dir, key);
+  tl_free(dir);
+  return true;
+}
+
+/* Keeps the entry's path in the program for out. */
+static void entry_path(TlProgram *p, char *path, TlTuneEntry *out) {
+  tl_free(p->tune_path);
+  p->tune_path = path;
+  out->path = path;
+}
+
+TlResult tl_program_tune_lookup(TlProgram *p, const TlTuneDesc *d,
+                                int64_t *values, TlTuneEntry *out) {
+  begin(p->s);
+  memset(out, 0, sizeof *out);
+  out->status = TL_TUNE_CACHE_MISS;
+  TlTuneSpace *space;
+  TlTuneKey key = {0, {0}};
+  char *path;
+  bool ok = tune_key(p, d, &space, &key, &path);
+  entry_path(p, path, out);
+  if (ok && path)
+    out->status =
+        tl_tune_cache_read(path, &key, space, values, &out->ms, &out->why);
+  tl_tune_key_free(&key);
+  tl_tune_space_destroy(space);
+  return ok ? TL_SUCCESS : TL_FAILURE;
+}
+
+TlResult tl_program_tune_store(TlProgram *p, const TlTuneDesc *d,
+                               const int64_t *values, double ms,
+                               TlTuneEntry *out) {
+  begin(p->s);
+  memset(out, 0, sizeof *out);
+  out->status = TL_TUNE_CACHE_MISS;
+  TlTuneSpace *space;
+  TlTuneKey key = {0, {0}};
+  char *path;
+  bool ok = tune_key(p, d, &space, &key, &path);
+  entry_path(p, path, out);
+  if (ok && !tl_tune_space_find(space, values, NULL)) {
+    TlStr c = {0};
+    tl_tune_space_format(space, values, &c);
+    ok = !failf(p->s, "tune: the choice %s lies outside the space",
+                tl_str_cstr(&c));
+    tl_str_free(&c);
+  } else if (ok && !(ms > 0 && ms < INFINITY)) {
+    ok = !failf(p->s, "tune: the time %g ms is not a positive number", ms);
+  }
+  TlErr err;
+  if (ok && path && !tl_tune_cache_write(path, &key, space, values, ms, &err))
+    ok = !failf(p->s, "the choice is not cached: %s", err.msg);
+  tl_tune_key_free(&key);
+  tl_tune_space_destroy(space);
+  return ok ? TL_SUCCESS : TL_FAILURE;
 }

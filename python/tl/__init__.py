@@ -324,6 +324,46 @@ class Kernel:
                                 f"device is cuda:{dev}")
         return cargs, torch_seen
 
+    def _tune_desc(self, space, args):
+        """The libtl description of tuning over space ({NAME: [values]})
+        on these launch arguments, and what it holds alive."""
+        cargs, _ = self._device_args(args)
+        specs = [f"{n}={','.join(str(int(v)) for v in vals)}".encode()
+                 for n, vals in space.items()]
+        shapes = (_lib.TlShape * max(len(args), 1))()
+        for i, (p, v) in enumerate(zip(self.params, args)):
+            shape = _buffer_shape(p, v) if p.kind == "buffer" else None
+            if shape is not None and 0 < len(shape) <= _lib.MAX_RANK:
+                shapes[i].rank = len(shape)
+                for d, n in enumerate(shape):
+                    shapes[i].dims[d] = n
+        d = _lib.TlTuneDesc()
+        d.space = (ctypes.c_char_p * max(len(specs), 1))(*specs)
+        d.num_space, d.args, d.shapes, d.nargs = len(specs), cargs, shapes, len(args)
+        return d, (cargs, shapes, specs)
+
+    def _tune_lookup(self, space, args):
+        """The tune cache's entry for tuning over space on these arguments
+        (tl_program_tune_lookup): (status, choice, ms, why, path), choice a
+        dict on a hit."""
+        d, keep = self._tune_desc(space, args)
+        values = (ctypes.c_int64 * max(len(space), 1))()
+        e = _lib.TlTuneEntry()
+        self.session._call(self._lib.tl_program_tune_lookup, self._h, ctypes.byref(d),
+                           values, ctypes.byref(e))
+        choice = dict(zip(space, values)) if e.status == _lib.TUNE_HIT else None
+        return e.status, choice, e.ms, e.why.msg.decode(errors="replace"), _text(e.path)
+
+    def _tune_store(self, space, args, choice, ms):
+        """Writes choice as the tune cache's entry (tl_program_tune_store);
+        its path, or None with no cache directory."""
+        d, keep = self._tune_desc(space, args)
+        values = (ctypes.c_int64 * max(len(space), 1))(*(choice[n] for n in space))
+        e = _lib.TlTuneEntry()
+        self.session._call(self._lib.tl_program_tune_store, self._h, ctypes.byref(d),
+                           values, ms, ctypes.byref(e))
+        return _text(e.path)
+
     def launch_dims(self, *args, sm=None):
         """(grid, threads, smem_bytes) of a launch over these arguments
         (buffers as for a launch; only the scalars matter)."""
@@ -394,6 +434,24 @@ class Kernel:
             stream = _current_torch_stream(self.session._open)
         handle = _stream_handle(stream)
         self.session._call(self._lib.tl_program_launch, self._h, cargs, len(args), handle)
+
+
+def _text(b):
+    return b.decode(errors="replace") if b else None
+
+
+def _buffer_shape(p, v):
+    """The shape a tune key records for buffer v of parameter p: its
+    array shape, or None (its elements in one dimension) for the packed
+    bytes of a packed parameter."""
+    if _is_torch(v):
+        got, shape = _dtype_name("torch", str(v.dtype)), tuple(v.shape)
+    else:
+        cai = v.__cuda_array_interface__
+        got, shape = _dtype_name("typestr", cai["typestr"][1:]), tuple(cai["shape"])
+    if got != p.dtype:
+        return None
+    return shape
 
 
 # The TL element type of a torch dtype object, filled as dtypes are seen;

@@ -111,7 +111,8 @@ kt, choice = tl.autotune(path, {"BLOCK": [6, 128, 512, 1024]}, args=(*big, 4096)
 assert choice == {"BLOCK": 128}, (choice, log)
 assert log[0].startswith("BLOCK=6: skipped: "), log
 assert log[1:] == ["BLOCK=128: 0.0633 ms", "BLOCK=512: 0.2530 ms",
-                   "BLOCK=1024: 0.5060 ms"], log
+                   "BLOCK=1024: 0.5060 ms", "best: BLOCK=128 (0.0633 ms)",
+                   "no cache directory: the choice is not kept"], log
 # No device: the heuristic, even with arguments.
 _, choice = tl.autotune(path, {"BLOCK": [128, 512]}, args=(*big, 4096), session=nodrv)
 assert choice == {"BLOCK": 512}, choice
