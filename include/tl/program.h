@@ -212,6 +212,18 @@ TlResult tl_program_launch_dims(TlProgram *p, const TlArg *args, unsigned nargs,
 TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
                            void *stream);
 
+/* tl_program_launch for callers that have checked the arguments' kinds
+ * and element types against the parameters themselves (python/tl does,
+ * once per kind of argument): words[i] is buffer parameter i's device
+ * address or integer parameter i's value, reals[i] float parameter i's
+ * value (other entries are ignored). Everything else is checked as
+ * tl_program_launch checks it: the count, a NULL address, another
+ * device's memory, `assume`, the grid. A launch costs no allocation, and
+ * the grid of the integer arguments of the launch before is reused. */
+TlResult tl_program_launch_values(TlProgram *p, const int64_t *words,
+                                  const double *reals, unsigned nargs,
+                                  void *stream);
+
 /* Times the kernel as tl-run --bench does, on the default stream, and
  * waits: `warmup` launches, then `iters` (0 counts as 1) launches each
  * after a write of a buffer twice the size of the L2 cache (every run

@@ -443,6 +443,9 @@ static void test_driver(void) {
   s = tl_session_create();
   tl_session_set_cache_dir(s, "");
   tl_session_set_driver(s, fake_driver);
+  /* Two devices, so that launches ask which device a buffer is on (the
+   * session counts the devices once). */
+  setenv("TL_FAKE_CUDA_DEVICES", "2", 1);
   p = vector_add(s, "BLOCK=256");
   float *dev = aligned_alloc(256, 4096);
   for (int i = 0; i < 3; i++) {
@@ -474,8 +477,29 @@ static void test_driver(void) {
   setenv("TL_FAKE_CUDA_POINTER_DEVICE", "-1", 1);
   CHECK(!TL_FAILED(tl_program_launch(p, args, 4, stream)));
   unsetenv("TL_FAKE_CUDA_POINTER_DEVICE");
+  unsetenv("TL_FAKE_CUDA_DEVICES");
   CHECK(TL_FAILED(tl_program_launch(p, args, 3, stream)));
   CHECK(error_has(s, "takes 4 arguments, not 3"));
+  /* The same launches from values (python/tl's path): buffers by
+   * address, the grid of each launch's own n. */
+  int64_t words[4];
+  double reals[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 3; i++)
+    words[i] = (int64_t)(uintptr_t)(dev + 256 * i);
+  words[3] = 600;
+  CHECK(!TL_FAILED(tl_program_launch_values(p, words, reals, 4, stream)));
+  words[3] = 1000;
+  CHECK(!TL_FAILED(tl_program_launch_values(p, words, reals, 4, stream)));
+  CHECK(TL_FAILED(tl_program_launch_values(p, words, reals, 3, stream)));
+  CHECK(error_has(s, "@vector_add takes 4 arguments, not 3"));
+  words[1] = 0;
+  CHECK(TL_FAILED(tl_program_launch_values(p, words, reals, 4, stream)));
+  CHECK(error_has(s, "argument 1 (y) of @vector_add: the buffer has no "
+                     "device address"));
+  words[1] = words[0];
+  words[3] = (int64_t)1 << 40;
+  CHECK(TL_FAILED(tl_program_launch_values(p, words, reals, 4, stream)));
+  CHECK(error_has(s, "cannot launch @vector_add"));
   CHECK(!TL_FAILED(tl_session_synchronize(s)));
   tl_program_destroy(p);
 
@@ -507,10 +531,12 @@ static void test_driver(void) {
     snprintf(want, sizeof want,
              "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
              "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
+             "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
+             "launch grid=4,1,1 block=64,1,1 smem=0 stream=%p\n"
              "synchronize\n"
              "memset bytes=%zu stream=null\n"
              "launch grid=2,1,1 block=32,1,1 smem=",
-             stream, stream, info.workspace_bytes);
+             stream, stream, stream, stream, info.workspace_bytes);
     /* Nothing else: no synchronisation after the launches but the one
      * asked for. */
     CHECK(!strncmp(text, want, strlen(want)));

@@ -52,6 +52,9 @@ raises(tl.TLError, k, x, y, z, 1000,
        want="no CUDA driver (/nonexistent/libcuda.so.1 could not be loaded)")
 raises(tl.TLError, nodrv.open_device, 0, want="no CUDA driver")
 
+# Two devices, so that launches ask which device a buffer is on (the
+# session counts the devices once, when it opens one).
+os.environ["TL_FAKE_CUDA_DEVICES"] = "2"
 s = tl.Session(cache_dir="", driver=driver)
 k = s.compile(path, BLOCK=256)
 k(x, y, z, 1000)                            # the default stream

@@ -31,13 +31,14 @@ bool = dtype("bool", np.bool_)
 class Tensor:
     def __init__(self, array, dt, dev):
         self.array, self.dtype, self.device = array, dt, dev
+        self._ptr = array.ctypes.data  # (NumPy's .ctypes is slow to make)
 
     @property
     def is_cuda(self):
         return self.device.type == "cuda"
 
     def data_ptr(self):
-        return self.array.ctypes.data
+        return self._ptr
 
     def is_contiguous(self):
         return self.array.flags.c_contiguous
