@@ -710,25 +710,24 @@ bool tl_scalar_arg(const TlType *t, bool is_float, int64_t i, double f,
 /* The masks of the kernel's `assume` (p->assume_mask), worked out on
  * the first launch; false, every launch, for a malformed `assume`. */
 static bool know_assume(TlProgram *p) {
-  if (!p->assume_known) {
-    p->assume_known = true;
-    /* Zero breaks no promise: only a malformed `assume` fails here. */
-    uint64_t *zeros = tl_xcalloc(p->n + 1, sizeof *zeros);
-    p->assume_bad = TL_FAILED(
-        tl_kernel_check_launch_assumptions(p->kernel, p->n, zeros));
-    tl_free(zeros);
-    TlAttr *as = tl_op_attr(p->kernel, "assume");
-    for (unsigned i = 0; !p->assume_bad && as && i < tl_attr_dict_size(as);
-         i++) {
-      TlNamedAttr e = tl_attr_dict_entry(as, i);
-      int k = tl_vm_param_index(p->kernel, e.name);
-      if (k >= 0 && (unsigned)k < p->n)
-        p->assume_mask[k] |= (uint64_t)tl_attr_int_value(e.attr) - 1;
-    }
+  if (p->assume_known && !p->assume_bad)
+    return true;
+  /* Zero breaks no promise: only a malformed `assume` fails here (again,
+   * for its message, on each launch after the first). */
+  uint64_t *zeros = tl_xcalloc(p->n + 1, sizeof *zeros);
+  p->assume_bad = TL_FAILED(
+      tl_kernel_check_launch_assumptions(p->kernel, p->n, zeros));
+  tl_free(zeros);
+  TlAttr *as = tl_op_attr(p->kernel, "assume");
+  for (unsigned i = 0; !p->assume_known && !p->assume_bad && as &&
+                       i < tl_attr_dict_size(as);
+       i++) {
+    TlNamedAttr e = tl_attr_dict_entry(as, i);
+    int k = tl_vm_param_index(p->kernel, e.name);
+    if (k >= 0 && (unsigned)k < p->n)
+      p->assume_mask[k] |= (uint64_t)tl_attr_int_value(e.attr) - 1;
   }
-  if (p->assume_bad)
-    tl_kernel_check_launch_assumptions(p->kernel, p->n,
-                                       (const uint64_t *)p->words);
+  p->assume_known = true;
   return !p->assume_bad;
 }
 
@@ -854,8 +853,10 @@ TlResult tl_program_launch_values(TlProgram *p, const int64_t *words,
   if (nargs != p->n)
     return failf(p->s, "@%s takes %u argument%s, not %u", tl_program_name(p),
                  p->n, p->n == 1 ? "" : "s", nargs);
-  memcpy(p->words, words, p->n * sizeof *words);
-  memcpy(p->reals, reals, p->n * sizeof *reals);
+  for (unsigned i = 0; i < p->n; i++) {
+    p->words[i] = words[i];
+    p->reals[i] = reals[i];
+  }
   if (!make_ready(p, stream, &x, &l))
     return TL_FAILURE;
   return tl_runtime_launch_async(p->s->rt, x->function, &l, p->kargs, stream);

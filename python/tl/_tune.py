@@ -80,6 +80,8 @@ def autotune(source, space, args=None, kernel=None, session=None, timed=None,
     # The cache's key is made with any instance the kernel accepts: the
     # defaults, else the first candidate (as tl-run binds its arguments).
     base = _base(session, source, kernel, defines, candidates)
+    if session.device_ordinal() < 0:  # (timed=True with no device)
+        base = None
     space = {n: list(space[n]) for n in names}
     if base is not None and not retune:
         status, choice, ms, why, path = base._tune_lookup(space, args)
