@@ -648,8 +648,7 @@ static bool launch_dims(TlProgram *p, const Ptx *x, TlLaunchDims *out) {
     TlErr err;
     p->dims_known = false;
     if (!tl_kernel_launch_dims(p->kernel, p->ints, grid, &threads, &err))
-      return !failf(p->s, "cannot launch @%s: %s", tl_program_name(p),
-                    err.msg);
+      return !failf(p->s, "cannot launch @%s: %s", tl_program_name(p), err.msg);
     for (int d = 0; d < 3; d++)
       p->dims.grid[d] = (unsigned)grid[d];
     p->dims.threads = (unsigned)threads;
@@ -715,12 +714,12 @@ static bool know_assume(TlProgram *p) {
   /* Zero breaks no promise: only a malformed `assume` fails here (again,
    * for its message, on each launch after the first). */
   uint64_t *zeros = tl_xcalloc(p->n + 1, sizeof *zeros);
-  p->assume_bad = TL_FAILED(
-      tl_kernel_check_launch_assumptions(p->kernel, p->n, zeros));
+  p->assume_bad =
+      TL_FAILED(tl_kernel_check_launch_assumptions(p->kernel, p->n, zeros));
   tl_free(zeros);
   TlAttr *as = tl_op_attr(p->kernel, "assume");
-  for (unsigned i = 0; !p->assume_known && !p->assume_bad && as &&
-                       i < tl_attr_dict_size(as);
+  for (unsigned i = 0;
+       !p->assume_known && !p->assume_bad && as && i < tl_attr_dict_size(as);
        i++) {
     TlNamedAttr e = tl_attr_dict_entry(as, i);
     int k = tl_vm_param_index(p->kernel, e.name);
@@ -775,9 +774,8 @@ static bool make_ready(TlProgram *p, void *stream, Ptx **xp, TlLaunch *l) {
        * does not know may still be reachable (mapped or HMM host memory),
        * so it passes. */
       int dev;
-      if (s->several &&
-          tl_runtime_pointer_device(s->rt, (TlDevPtr)w, &dev) && dev >= 0 &&
-          dev != s->ordinal)
+      if (s->several && tl_runtime_pointer_device(s->rt, (TlDevPtr)w, &dev) &&
+          dev >= 0 && dev != s->ordinal)
         return !failf(s,
                       "argument %u (%s) of @%s: the buffer is memory of CUDA "
                       "device %d, not of device %d (the session's)",
@@ -980,9 +978,17 @@ static bool tune_key(TlProgram *p, const TlTuneDesc *d, TlTuneSpace **space,
       x.f = (double)a->i;
     if (pi.kind == TL_ARG_BUFFER) {
       const TlShape *sh = d->shapes ? &d->shapes[i] : NULL;
+      if (sh && sh->rank > TL_MAX_RANK) {
+        tl_free(dims);
+        tl_free(ka);
+        tl_free(defs);
+        return !failf(
+            s, "argument %u (%s) of @%s: a shape of rank %u (at most %d)", i,
+            pi.name, tl_program_name(p), sh->rank, TL_MAX_RANK);
+      }
       if (sh && sh->rank) {
         x.shape = sh->dims;
-        x.rank = sh->rank < TL_MAX_RANK ? sh->rank : TL_MAX_RANK;
+        x.rank = sh->rank;
       } else {
         dims[i] = (int64_t)(a->bytes * 8 / (pi.bits ? pi.bits : 8));
         x.shape = &dims[i];
@@ -991,8 +997,8 @@ static bool tune_key(TlProgram *p, const TlTuneDesc *d, TlTuneSpace **space,
     }
     ka[i] = x;
   }
-  tl_tune_launch_key(key, p->text, p->len, tl_program_name(p), defs, nd,
-                     *space, ka, d->nargs, tl_runtime_device_name(s->rt));
+  tl_tune_launch_key(key, p->text, p->len, tl_program_name(p), defs, nd, *space,
+                     ka, d->nargs, tl_runtime_device_name(s->rt));
   tl_free(dims);
   tl_free(ka);
   tl_free(defs);

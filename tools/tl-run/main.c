@@ -1062,8 +1062,9 @@ static void make_key(const Tuner *t, TlOp *kernel, const Arg *args, unsigned n,
   TlTuneKeyArg *ka = tl_xcalloc(n + 1, sizeof *ka);
   for (unsigned i = 0; i < n; i++) {
     const Arg *a = &args[i];
-    TlTuneKeyArg x = {param_name(kernel, i), TL_ARG_INT, a->vm.i, a->vm.f,
-                      NULL, a->shape, (unsigned)a->rank};
+    TlTuneKeyArg x = {
+        param_name(kernel, i), TL_ARG_INT, a->vm.i, a->vm.f, NULL, a->shape,
+        (unsigned)a->rank};
     if (a->vm.kind == TL_VM_ARG_BUFFER) {
       x.kind = TL_ARG_BUFFER;
       x.dtype = tl_dtype_name(a->vm.dtype);
