@@ -407,9 +407,12 @@ def _make_launcher(kernel):
     structs and no loop."""
     params, n = kernel.params, len(kernel.params)
     names = [f"a{i}" for i in range(n)]
-    body = ["if device < 0 or len(args) != %d:" % n, "    return False"]
-    if n:
-        body.append("%s, = args" % ", ".join(names))
+    has_buffer = any(p.kind == "buffer" for p in params)
+    head = ["if device < 0 or len(args) != %d:" % n,
+            "    return False"]
+    # Under the session's lock: the arrays (and the stream's ctypes
+    # object) are the kernel's, shared by the threads that launch it.
+    body = ["%s, = args" % ", ".join(names)] if n else []
     for i, (p, a) in enumerate(zip(params, names)):
         if p.kind == "buffer":
             body += [f"if ({a}.dtype not in ok{i} or {a}.get_device() != device"
@@ -425,19 +428,18 @@ def _make_launcher(kernel):
             body += [f"if type({a}) is not float and type({a}) is not int:",
                      "    return False",
                      f"reals[{i}] = {a}"]
-    has_buffer = any(p.kind == "buffer" for p in params)
     body += ["if stream is None:",
              "    stream = current_stream(device) if %s else 0" % has_buffer,
              "elif type(stream) is not int:",
              "    stream = stream_handle(stream) or 0",
              "if stream != last[0]:",
              "    last[0], last[1] = stream, ctypes.c_void_p(stream or None)",
-             "with lock:",
-             "    if launch_values(h, words, reals, %d, last[1]):" % n,
-             "        raise TLError(error())",
+             "if launch_values(h, words, reals, %d, last[1]):" % n,
+             "    raise TLError(error())",
              "return True"]
     src = ("def launch(args, stream, device):\n"
-           "    try:\n" + "".join(f"        {line}\n" for line in body) +
+           "    try:\n" + "".join(f"        {line}\n" for line in head) +
+           "        with lock:\n" + "".join(f"            {line}\n" for line in body) +
            "    except (AttributeError, TypeError, ValueError):\n"
            "        return False\n")
     # The C function is called without ctypes' argument conversions: the

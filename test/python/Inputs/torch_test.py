@@ -103,6 +103,31 @@ assert lines[2:] == [
     "launch grid=1,1,1 block=32,1,1 smem=0 stream=0xc0ffee",
 ], lines
 
+# Threads sharing a kernel: each launch keeps its own arguments and
+# stream (the launcher's arrays are filled under the session's lock).
+import threading  # noqa: E402
+open(log, "w").close()
+x2 = torch.zeros(2000, device="cuda")
+
+
+def launches(n, stream):
+    for _ in range(300):
+        k(x2, x2, x2, n, stream=stream)
+
+
+sys.setswitchinterval(1e-6)  # switch threads often
+threads = [threading.Thread(target=launches, args=(1000, 0x1)),
+           threading.Thread(target=launches, args=(2000, 0x2))]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+with open(log) as f:
+    lines = f.read().splitlines()
+assert sorted(set(lines)) == ["launch grid=4,1,1 block=64,1,1 smem=0 stream=0x1",
+                              "launch grid=8,1,1 block=64,1,1 smem=0 stream=0x2"], set(lines)
+assert len(lines) == 600, len(lines)
+
 # The kernel's `assume` holds for every launch, the launcher's included:
 # an integer argument and a buffer's address.
 rows = s.compile("""
