@@ -116,7 +116,10 @@ def autotune(source, space, args=None, kernel=None, session=None, timed=None,
             if base._tune_store(space, args, best[2], best[0]) is None:
                 log.append("no cache directory: the choice is not kept")
         except TLError as e:
-            log.append(f"warning: {str(e).splitlines()[0]}")
+            first = str(e).splitlines()[0]
+            if first.startswith("error: "):
+                first = first[len("error: "):]
+            log.append("warning: " + first)
     return best[1], best[2]
 
 

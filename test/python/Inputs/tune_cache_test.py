@@ -148,6 +148,12 @@ assert n == 0 and log[0].startswith("cached"), log
 assert count() == had + 5, count()
 del os.environ["TL_FAKE_CUDA_NAME"]
 
+# A cache that cannot be written costs the choice, not the call.
+_, choice, log, n = tune(tl.Session(cache_dir=os.path.abspath(__file__), driver=driver))
+assert choice == {"BLOCK": 128} and n == 9, (choice, n, log)
+assert log[-1].startswith("warning: the choice is not cached: ") and \
+    "is not a directory" in log[-1], log
+
 # A session without a cache keeps nothing; without a device the heuristic
 # picks, as before.
 _, choice, log, n = tune(tl.Session(cache_dir="", driver=driver))
