@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,8 @@ struct TlSession {
   TlDiagEngine *rt_diag;
   TlRuntime *rt;
   int ordinal;
+  int several; /* whether the driver sees more than one device; -1: not
+                  asked yet */
 };
 
 /* PTX for one target, kept by the program. */
@@ -62,6 +65,30 @@ struct TlProgram {
   TL_VEC(Ptx) ptx;
   TlDevPtr ws; /* the global workspace on the device, or 0 */
   size_t ws_bytes;
+  char *tune_path; /* the entry of the last tune call */
+  /* Made at creation: the parameters as tl_program_param describes them
+   * and their types. */
+  unsigned n;
+  TlParamInfo *params;
+  TlType **types;
+  /* A launch's scratch, n + 1 entries each, made at creation: the
+   * parameter values cuLaunchKernel reads (kargs[i] points at vals[i];
+   * kargs[n] at ws), the integer arguments and the values `assume`
+   * checks. */
+  TlScalarArg *vals;
+  void **kargs;
+  int64_t *ints, *words;
+  double *reals;
+  /* Known after the first launch: the PTX it uses (an index into ptx),
+   * the masks of `assume` (values[i] & mask[i] must be 0; all 0 when it
+   * promises nothing) or a malformed `assume` (assume_bad), and the
+   * launch dims of the last integer arguments (dims_ints). */
+  int launch_ptx;
+  bool assume_known, assume_bad;
+  uint64_t *assume_mask;
+  bool dims_known;
+  int64_t *dims_ints;
+  TlLaunchDims dims;
 };
 
 /*===--- Errors -----------------------------------------------------------===*/
@@ -106,6 +133,7 @@ TlSession *tl_session_create(void) {
   s->rt_diag = tl_diag_engine_create();
   tl_diag_set_handler(s->rt_diag, session_diag, s);
   s->ordinal = -1;
+  s->several = -1;
   return s;
 }
 
@@ -248,6 +276,23 @@ TlProgram *tl_program_create(TlSession *s, const TlProgramDesc *d) {
             tl_context_define_at(p->ctx, i, NULL), p->name);
       goto fail;
     }
+  unsigned n = p->n = tl_vm_num_params(p->kernel);
+  p->params = tl_xcalloc(n + 1, sizeof *p->params);
+  p->types = tl_xcalloc(n + 1, sizeof *p->types);
+  for (unsigned i = 0; i < n; i++) {
+    tl_program_param(p, i, &p->params[i]);
+    p->types[i] = tl_vm_param_type(p->kernel, i);
+  }
+  p->vals = tl_xcalloc(n + 1, sizeof *p->vals);
+  p->kargs = tl_xcalloc(n + 2, sizeof *p->kargs);
+  for (unsigned i = 0; i < n; i++)
+    p->kargs[i] = &p->vals[i];
+  p->ints = tl_xcalloc(n + 1, sizeof *p->ints);
+  p->words = tl_xcalloc(n + 1, sizeof *p->words);
+  p->reals = tl_xcalloc(n + 1, sizeof *p->reals);
+  p->assume_mask = tl_xcalloc(n + 1, sizeof *p->assume_mask);
+  p->dims_ints = tl_xcalloc(n + 1, sizeof *p->dims_ints);
+  p->launch_ptx = -1;
   return p;
 fail:
   tl_program_destroy(p);
@@ -269,6 +314,16 @@ void tl_program_destroy(TlProgram *p) {
     tl_module_destroy(p->m);
   if (p->ctx)
     tl_context_destroy(p->ctx);
+  tl_free(p->tune_path);
+  tl_free(p->params);
+  tl_free(p->types);
+  tl_free(p->vals);
+  tl_free(p->kargs);
+  tl_free(p->ints);
+  tl_free(p->words);
+  tl_free(p->reals);
+  tl_free(p->assume_mask);
+  tl_free(p->dims_ints);
   tl_free(p->text);
   tl_free(p->name);
   tl_free(p);
@@ -318,14 +373,13 @@ typedef enum Address { ADDR_NONE, ADDR_HOST, ADDR_DEVICE } Address;
 static bool check_args(TlProgram *p, const TlArg *args, unsigned nargs,
                        Address addr) {
   TlSession *s = p->s;
-  unsigned n = tl_program_num_params(p);
+  unsigned n = p->n;
   const char *k = tl_program_name(p);
   if (nargs != n)
     return !failf(s, "@%s takes %u argument%s, not %u", k, n, n == 1 ? "" : "s",
                   nargs);
   for (unsigned i = 0; i < n; i++) {
-    TlParamInfo pi;
-    tl_program_param(p, i, &pi);
+    TlParamInfo pi = p->params[i];
     const TlArg *a = &args[i];
     static const char *const kinds[] = {"an integer", "a float", "a buffer"};
     if (a->kind > TL_ARG_BUFFER)
@@ -361,14 +415,6 @@ static bool check_args(TlProgram *p, const TlArg *args, unsigned nargs,
     }
   }
   return true;
-}
-
-/* The integer arguments, for the grid expressions and `assume`. */
-static int64_t *int_values(const TlArg *args, unsigned n) {
-  int64_t *v = tl_xcalloc(n + 1, sizeof *v);
-  for (unsigned i = 0; i < n; i++)
-    v[i] = args[i].kind == TL_ARG_INT ? args[i].i : 0;
-  return v;
 }
 
 TlResult tl_program_run_vm(TlProgram *p, const TlArg *args, unsigned nargs) {
@@ -592,29 +638,47 @@ TlResult tl_program_ptx(TlProgram *p, unsigned sm, TlPtxInfo *out) {
 
 /*===--- Launches ---------------------------------------------------------===*/
 
-static bool launch_dims(TlProgram *p, const TlArg *args, unsigned nargs,
-                        const Ptx *x, TlLaunchDims *out) {
-  int64_t *ints = int_values(args, nargs), grid[3], threads;
-  TlErr err;
-  bool ok = tl_kernel_launch_dims(p->kernel, ints, grid, &threads, &err);
-  tl_free(ints);
-  if (!ok)
-    return !failf(p->s, "cannot launch @%s: %s", tl_program_name(p), err.msg);
-  for (int d = 0; d < 3; d++)
-    out->grid[d] = (unsigned)grid[d];
-  out->threads = (unsigned)threads;
+/* The launch dims of the integer arguments p->ints (0 for the other
+ * parameters), remembered for the next launch with the same ones; the
+ * shared memory is x's. */
+static bool launch_dims(TlProgram *p, const Ptx *x, TlLaunchDims *out) {
+  size_t bytes = p->n * sizeof *p->ints;
+  if (!p->dims_known || memcmp(p->dims_ints, p->ints, bytes)) {
+    int64_t grid[3], threads;
+    TlErr err;
+    p->dims_known = false;
+    if (!tl_kernel_launch_dims(p->kernel, p->ints, grid, &threads, &err))
+      return !failf(p->s, "cannot launch @%s: %s", tl_program_name(p), err.msg);
+    for (int d = 0; d < 3; d++)
+      p->dims.grid[d] = (unsigned)grid[d];
+    p->dims.threads = (unsigned)threads;
+    memcpy(p->dims_ints, p->ints, bytes);
+    p->dims_known = true;
+  }
+  *out = p->dims;
   out->smem_bytes = x->smem_bytes;
   return true;
+}
+
+/* p->ints, p->words and p->reals from checked arguments: an integer's
+ * value, a buffer's device address, a float's value. */
+static void take_args(TlProgram *p, const TlArg *args) {
+  for (unsigned i = 0; i < p->n; i++) {
+    const TlArg *a = &args[i];
+    p->ints[i] = a->kind == TL_ARG_INT ? a->i : 0;
+    p->words[i] = a->kind == TL_ARG_BUFFER ? (int64_t)a->device : a->i;
+    p->reals[i] = a->kind == TL_ARG_FLOAT ? a->f : (double)a->i;
+  }
 }
 
 TlResult tl_program_launch_dims(TlProgram *p, const TlArg *args, unsigned nargs,
                                 unsigned sm, TlLaunchDims *out) {
   begin(p->s);
   Ptx *x;
-  if (!check_args(p, args, nargs, ADDR_NONE) || !(x = get_ptx(p, sm)) ||
-      !launch_dims(p, args, nargs, x, out))
+  if (!check_args(p, args, nargs, ADDR_NONE) || !(x = get_ptx(p, sm)))
     return TL_FAILURE;
-  return TL_SUCCESS;
+  take_args(p, args);
+  return launch_dims(p, x, out) ? TL_SUCCESS : TL_FAILURE;
 }
 
 bool tl_scalar_arg(const TlType *t, bool is_float, int64_t i, double f,
@@ -642,130 +706,358 @@ bool tl_scalar_arg(const TlType *t, bool is_float, int64_t i, double f,
   return true;
 }
 
-/* A launch made ready: the kernel loaded, the parameter values laid out,
- * the workspace zeroed on the stream. */
-typedef struct Ready {
-  Ptx *x;
-  TlLaunch l;
-  TlScalarArg *vals;
-  void **kargs; /* what cuLaunchKernel reads: one pointer per parameter */
-} Ready;
-
-static void release(Ready *r) {
-  tl_free(r->vals);
-  tl_free(r->kargs);
+/* The masks of the kernel's `assume` (p->assume_mask), worked out on
+ * the first launch; false, every launch, for a malformed `assume`. */
+static bool know_assume(TlProgram *p) {
+  if (p->assume_known && !p->assume_bad)
+    return true;
+  /* Zero breaks no promise: only a malformed `assume` fails here (again,
+   * for its message, on each launch after the first). */
+  uint64_t *zeros = tl_xcalloc(p->n + 1, sizeof *zeros);
+  p->assume_bad =
+      TL_FAILED(tl_kernel_check_launch_assumptions(p->kernel, p->n, zeros));
+  tl_free(zeros);
+  TlAttr *as = tl_op_attr(p->kernel, "assume");
+  for (unsigned i = 0;
+       !p->assume_known && !p->assume_bad && as && i < tl_attr_dict_size(as);
+       i++) {
+    TlNamedAttr e = tl_attr_dict_entry(as, i);
+    int k = tl_vm_param_index(p->kernel, e.name);
+    if (k >= 0 && (unsigned)k < p->n)
+      p->assume_mask[k] |= (uint64_t)tl_attr_int_value(e.attr) - 1;
+  }
+  p->assume_known = true;
+  return !p->assume_bad;
 }
 
-/* Checks the arguments, opens device 0 when none is open, gets the PTX
- * and loads it, checks the kernel's `assume`, and zeroes the workspace
- * on `stream`. release() frees what it made, whether or not it failed. */
-static bool make_ready(TlProgram *p, const TlArg *args, unsigned nargs,
-                       void *stream, Ready *r) {
+/* Makes a launch of p->words and p->reals (take_args, or the caller's
+ * copy of them) ready: opens device 0 when none is open, gets the PTX and
+ * loads it, packs the parameter values, checks the buffers' addresses and
+ * the kernel's `assume`, and zeroes the workspace on `stream`. *x gets the
+ * PTX, *l the launch. */
+static bool make_ready(TlProgram *p, void *stream, Ptx **xp, TlLaunch *l) {
   TlSession *s = p->s;
-  memset(r, 0, sizeof *r);
-  if (!check_args(p, args, nargs, ADDR_DEVICE))
-    return false;
+  unsigned n = p->n;
   if (!s->rt) {
     if (!(s->rt = tl_runtime_create_with_driver(s->rt_diag, 0, s->driver)))
       return false;
     s->ordinal = 0;
   }
-  Ptx *x = get_ptx(p, 0);
-  TlLaunchDims dims;
-  if (!x || !launch_dims(p, args, nargs, x, &dims))
-    return false;
-  r->x = x;
-  r->vals = tl_xcalloc(nargs + 1, sizeof *r->vals);
-  r->kargs = tl_xcalloc(nargs + 2, sizeof *r->kargs);
-  uint64_t *assumed = tl_xcalloc(nargs + 1, sizeof *assumed);
-  bool ok = false;
   /* With one device no buffer can be another's: the per-buffer pointer
    * queries (two driver calls each) are skipped. */
-  bool several = tl_runtime_device_count(s->rt) > 1;
-  for (unsigned i = 0; i < nargs; i++) {
-    const TlArg *a = &args[i];
-    if (a->kind == TL_ARG_BUFFER) {
+  if (s->several < 0)
+    s->several = tl_runtime_device_count(s->rt) > 1;
+  Ptx *x;
+  if (p->launch_ptx >= 0) {
+    x = &p->ptx.data[p->launch_ptx];
+  } else {
+    if (!(x = get_ptx(p, 0)))
+      return false;
+    p->launch_ptx = (int)(x - p->ptx.data);
+  }
+  for (unsigned i = 0; i < n; i++)
+    p->ints[i] = p->params[i].kind == TL_ARG_INT ? p->words[i] : 0;
+  TlLaunchDims dims;
+  if (!launch_dims(p, x, &dims))
+    return false;
+  for (unsigned i = 0; i < n; i++) {
+    const TlParamInfo *pi = &p->params[i];
+    int64_t w = p->words[i];
+    if (pi->kind == TL_ARG_BUFFER) {
+      if (!w)
+        return !failf(s,
+                      "argument %u (%s) of @%s: the buffer has no device "
+                      "address",
+                      i, pi->name, tl_program_name(p));
       /* Memory of another device fails at the launch, or later, as an
        * illegal address; say which argument it is now. Memory the driver
        * does not know may still be reachable (mapped or HMM host memory),
        * so it passes. */
       int dev;
-      if (several && tl_runtime_pointer_device(s->rt, a->device, &dev) &&
-          dev >= 0 && dev != s->ordinal) {
-        failf(s,
-              "argument %u (%s) of @%s: the buffer is memory of CUDA device "
-              "%d, not of device %d (the session's)",
-              i, tl_vm_param_name(p->kernel, i), tl_program_name(p), dev,
-              s->ordinal);
-        goto out;
-      }
-      r->kargs[i] = (void *)&a->device;
-      assumed[i] = a->device;
-      continue;
+      if (s->several && tl_runtime_pointer_device(s->rt, (TlDevPtr)w, &dev) &&
+          dev >= 0 && dev != s->ordinal)
+        return !failf(s,
+                      "argument %u (%s) of @%s: the buffer is memory of CUDA "
+                      "device %d, not of device %d (the session's)",
+                      i, pi->name, tl_program_name(p), dev, s->ordinal);
+      p->vals[i].i64 = w;
+    } else {
+      bool is_float = pi->kind == TL_ARG_FLOAT;
+      if (!tl_scalar_arg(p->types[i], is_float, w, p->reals[i], &p->vals[i]))
+        return !failf(s,
+                      "argument %u (%s) of @%s: scalars of this type cannot "
+                      "be passed to the GPU",
+                      i, pi->name, tl_program_name(p));
     }
-    TlType *t = tl_vm_param_type(p->kernel, i);
-    if (!tl_scalar_arg(t, a->kind == TL_ARG_FLOAT, a->i, a->f,
-                       &r->vals[i])) {
-      failf(s,
-            "argument %u (%s) of @%s: scalars of this type cannot be "
-            "passed to the GPU",
-            i, tl_vm_param_name(p->kernel, i), tl_program_name(p));
-      goto out;
-    }
-    r->kargs[i] = &r->vals[i];
-    assumed[i] = (uint64_t)a->i;
   }
   /* The launch must keep the kernel's `assume` promises: integer values
-   * and the device addresses of the buffers. */
-  if (TL_FAILED(tl_kernel_check_launch_assumptions(p->kernel, nargs, assumed)))
-    goto out;
+   * and the device addresses of the buffers (words of the float
+   * parameters are masked by 0). */
+  if (!know_assume(p))
+    return false;
+  uint64_t broken = 0;
+  for (unsigned i = 0; i < n; i++)
+    broken |= (uint64_t)p->words[i] & p->assume_mask[i];
+  if (broken) {
+    tl_kernel_check_launch_assumptions(p->kernel, n,
+                                       (const uint64_t *)p->words);
+    return false;
+  }
   if (!x->function &&
       !(x->function = tl_runtime_kernel(s->rt, x->text.data, x->text.len,
                                         tl_program_name(p))))
-    goto out;
+    return false;
+  p->kargs[n] = NULL;
   if (x->workspace_bytes) {
     if (p->ws_bytes < x->workspace_bytes) {
       tl_runtime_free(s->rt, p->ws);
       p->ws_bytes = 0;
       if (!(p->ws = tl_runtime_alloc(s->rt, x->workspace_bytes)))
-        goto out;
+        return false;
       p->ws_bytes = x->workspace_bytes;
     }
     if (TL_FAILED(tl_runtime_memset_async(s->rt, p->ws, 0, x->workspace_bytes,
                                           stream)))
-      goto out;
-    r->kargs[nargs] = &p->ws;
+      return false;
+    p->kargs[n] = &p->ws;
   }
-  TlLaunch l = {{dims.grid[0], dims.grid[1], dims.grid[2]},
-                {dims.threads, 1, 1},
-                dims.smem_bytes};
-  r->l = l;
-  ok = true;
-out:
-  tl_free(assumed);
-  return ok;
+  TlLaunch launch = {{dims.grid[0], dims.grid[1], dims.grid[2]},
+                     {dims.threads, 1, 1},
+                     dims.smem_bytes};
+  *l = launch;
+  *xp = x;
+  return true;
 }
 
 TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
                            void *stream) {
   begin(p->s);
-  Ready r;
-  TlResult res = TL_FAILURE;
-  if (make_ready(p, args, nargs, stream, &r))
-    res =
-        tl_runtime_launch_async(p->s->rt, r.x->function, &r.l, r.kargs, stream);
-  release(&r);
-  return res;
+  Ptx *x;
+  TlLaunch l;
+  if (!check_args(p, args, nargs, ADDR_DEVICE))
+    return TL_FAILURE;
+  take_args(p, args);
+  if (!make_ready(p, stream, &x, &l))
+    return TL_FAILURE;
+  return tl_runtime_launch_async(p->s->rt, x->function, &l, p->kargs, stream);
+}
+
+TlResult tl_program_launch_values(TlProgram *p, const int64_t *words,
+                                  const double *reals, unsigned nargs,
+                                  void *stream) {
+  begin(p->s);
+  Ptx *x;
+  TlLaunch l;
+  if (nargs != p->n)
+    return failf(p->s, "@%s takes %u argument%s, not %u", tl_program_name(p),
+                 p->n, p->n == 1 ? "" : "s", nargs);
+  for (unsigned i = 0; i < p->n; i++) {
+    p->words[i] = words[i];
+    p->reals[i] = reals[i];
+  }
+  if (!make_ready(p, stream, &x, &l))
+    return TL_FAILURE;
+  return tl_runtime_launch_async(p->s->rt, x->function, &l, p->kargs, stream);
 }
 
 TlResult tl_program_time(TlProgram *p, const TlArg *args, unsigned nargs,
                          unsigned warmup, unsigned iters, double *median_ms) {
   begin(p->s);
-  Ready r;
-  TlResult res = TL_FAILURE;
-  if (make_ready(p, args, nargs, NULL, &r))
-    res = tl_runtime_time(p->s->rt, r.x->function, &r.l, r.kargs, warmup, iters,
-                          median_ms);
-  release(&r);
-  return res;
+  Ptx *x;
+  TlLaunch l;
+  if (!check_args(p, args, nargs, ADDR_DEVICE))
+    return TL_FAILURE;
+  take_args(p, args);
+  if (!make_ready(p, NULL, &x, &l))
+    return TL_FAILURE;
+  return tl_runtime_time(p->s->rt, x->function, &l, p->kargs, warmup, iters,
+                         median_ms);
+}
+
+/*===--- Tuning -----------------------------------------------------------===*/
+
+typedef struct Define {
+  const char *text; /* "NAME=VALUE" */
+  size_t name_len;
+} Define;
+
+static int define_cmp(const void *a, const void *b) {
+  const Define *x = a, *y = b;
+  size_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
+  int c = strncmp(x->text, y->text, n);
+  return c ? c : (x->name_len > y->name_len) - (x->name_len < y->name_len);
+}
+
+void tl_tune_launch_key(TlTuneKey *k, const char *text, size_t len,
+                        const char *kernel, const char *const *defines,
+                        unsigned num_defines, const TlTuneSpace *space,
+                        const TlTuneKeyArg *args, unsigned nargs,
+                        const char *device) {
+  tl_tune_key_init(k, text, len);
+  tl_tune_key_add(k, "kernel", "%s", kernel);
+  /* One define per name, the last given winning, sorted by name. */
+  Define *defs = tl_xcalloc(num_defines + 1, sizeof *defs);
+  size_t nd = 0;
+  for (unsigned i = 0; i < num_defines; i++) {
+    Define x = {defines[i], strcspn(defines[i], "=")};
+    size_t j = 0;
+    while (j < nd && define_cmp(&defs[j], &x))
+      j++;
+    defs[j] = x;
+    nd += j == nd;
+  }
+  qsort(defs, nd, sizeof *defs, define_cmp);
+  for (size_t i = 0; i < nd; i++)
+    tl_tune_key_add(k, "define", "%s", defs[i].text);
+  tl_free(defs);
+  tl_tune_key_add_space(k, space);
+  for (unsigned i = 0; i < nargs; i++) {
+    const TlTuneKeyArg *a = &args[i];
+    if (a->kind == TL_ARG_BUFFER) {
+      TlStr shape = {0};
+      for (unsigned d = 0; d < a->rank; d++)
+        tl_str_printf(&shape, "%s%lld", d ? "x" : "", (long long)a->shape[d]);
+      tl_tune_key_add(k, "arg", "%s = %s[%s]", a->name, a->dtype,
+                      tl_str_cstr(&shape));
+      tl_str_free(&shape);
+    } else if (a->kind == TL_ARG_INT) {
+      tl_tune_key_add(k, "arg", "%s = %lld", a->name, (long long)a->i);
+    } else {
+      tl_tune_key_add(k, "arg", "%s = %.17g", a->name, a->f);
+    }
+  }
+  tl_tune_key_add(k, "device", "%s", device);
+  tl_tune_key_add(k, "compiler", "%s", tl_target_version());
+}
+
+/* The space, the key and the entry's path (NULL with no cache directory)
+ * of a tuning run; false after an error message. */
+static bool tune_key(TlProgram *p, const TlTuneDesc *d, TlTuneSpace **space,
+                     TlTuneKey *key, char **path) {
+  TlSession *s = p->s;
+  *space = tl_tune_space_create();
+  *path = NULL;
+  for (unsigned i = 0; i < d->num_space; i++) {
+    TlErr err;
+    if (!tl_tune_space_add(*space, d->space[i], &err))
+      return !failf(s, "tune: %s", err.msg);
+    int64_t v;
+    const char *name = tl_tune_space_name(*space, i);
+    if (!tl_program_template_value(p, name, &v))
+      return !failf(s, "tune %s: @%s has no integer template parameter '%s'",
+                    name, tl_program_name(p), name);
+  }
+  if (!check_args(p, d->args, d->nargs, ADDR_NONE))
+    return false;
+  if (!s->rt)
+    return !failf(s, "no CUDA device is open: a tune cache key names the "
+                     "device");
+  /* The defines but those of the tuned names (the program may be any
+   * instance of the space). */
+  const char **defs = tl_xcalloc(p->defines.len + 1, sizeof *defs);
+  unsigned nd = 0;
+  for (size_t i = 0; i < p->defines.len; i++) {
+    const char *t = p->defines.data[i];
+    size_t nl = strcspn(t, "=");
+    bool tuned = false;
+    for (unsigned j = 0; j < d->num_space; j++) {
+      const char *name = tl_tune_space_name(*space, j);
+      tuned |= strlen(name) == nl && !memcmp(name, t, nl);
+    }
+    if (!tuned)
+      defs[nd++] = t;
+  }
+  TlTuneKeyArg *ka = tl_xcalloc(d->nargs + 1, sizeof *ka);
+  int64_t *dims = tl_xcalloc(d->nargs + 1, sizeof *dims);
+  for (unsigned i = 0; i < d->nargs; i++) {
+    const TlArg *a = &d->args[i];
+    TlParamInfo pi;
+    tl_program_param(p, i, &pi);
+    TlTuneKeyArg x = {pi.name, pi.kind, a->i, a->f, pi.dtype, NULL, 0};
+    if (pi.kind == TL_ARG_FLOAT && a->kind == TL_ARG_INT)
+      x.f = (double)a->i;
+    if (pi.kind == TL_ARG_BUFFER) {
+      const TlShape *sh = d->shapes ? &d->shapes[i] : NULL;
+      if (sh && sh->rank > TL_MAX_RANK) {
+        tl_free(dims);
+        tl_free(ka);
+        tl_free(defs);
+        return !failf(
+            s, "argument %u (%s) of @%s: a shape of rank %u (at most %d)", i,
+            pi.name, tl_program_name(p), sh->rank, TL_MAX_RANK);
+      }
+      if (sh && sh->rank) {
+        x.shape = sh->dims;
+        x.rank = sh->rank;
+      } else {
+        dims[i] = (int64_t)(a->bytes * 8 / (pi.bits ? pi.bits : 8));
+        x.shape = &dims[i];
+        x.rank = 1;
+      }
+    }
+    ka[i] = x;
+  }
+  tl_tune_launch_key(key, p->text, p->len, tl_program_name(p), defs, nd, *space,
+                     ka, d->nargs, tl_runtime_device_name(s->rt));
+  tl_free(dims);
+  tl_free(ka);
+  tl_free(defs);
+  char *dir = s->cache_dir ? tl_xstrdup(s->cache_dir) : tl_tune_cache_dir();
+  if (dir && *dir)
+    *path = tl_tune_cache_path(dir, key);
+  tl_free(dir);
+  return true;
+}
+
+/* Keeps the entry's path in the program for out. */
+static void entry_path(TlProgram *p, char *path, TlTuneEntry *out) {
+  tl_free(p->tune_path);
+  p->tune_path = path;
+  out->path = path;
+}
+
+TlResult tl_program_tune_lookup(TlProgram *p, const TlTuneDesc *d,
+                                int64_t *values, TlTuneEntry *out) {
+  begin(p->s);
+  memset(out, 0, sizeof *out);
+  out->status = TL_TUNE_CACHE_MISS;
+  TlTuneSpace *space;
+  TlTuneKey key = {0, {0}};
+  char *path;
+  bool ok = tune_key(p, d, &space, &key, &path);
+  entry_path(p, path, out);
+  if (ok && path)
+    out->status =
+        tl_tune_cache_read(path, &key, space, values, &out->ms, &out->why);
+  tl_tune_key_free(&key);
+  tl_tune_space_destroy(space);
+  return ok ? TL_SUCCESS : TL_FAILURE;
+}
+
+TlResult tl_program_tune_store(TlProgram *p, const TlTuneDesc *d,
+                               const int64_t *values, double ms,
+                               TlTuneEntry *out) {
+  begin(p->s);
+  memset(out, 0, sizeof *out);
+  out->status = TL_TUNE_CACHE_MISS;
+  TlTuneSpace *space;
+  TlTuneKey key = {0, {0}};
+  char *path;
+  bool ok = tune_key(p, d, &space, &key, &path);
+  entry_path(p, path, out);
+  if (ok && !tl_tune_space_find(space, values, NULL)) {
+    TlStr c = {0};
+    tl_tune_space_format(space, values, &c);
+    ok = !failf(p->s, "tune: the choice %s lies outside the space",
+                tl_str_cstr(&c));
+    tl_str_free(&c);
+  } else if (ok && !(ms > 0 && ms < INFINITY)) {
+    ok = !failf(p->s, "tune: the time %g ms is not a positive number", ms);
+  }
+  TlErr err;
+  if (ok && path && !tl_tune_cache_write(path, &key, space, values, ms, &err))
+    ok = !failf(p->s, "the choice is not cached: %s", err.msg);
+  tl_tune_key_free(&key);
+  tl_tune_space_destroy(space);
+  return ok ? TL_SUCCESS : TL_FAILURE;
 }

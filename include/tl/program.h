@@ -33,12 +33,17 @@
  * then the lowered kernel's shared memory and workspace and the PTX with
  * its length. An entry that is unreadable, truncated, corrupt or made for
  * other ingredients is not used: the PTX is compiled again and the entry
- * rewritten (through a temporary file renamed over it). */
+ * rewritten (through a temporary file renamed over it).
+ *
+ * The tune cache. tl_program_tune_lookup and tl_program_tune_store read
+ * and write the entries of tl-run --tune (tune.h, docs/tools.md), keyed
+ * by tl_tune_launch_key, which tl-run uses too: one cache for both. */
 #ifndef TL_PROGRAM_H
 #define TL_PROGRAM_H
 
 #include "tl/arch.h"
 #include "tl/ir.h"
+#include "tl/tune.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -207,6 +212,18 @@ TlResult tl_program_launch_dims(TlProgram *p, const TlArg *args, unsigned nargs,
 TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
                            void *stream);
 
+/* tl_program_launch for callers that have checked the arguments' kinds
+ * and element types against the parameters themselves (python/tl does,
+ * once per kind of argument): words[i] is buffer parameter i's device
+ * address or integer parameter i's value, reals[i] float parameter i's
+ * value (other entries are ignored). Everything else is checked as
+ * tl_program_launch checks it: the count, a NULL address, another
+ * device's memory, `assume`, the grid. A launch costs no allocation, and
+ * the grid of the integer arguments of the launch before is reused. */
+TlResult tl_program_launch_values(TlProgram *p, const int64_t *words,
+                                  const double *reals, unsigned nargs,
+                                  void *stream);
+
 /* Times the kernel as tl-run --bench does, on the default stream, and
  * waits: `warmup` launches, then `iters` (0 counts as 1) launches each
  * after a write of a buffer twice the size of the L2 cache (every run
@@ -215,6 +232,91 @@ TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
  * tl_program_launch does. */
 TlResult tl_program_time(TlProgram *p, const TlArg *args, unsigned nargs,
                          unsigned warmup, unsigned iters, double *median_ms);
+
+/*===------------------------------------------------------------------===*
+ * Tuning: the tune cache of tune.h, shared with tl-run --tune
+ *===------------------------------------------------------------------===*/
+
+/* The most dimensions of a shape. */
+#define TL_MAX_RANK 8
+
+/* The shape of a buffer argument: dims[0..rank) elements. Rank 0 stands
+ * for the buffer's elements in one dimension (bytes * 8 / bits). */
+typedef struct TlShape {
+  unsigned rank;
+  int64_t dims[TL_MAX_RANK];
+} TlShape;
+
+/* One argument as a tune key records it, in parameter order: the
+ * parameter's name and kind; an INT parameter's value i, a FLOAT one's f;
+ * a buffer's element type (its parameter's) and shape. */
+typedef struct TlTuneKeyArg {
+  const char *name;
+  TlArgKind kind;
+  int64_t i;
+  double f;
+  const char *dtype;
+  const int64_t *shape;
+  unsigned rank;
+} TlTuneKeyArg;
+
+/* Starts k (zero-initialised, or freed) as the key of a tuning run, the
+ * one key of tl-run --tune and tl_program_tune_lookup: the source text,
+ * then the lines "kernel: NAME", "define: NAME=VALUE" for each define
+ * (sorted by name, the last of a name winning), the space's "tune:" lines
+ * (tune.h), "arg: NAME = f16[16x1024]" for a buffer, "arg: NAME = 16" for
+ * an integer and "arg: NAME = 0.5" (%.17g) for a float, "device: NAME"
+ * and "compiler: VERSION" (tl_target_version). */
+void tl_tune_launch_key(TlTuneKey *k, const char *text, size_t len,
+                        const char *kernel, const char *const *defines,
+                        unsigned num_defines, const TlTuneSpace *space,
+                        const TlTuneKeyArg *args, unsigned nargs,
+                        const char *device);
+
+/* A tuning run of a program's kernel: the tuned parameters, each
+ * "NAME=V1,V2,..." as tl-run's --tune takes them, in order, and the
+ * launch's arguments as tl_program_launch takes them (checked the same
+ * way; their addresses are not used) with the buffers' shapes (NULL:
+ * every buffer in one dimension). */
+typedef struct TlTuneDesc {
+  const char *const *space;
+  unsigned num_space;
+  const TlArg *args;
+  const TlShape *shapes;
+  unsigned nargs;
+} TlTuneDesc;
+
+/* What the cache holds for a tuning run. */
+typedef struct TlTuneEntry {
+  TlTuneCacheStatus status; /* MISS, HIT or INVALID (tune.h) */
+  double ms;                /* HIT: the choice's time */
+  TlErr why;                /* INVALID: why the entry is not trusted */
+  const char *path;         /* the entry's file, owned by the program until
+                               its next tune call; NULL with no cache
+                               directory (the status is then MISS) */
+} TlTuneEntry;
+
+/* Looks up the choice cached for tuning the program's kernel as d says
+ * on the open device, under the session's cache directory
+ * (tl_session_set_cache_dir; the entries in its tune/ folder). The key is
+ * tl_tune_launch_key's, with the program's text, kernel and defines (but
+ * those of the tuned names: the program may be any instance of the
+ * space), d's space and arguments, and the open device's name; a choice
+ * tl-run --tune cached for the same launch is found. On a HIT values (one
+ * per tuned parameter) gets the choice. Fails for a malformed space,
+ * arguments that do not fit, or no open device; an entry that cannot be
+ * trusted is INVALID, not a failure. */
+TlResult tl_program_tune_lookup(TlProgram *p, const TlTuneDesc *d,
+                                int64_t *values, TlTuneEntry *out);
+/* Writes values (one per tuned parameter, a candidate of the space) and
+ * their time as the choice for tuning as d says (the key as above), over
+ * any entry there was. With no cache directory nothing is written and
+ * out->path is NULL. Fails as tl_program_tune_lookup does, for values
+ * outside the space or a time that is not positive, and when the entry
+ * cannot be written. */
+TlResult tl_program_tune_store(TlProgram *p, const TlTuneDesc *d,
+                               const int64_t *values, double ms,
+                               TlTuneEntry *out);
 
 /*===------------------------------------------------------------------===*
  * The compile step (for tools that manage their own context)

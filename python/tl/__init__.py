@@ -11,6 +11,7 @@ machine over NumPy arrays.
 This package is pure Python over the shared library libtl (ctypes); see
 docs/runtime.md. torch is imported only when a torch tensor is passed."""
 
+import builtins
 import ctypes
 import os
 import threading
@@ -169,17 +170,10 @@ class Kernel:
             info = _lib.TlParamInfo()
             L.tl_program_param(self._h, i, ctypes.byref(info))
             self.params.append(Param(info))
-        # For _fast_args: per parameter its kind, the element types a
-        # buffer takes, and an integer's range.
-        self._plan = []
-        for p in self.params:
-            kind = {"buffer": ARG_BUFFER, "int": ARG_INT, "float": ARG_FLOAT}[p.kind]
-            want = (p.dtype, "u8") if p.packed else (p.dtype,)
-            for w in want:
-                _ENCODED.setdefault(w, w.encode())
-            lo, hi = _int_range(p) if kind == ARG_INT else (0, 0)
-            self._plan.append((kind, want, lo, hi))
-        self._has_buffer = any(k == ARG_BUFFER for k, _, _, _ in self._plan)
+        # The torch dtypes each buffer parameter has accepted (learned by
+        # _device_args), which the launcher takes without a message.
+        self._ok = [set() for _ in self.params]
+        self._launch = _make_launcher(self)
 
     def __del__(self):
         h = getattr(self, "_h", None)
@@ -288,6 +282,7 @@ class Kernel:
                     raise TypeError(f"{where}: the tensor is not contiguous (call .contiguous())")
                 got = _dtype_name("torch", str(v.dtype))
                 _check_dtype(p, got, where, str(v.dtype))
+                self._ok[i].add(v.dtype)
                 c.device, c.bytes = v.data_ptr(), v.numel() * v.element_size()
             elif hasattr(v, "__cuda_array_interface__"):
                 cai = v.__cuda_array_interface__
@@ -324,6 +319,46 @@ class Kernel:
                                 f"device is cuda:{dev}")
         return cargs, torch_seen
 
+    def _tune_desc(self, space, args):
+        """The libtl description of tuning over space ({NAME: [values]})
+        on these launch arguments, and what it holds alive."""
+        cargs, _ = self._device_args(args)
+        specs = [f"{n}={','.join(str(int(v)) for v in vals)}".encode()
+                 for n, vals in space.items()]
+        shapes = (_lib.TlShape * max(len(args), 1))()
+        for i, (p, v) in enumerate(zip(self.params, args)):
+            shape = _buffer_shape(p, v) if p.kind == "buffer" else None
+            if shape is not None and 0 < len(shape) <= _lib.MAX_RANK:
+                shapes[i].rank = len(shape)
+                for d, n in enumerate(shape):
+                    shapes[i].dims[d] = n
+        d = _lib.TlTuneDesc()
+        d.space = (ctypes.c_char_p * max(len(specs), 1))(*specs)
+        d.num_space, d.args, d.shapes, d.nargs = len(specs), cargs, shapes, len(args)
+        return d, (cargs, shapes, specs)
+
+    def _tune_lookup(self, space, args):
+        """The tune cache's entry for tuning over space on these arguments
+        (tl_program_tune_lookup): (status, choice, ms, why, path), choice a
+        dict on a hit."""
+        d, keep = self._tune_desc(space, args)
+        values = (ctypes.c_int64 * max(len(space), 1))()
+        e = _lib.TlTuneEntry()
+        self.session._call(self._lib.tl_program_tune_lookup, self._h, ctypes.byref(d),
+                           values, ctypes.byref(e))
+        choice = dict(zip(space, values)) if e.status == _lib.TUNE_HIT else None
+        return e.status, choice, e.ms, e.why.msg.decode(errors="replace"), _text(e.path)
+
+    def _tune_store(self, space, args, choice, ms):
+        """Writes choice as the tune cache's entry (tl_program_tune_store);
+        its path, or None with no cache directory."""
+        d, keep = self._tune_desc(space, args)
+        values = (ctypes.c_int64 * max(len(space), 1))(*(choice[n] for n in space))
+        e = _lib.TlTuneEntry()
+        self.session._call(self._lib.tl_program_tune_store, self._h, ctypes.byref(d),
+                           values, ms, ctypes.byref(e))
+        return _text(e.path)
+
     def launch_dims(self, *args, sm=None):
         """(grid, threads, smem_bytes) of a launch over these arguments
         (buffers as for a launch; only the scalars matter)."""
@@ -343,73 +378,121 @@ class Kernel:
                            iters, ctypes.byref(ms))
         return ms.value
 
-    def _fast_args(self, args):
-        """The launch arguments of the common call (contiguous CUDA torch
-        tensors of the parameters' element types on the session's open
-        device, Python ints and floats in range), with no message built;
-        None for anything else, which _device_args then checks and
-        reports."""
-        plan = self._plan
-        if self.session._open < 0:
-            self.session._open = self.session.device_ordinal()
-        if len(args) != len(plan) or self.session._open < 0:
-            return None
-        cargs = (_lib.TlArg * max(len(args), 1))()
-        dev = self.session._open
-        for i, (kind, want, lo, hi) in enumerate(plan):
-            v, c = args[i], cargs[i]
-            if kind == ARG_BUFFER:
-                t = type(v)
-                if t.__module__ != "torch" or not v.is_cuda:
-                    return None
-                got = _TORCH_BY_DTYPE.get(v.dtype)
-                if got is None:
-                    got = _dtype_name("torch", str(v.dtype))
-                    if got is None:
-                        return None
-                    _TORCH_BY_DTYPE[v.dtype] = got
-                if got not in want or v.get_device() != dev or not v.is_contiguous():
-                    return None
-                c.kind, c.device, c.bytes, c.dtype = ARG_BUFFER, v.data_ptr(), v.nbytes, _ENCODED[got]
-            elif kind == ARG_INT:
-                if type(v) is not int or not lo <= v <= hi:
-                    return None
-                c.kind, c.i = ARG_INT, v
-            else:
-                if type(v) is not float and type(v) is not int:
-                    return None
-                c.kind, c.f = ARG_FLOAT, float(v)
-        return cargs
-
     def __call__(self, *args, stream=None):
         """Launches the kernel on the GPU and returns without waiting.
         stream: a CUstream handle (an int), an object with .cuda_stream
         (torch.cuda.Stream) or __cuda_stream__; None is torch's current
         stream when a torch tensor is passed, else the default stream."""
-        cargs = self._fast_args(args)
-        torch_seen = cargs is not None and self._has_buffer
-        if cargs is None:
-            cargs, torch_seen = self._device_args(args)
+        if self._launch(args, stream, self.session._open):
+            return
+        # Anything the launcher does not take: checked argument by
+        # argument, with messages, then launched.
+        cargs, torch_seen = self._device_args(args)
+        session = self.session
         if stream is None and torch_seen:
-            stream = _current_torch_stream(self.session._open)
+            stream = _current_torch_stream(session.device_ordinal())
         handle = _stream_handle(stream)
-        self.session._call(self._lib.tl_program_launch, self._h, cargs, len(args), handle)
+        session._call(self._lib.tl_program_launch, self._h, cargs, len(args), handle)
+        session._open = session.device_ordinal()
 
 
-# The TL element type of a torch dtype object, filled as dtypes are seen;
-# the dtype names as the bytes the C API takes (kept alive here).
-_TORCH_BY_DTYPE = {}
-_ENCODED = {}
+def _make_launcher(kernel):
+    """The kernel's launcher, launch(args, stream, device): the common
+    call (contiguous CUDA torch tensors of dtypes the parameters have
+    accepted before, on the session's open device `device`, Python ints in
+    range and Python floats) packed into arrays made once and launched
+    with tl_program_launch_values; False, before anything is launched, for
+    anything else. The checks are written out parameter by parameter
+    (compiled once per kernel), so a launch makes no message, no argument
+    structs and no loop."""
+    params, n = kernel.params, len(kernel.params)
+    names = [f"a{i}" for i in range(n)]
+    has_buffer = any(p.kind == "buffer" for p in params)
+    head = ["if device < 0 or len(args) != %d:" % n,
+            "    return False"]
+    # Under the session's lock: the arrays (and the stream's ctypes
+    # object) are the kernel's, shared by the threads that launch it.
+    body = ["%s, = args" % ", ".join(names)] if n else []
+    for i, (p, a) in enumerate(zip(params, names)):
+        if p.kind == "buffer":
+            body += [f"if ({a}.dtype not in ok{i} or {a}.get_device() != device"
+                     f" or not {a}.is_contiguous()):",
+                     "    return False",
+                     f"words[{i}] = {a}.data_ptr()"]
+        elif p.kind == "int":
+            lo, hi = _int_range(p)
+            body += [f"if type({a}) is not int or not {lo} <= {a} <= {hi}:",
+                     "    return False",
+                     f"words[{i}] = {a}"]
+        else:
+            body += [f"if type({a}) is not float and type({a}) is not int:",
+                     "    return False",
+                     f"reals[{i}] = {a}"]
+    body += ["if stream is None:",
+             "    stream = current_stream(device) if %s else 0" % has_buffer,
+             "elif type(stream) is not int:",
+             "    stream = stream_handle(stream) or 0",
+             "if stream != last[0]:",
+             "    last[0], last[1] = stream, ctypes.c_void_p(stream or None)",
+             "if launch_values(h, words, reals, %d, last[1]):" % n,
+             "    raise TLError(error())",
+             "return True"]
+    src = ("def launch(args, stream, device):\n"
+           "    try:\n" + "".join(f"        {line}\n" for line in head) +
+           "        with lock:\n" + "".join(f"            {line}\n" for line in body) +
+           "    except (AttributeError, TypeError, ValueError):\n"
+           "        return False\n")
+    # The C function is called without ctypes' argument conversions: the
+    # handle, the arrays and the stream are ctypes objects already (the
+    # stream's made again only when it changes), the count an int.
+    scope = {
+        "ctypes": ctypes,
+        "words": (ctypes.c_int64 * max(n, 1))(),
+        "reals": (ctypes.c_double * max(n, 1))(),
+        "launch_values": kernel._lib["tl_program_launch_values"],
+        "h": ctypes.c_void_p(kernel._h),
+        "last": [0, None],
+        "lock": kernel.session._lock,
+        "error": kernel.session._error,
+        "current_stream": _current_torch_stream,
+        "stream_handle": _stream_handle,
+        "TLError": TLError,
+    }
+    scope.update({f"ok{i}": kernel._ok[i] for i in range(n)})
+    exec(builtins.compile(src, f"<tl launcher @{kernel.name}>", "exec"), scope)
+    return scope["launch"]
+
+
+def _text(b):
+    return b.decode(errors="replace") if b else None
+
+
+def _buffer_shape(p, v):
+    """The shape a tune key records for buffer v of parameter p: its
+    array shape, or None (its elements in one dimension) for the packed
+    bytes of a packed parameter."""
+    if _is_torch(v):
+        got, shape = _dtype_name("torch", str(v.dtype)), tuple(v.shape)
+    else:
+        cai = v.__cuda_array_interface__
+        got, shape = _dtype_name("typestr", cai["typestr"][1:]), tuple(cai["shape"])
+    if got != p.dtype:
+        return None
+    return shape
+
+
+_torch_stream = None  # torch's raw current-stream accessor, found once
 
 
 def _current_torch_stream(device):
     """torch's current stream on `device` as a CUstream handle: through
     torch's raw accessor where it has one (no Stream object made)."""
-    import torch
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None) if hasattr(torch, "_C") else None
-    if raw is not None:
-        return raw(device)
-    return torch.cuda.current_stream().cuda_stream
+    global _torch_stream
+    if _torch_stream is None:
+        import torch
+        raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+        _torch_stream = raw or (lambda d: torch.cuda.current_stream().cuda_stream)
+    return _torch_stream(device)
 
 
 def _stream_handle(stream):

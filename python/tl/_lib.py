@@ -70,7 +70,34 @@ class TlLaunchDims(ctypes.Structure):
     ]
 
 
+MAX_RANK = 8
+
+
+class TlShape(ctypes.Structure):
+    _fields_ = [("rank", ctypes.c_uint), ("dims", ctypes.c_int64 * MAX_RANK)]
+
+
+class TlTuneDesc(ctypes.Structure):
+    _fields_ = [
+        ("space", ctypes.POINTER(ctypes.c_char_p)),
+        ("num_space", ctypes.c_uint),
+        ("args", ctypes.POINTER(TlArg)),
+        ("shapes", ctypes.POINTER(TlShape)),
+        ("nargs", ctypes.c_uint),
+    ]
+
+
+class TlTuneEntry(ctypes.Structure):
+    _fields_ = [
+        ("status", ctypes.c_int),
+        ("ms", ctypes.c_double),
+        ("why", TlErr),
+        ("path", ctypes.c_char_p),
+    ]
+
+
 ARG_INT, ARG_FLOAT, ARG_BUFFER = 0, 1, 2
+TUNE_MISS, TUNE_HIT, TUNE_INVALID = 0, 1, 2
 PTX_ORIGINS = ("compiled", "cached", "rebuilt")
 
 _P = ctypes.c_void_p
@@ -101,6 +128,15 @@ _SIGNATURES = {
                                        ctypes.c_uint, ctypes.c_uint,
                                        ctypes.POINTER(ctypes.c_double)]),
     "tl_program_launch": (ctypes.c_int, [_P, ctypes.POINTER(TlArg), ctypes.c_uint, _P]),
+    "tl_program_launch_values": (ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_int64),
+                                                ctypes.POINTER(ctypes.c_double),
+                                                ctypes.c_uint, _P]),
+    "tl_program_tune_lookup": (ctypes.c_int, [_P, ctypes.POINTER(TlTuneDesc),
+                                              ctypes.POINTER(ctypes.c_int64),
+                                              ctypes.POINTER(TlTuneEntry)]),
+    "tl_program_tune_store": (ctypes.c_int, [_P, ctypes.POINTER(TlTuneDesc),
+                                             ctypes.POINTER(ctypes.c_int64), ctypes.c_double,
+                                             ctypes.POINTER(TlTuneEntry)]),
 }
 
 

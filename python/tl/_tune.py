@@ -7,22 +7,30 @@ makes invalid) is skipped with the reason. On a CUDA device each
 candidate is timed on the arguments as tl-run --bench times (Kernel.time:
 the median of cold-L2 runs) and the fastest kept; without one the choice
 is the kernel's defaults when the lists hold them and the kernel accepts
-them, else the first candidate it accepts."""
+them, else the first candidate it accepts.
+
+A timed choice is kept in the tune cache, the one tl-run --tune keeps
+(libtl's tl_program_tune_lookup and _store; docs/runtime.md): the next
+autotune of the same launch (kernel text, defines, space, the arguments'
+shapes, element types and scalar values, device, compiler) takes it from
+there without timing, as does tl-run for the same launch."""
 
 import itertools
 
 from . import TLError, default_session
+from ._lib import TUNE_HIT as _TUNE_HIT, TUNE_INVALID as _TUNE_INVALID
 
 
 def autotune(source, space, args=None, kernel=None, session=None, timed=None,
-             warmup=5, iters=50, log=None, **defines):
+             warmup=5, iters=50, log=None, retune=False, **defines):
     """Returns (Kernel, choice): the chosen instance and its values.
 
     space: {NAME: [values]} of template parameters (not also in defines).
     args: the launch's arguments (tensors and scalars), needed to time.
     timed: None times when args are given and the session has or can open
     a device; False picks without timing; True times or fails. log: a
-    list that gets one line per candidate."""
+    list that gets one line per candidate (or one for a cached choice).
+    retune: time the candidates even when the cache holds a choice."""
     session = session or default_session()
     names = list(space)
     for n in names:
@@ -35,13 +43,19 @@ def autotune(source, space, args=None, kernel=None, session=None, timed=None,
                   for vals in itertools.product(*(space[n] for n in names))]
     log = log if log is not None else []
 
-    def instance(choice):
+    def accepted(choice):
+        """The instance of choice, or None and the reason the kernel
+        refuses it."""
         try:
-            return session.compile(source, kernel=kernel, **defines, **choice)
+            return session.compile(source, kernel=kernel, **defines, **choice), None
         except TLError as e:
-            first = str(e).splitlines()[0] if str(e) else "the kernel refuses it"
-            log.append(f"{_label(choice)}: skipped: {first}")
-            return None
+            return None, str(e).splitlines()[0] if str(e) else "the kernel refuses it"
+
+    def instance(choice):
+        k, why = accepted(choice)
+        if k is None:
+            log.append(f"{_label(choice)}: skipped: {why}")
+        return k
 
     if timed is None:
         timed = args is not None and _device(session)
@@ -63,6 +77,24 @@ def autotune(source, space, args=None, kernel=None, session=None, timed=None,
                 return k, c
         raise TLError("autotune: the kernel refuses every candidate")
 
+    # The cache's key is made with any instance the kernel accepts: the
+    # defaults, else the first candidate (as tl-run binds its arguments).
+    base = _base(session, source, kernel, defines, candidates)
+    if session.device_ordinal() < 0:  # (timed=True with no device)
+        base = None
+    space = {n: list(space[n]) for n in names}
+    if base is not None and not retune:
+        status, choice, ms, why, path = base._tune_lookup(space, args)
+        if status == _TUNE_HIT:
+            k, refused = accepted(choice)
+            if k is not None:
+                log.append(f"cached {_label(choice)} ({ms:.4f} ms, {path})")
+                return k, choice
+            why = f"the kernel refuses its choice {_label(choice)} ({refused})"
+            status = _TUNE_INVALID
+        if status == _TUNE_INVALID:
+            log.append(f"ignoring the tune cache entry '{path}': {why}")
+
     best = None
     for c in candidates:
         k = instance(c)
@@ -78,7 +110,28 @@ def autotune(source, space, args=None, kernel=None, session=None, timed=None,
             best = (ms, k, c)
     if best is None:
         raise TLError("autotune: no candidate could be run")
+    log.append(f"best: {_label(best[2])} ({best[0]:.4f} ms)")
+    if base is not None:
+        try:
+            if base._tune_store(space, args, best[2], best[0]) is None:
+                log.append("no cache directory: the choice is not kept")
+        except TLError as e:
+            first = str(e).splitlines()[0]
+            if first.startswith("error: "):
+                first = first[len("error: "):]
+            log.append("warning: " + first)
     return best[1], best[2]
+
+
+def _base(session, source, kernel, defines, candidates):
+    """The kernel's default instance, else the first candidate it accepts;
+    None when it accepts none."""
+    for c in [{}] + candidates:
+        try:
+            return session.compile(source, kernel=kernel, **defines, **c)
+        except TLError:
+            continue
+    return None
 
 
 def _label(choice):

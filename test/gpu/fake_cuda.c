@@ -10,10 +10,10 @@
  *
  * a made-up cost that ranks launch shapes deterministically, which is what
  * tests of --tune's choice need. The device reports itself as
- * "TL fake GPU", sm_90 with 132 SMs, 1 MiB of L2 and the H100's 232448
- * bytes of shared memory per block.
+ * "TL fake GPU" (or $TL_FAKE_CUDA_NAME), sm_90 with 132 SMs, 1 MiB of L2
+ * and the H100's 232448 bytes of shared memory per block.
  *
- * Three variables shape it for tests of the launch path: with
+ * Three more variables shape it for tests of the launch path: with
  * TL_FAKE_CUDA_LOG=FILE every launch, stream-ordered memset and context
  * synchronisation appends a line to FILE
  *
@@ -78,7 +78,8 @@ CUresult cuDeviceGetCount(int *count) {
   return 0;
 }
 CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
-  snprintf(name, (size_t)len, "TL fake GPU");
+  const char *n = getenv("TL_FAKE_CUDA_NAME");
+  snprintf(name, (size_t)len, "%s", n && *n ? n : "TL fake GPU");
   return 0;
 }
 /* Attribute numbers as exec/runtime/runtime.c names them. */

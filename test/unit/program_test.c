@@ -5,7 +5,7 @@
  * corrupt, truncated or made for other ingredients, rebuilt), and the
  * launch path through the stand-in driver of test/gpu/fake_cuda.c
  * (asynchronous, on the given stream, the workspace zeroed on it) and
- * through a driver that does not exist.
+ * through a driver that does not exist, and the tune cache's calls.
  *
  *   unit_program SCRATCH-DIR SOURCE-ROOT FAKE-LIBCUDA */
 #define _POSIX_C_SOURCE 200809L
@@ -443,6 +443,9 @@ static void test_driver(void) {
   s = tl_session_create();
   tl_session_set_cache_dir(s, "");
   tl_session_set_driver(s, fake_driver);
+  /* Two devices, so that launches ask which device a buffer is on (the
+   * session counts the devices once). */
+  setenv("TL_FAKE_CUDA_DEVICES", "2", 1);
   p = vector_add(s, "BLOCK=256");
   float *dev = aligned_alloc(256, 4096);
   for (int i = 0; i < 3; i++) {
@@ -474,8 +477,29 @@ static void test_driver(void) {
   setenv("TL_FAKE_CUDA_POINTER_DEVICE", "-1", 1);
   CHECK(!TL_FAILED(tl_program_launch(p, args, 4, stream)));
   unsetenv("TL_FAKE_CUDA_POINTER_DEVICE");
+  unsetenv("TL_FAKE_CUDA_DEVICES");
   CHECK(TL_FAILED(tl_program_launch(p, args, 3, stream)));
   CHECK(error_has(s, "takes 4 arguments, not 3"));
+  /* The same launches from values (python/tl's path): buffers by
+   * address, the grid of each launch's own n. */
+  int64_t words[4];
+  double reals[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 3; i++)
+    words[i] = (int64_t)(uintptr_t)(dev + 256 * i);
+  words[3] = 600;
+  CHECK(!TL_FAILED(tl_program_launch_values(p, words, reals, 4, stream)));
+  words[3] = 1000;
+  CHECK(!TL_FAILED(tl_program_launch_values(p, words, reals, 4, stream)));
+  CHECK(TL_FAILED(tl_program_launch_values(p, words, reals, 3, stream)));
+  CHECK(error_has(s, "@vector_add takes 4 arguments, not 3"));
+  words[1] = 0;
+  CHECK(TL_FAILED(tl_program_launch_values(p, words, reals, 4, stream)));
+  CHECK(error_has(s, "argument 1 (y) of @vector_add: the buffer has no "
+                     "device address"));
+  words[1] = words[0];
+  words[3] = (int64_t)1 << 40;
+  CHECK(TL_FAILED(tl_program_launch_values(p, words, reals, 4, stream)));
+  CHECK(error_has(s, "cannot launch @vector_add"));
   CHECK(!TL_FAILED(tl_session_synchronize(s)));
   tl_program_destroy(p);
 
@@ -507,10 +531,12 @@ static void test_driver(void) {
     snprintf(want, sizeof want,
              "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
              "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
+             "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
+             "launch grid=4,1,1 block=64,1,1 smem=0 stream=%p\n"
              "synchronize\n"
              "memset bytes=%zu stream=null\n"
              "launch grid=2,1,1 block=32,1,1 smem=",
-             stream, stream, info.workspace_bytes);
+             stream, stream, stream, stream, info.workspace_bytes);
     /* Nothing else: no synchronisation after the launches but the one
      * asked for. */
     CHECK(!strncmp(text, want, strlen(want)));
@@ -543,6 +569,95 @@ static void test_driver(void) {
   free(dev);
 }
 
+/* The tune cache from a program: the key's lines as tl-run writes them, a
+ * miss, a store and a hit, and the calls' errors. */
+static void test_tune(void) {
+  TlSession *s = tl_session_create();
+  char *dir = path_of(scratch, "tune-cache");
+  tl_session_set_cache_dir(s, dir);
+  tl_session_set_driver(s, fake_driver);
+  TlProgram *p = vector_add(s, "BLOCK=256");
+  CHECK(p != NULL);
+  if (!p) {
+    tl_session_destroy(s);
+    free(dir);
+    return;
+  }
+  const char *space[] = {"BLOCK=128,256"};
+  TlArg args[4] = {buffer(NULL, 4096, "f32"), buffer(NULL, 4096, "f32"),
+                   buffer(NULL, 4096, "f32"), int_arg(1024)};
+  TlShape shapes[4] = {{2, {32, 32}}, {0, {0}}, {0, {0}}, {0, {0}}};
+  TlTuneDesc d = {space, 1, args, shapes, 4};
+  int64_t values[1] = {0};
+  TlTuneEntry e;
+  /* The key names the device: none is open yet. */
+  CHECK(TL_FAILED(tl_program_tune_lookup(p, &d, values, &e)));
+  CHECK(error_has(s, "no CUDA device is open"));
+  CHECK(!TL_FAILED(tl_session_open_device(s, 0)));
+  CHECK(!TL_FAILED(tl_program_tune_lookup(p, &d, values, &e)));
+  CHECK_EQ_INT(e.status, TL_TUNE_CACHE_MISS);
+  CHECK(e.path && strstr(e.path, "tune-cache/tune/"));
+  values[0] = 128;
+  CHECK(!TL_FAILED(tl_program_tune_store(p, &d, values, 0.25, &e)));
+  values[0] = 0;
+  CHECK(!TL_FAILED(tl_program_tune_lookup(p, &d, values, &e)));
+  CHECK_EQ_INT(e.status, TL_TUNE_CACHE_HIT);
+  CHECK_EQ_INT(values[0], 128);
+  CHECK(e.ms == 0.25);
+  /* The entry: the program's define of a tuned name is left out, the
+   * buffers' shapes (or their elements in one dimension). */
+  size_t len = 0;
+  char *text = e.path ? read_all(e.path, &len) : NULL;
+  CHECK(text != NULL);
+  if (text) {
+    text[len] = 0;
+    CHECK(strstr(text, "\nkernel: vector_add\ntune: BLOCK=128,256\narg: x = "
+                       "f32[32x32]\narg: y = f32[1024]\narg: z = f32[1024]\n"
+                       "arg: n = 1024\ndevice: TL fake GPU\ncompiler: ") != NULL);
+    CHECK(strstr(text, "define:") == NULL);
+    CHECK(strstr(text, "\nbest: BLOCK=128\nms: 0.25\n") != NULL);
+  }
+  free(text);
+  /* Another shape is another key. */
+  args[3] = int_arg(512);
+  CHECK(!TL_FAILED(tl_program_tune_lookup(p, &d, values, &e)));
+  CHECK_EQ_INT(e.status, TL_TUNE_CACHE_MISS);
+  /* Errors. */
+  values[0] = 64;
+  CHECK(TL_FAILED(tl_program_tune_store(p, &d, values, 0.25, &e)));
+  CHECK(error_has(s, "tune: the choice BLOCK=64 lies outside the space"));
+  values[0] = 128;
+  CHECK(TL_FAILED(tl_program_tune_store(p, &d, values, 0, &e)));
+  CHECK(error_has(s, "is not a positive number"));
+  shapes[0].rank = TL_MAX_RANK + 1;
+  CHECK(TL_FAILED(tl_program_tune_lookup(p, &d, values, &e)));
+  CHECK(error_has(s, "argument 0 (x) of @vector_add: a shape of rank 9 (at "
+                     "most 8)"));
+  shapes[0].rank = 2;
+  const char *bad[] = {"BLOCK=128,128"};
+  d.space = bad;
+  CHECK(TL_FAILED(tl_program_tune_lookup(p, &d, values, &e)));
+  CHECK(error_has(s, "tune: BLOCK: 128 is listed twice"));
+  const char *other[] = {"W=1,2"};
+  d.space = other;
+  CHECK(TL_FAILED(tl_program_tune_lookup(p, &d, values, &e)));
+  CHECK(error_has(s, "@vector_add has no integer template parameter 'W'"));
+  d.space = space;
+  d.nargs = 3;
+  CHECK(TL_FAILED(tl_program_tune_lookup(p, &d, values, &e)));
+  CHECK(error_has(s, "takes 4 arguments, not 3"));
+  /* No cache directory: nothing read or written. */
+  d.nargs = 4;
+  tl_session_set_cache_dir(s, "");
+  CHECK(!TL_FAILED(tl_program_tune_store(p, &d, values, 0.5, &e)));
+  CHECK(e.path == NULL);
+  CHECK(!TL_FAILED(tl_program_tune_lookup(p, &d, values, &e)));
+  CHECK(e.path == NULL && e.status == TL_TUNE_CACHE_MISS);
+  tl_program_destroy(p);
+  tl_session_destroy(s);
+  free(dir);
+}
+
 int main(int argc, char **argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: unit_program SCRATCH-DIR SOURCE-ROOT "
@@ -556,5 +671,6 @@ int main(int argc, char **argv) {
   test_source_errors();
   test_cache();
   test_driver();
+  test_tune();
   return unit_report();
 }

@@ -1054,60 +1054,29 @@ static bool heuristic(Tuner *t, int64_t *choice) {
   return true;
 }
 
-typedef struct Define {
-  char name[128];
-  const char *value; /* an integer or a type name, as written */
-} Define;
-
-static int define_cmp(const void *a, const void *b) {
-  return strcmp(((const Define *)a)->name, ((const Define *)b)->name);
-}
-
-/* The cache key of a tuning run: the kernel's text and name, the -D
- * values (sorted by name, the last of a name winning, as the context
- * keeps them), the space, the bound arguments' shapes and scalar values,
- * the device and the compiler. */
+/* The cache key of a tuning run (tl_tune_launch_key): the kernel's text
+ * and name, the -D values, the space, the bound arguments' shapes and
+ * scalar values, the device and the compiler. */
 static void make_key(const Tuner *t, TlOp *kernel, const Arg *args, unsigned n,
                      TlRuntime *rt, TlTuneKey *key) {
-  tl_tune_key_init(key, t->text, t->len);
-  tl_tune_key_add(key, "kernel", "%s", tl_symbol_name(kernel));
-  const Options *o = t->o;
-  Define *defs = tl_xcalloc(o->defines.len + 1, sizeof *defs);
-  size_t nd = 0;
-  for (size_t i = 0; i < o->defines.len; i++) {
-    const char *d = o->defines.data[i], *eq = strchr(d, '=');
-    Define x;
-    snprintf(x.name, sizeof x.name, "%.*s", (int)(eq - d), d);
-    x.value = eq + 1;
-    size_t j = 0;
-    while (j < nd && strcmp(defs[j].name, x.name))
-      j++;
-    defs[j] = x;
-    nd += j == nd;
-  }
-  qsort(defs, nd, sizeof *defs, define_cmp);
-  for (size_t i = 0; i < nd; i++)
-    tl_tune_key_add(key, "define", "%s=%s", defs[i].name, defs[i].value);
-  tl_free(defs);
-  tl_tune_key_add_space(key, o->space);
+  TlTuneKeyArg *ka = tl_xcalloc(n + 1, sizeof *ka);
   for (unsigned i = 0; i < n; i++) {
     const Arg *a = &args[i];
-    const char *name = param_name(kernel, i);
+    TlTuneKeyArg x = {
+        param_name(kernel, i), TL_ARG_INT, a->vm.i, a->vm.f, NULL, a->shape,
+        (unsigned)a->rank};
     if (a->vm.kind == TL_VM_ARG_BUFFER) {
-      TlStr shape = {0};
-      for (int d = 0; d < a->rank; d++)
-        tl_str_printf(&shape, "%s%lld", d ? "x" : "", (long long)a->shape[d]);
-      tl_tune_key_add(key, "arg", "%s = %s[%s]", name,
-                      tl_dtype_name(a->vm.dtype), tl_str_cstr(&shape));
-      tl_str_free(&shape);
-    } else if (a->vm.kind == TL_VM_ARG_INT) {
-      tl_tune_key_add(key, "arg", "%s = %lld", name, (long long)a->vm.i);
-    } else {
-      tl_tune_key_add(key, "arg", "%s = %.17g", name, a->vm.f);
+      x.kind = TL_ARG_BUFFER;
+      x.dtype = tl_dtype_name(a->vm.dtype);
+    } else if (a->vm.kind == TL_VM_ARG_FLOAT) {
+      x.kind = TL_ARG_FLOAT;
     }
+    ka[i] = x;
   }
-  tl_tune_key_add(key, "device", "%s", tl_runtime_device_name(rt));
-  tl_tune_key_add(key, "compiler", "%s", tl_target_version());
+  tl_tune_launch_key(key, t->text, t->len, tl_symbol_name(kernel),
+                     t->o->defines.data, (unsigned)t->o->defines.len,
+                     t->o->space, ka, n, tl_runtime_device_name(rt));
+  tl_free(ka);
 }
 
 /* Compiles and times one candidate (as --bench times) on the bound

@@ -1,7 +1,8 @@
 """python/tl on a GPU with PyTorch: a kernel on torch tensors on the
 current stream and on a side stream, captured in a CUDA graph and
 replayed, the quantised matmul against its float64 reference, the PTX
-cache hit of a second compile, and the cost of a launch through Python.
+cache hit of a second compile, tl.autotune's cache hit, and the cost of a
+launch through Python.
 Usage: torch_gpu.py SRCROOT TMPDIR"""
 import os
 import sys
@@ -122,6 +123,20 @@ t0 = time.perf_counter()
 k2 = session.compile(os.path.join(root, "kernels", "vector_add.tl"))
 k2.ptx()
 print("second compile and PTX: %.1f ms" % ((time.perf_counter() - t0) * 1e3))
+
+# tl.autotune on the GPU: the first call times the candidates and keeps
+# the choice in the session's tune cache; the second takes it from there,
+# timing nothing.
+big = [torch.zeros(1 << 20, device="cuda") for _ in range(3)]
+vadd = os.path.join(root, "kernels", "vector_add.tl")
+log1, log2 = [], []
+_, c1 = tl.autotune(vadd, {"BLOCK": [256, 512, 1024]}, args=(*big, 1 << 20),
+                    session=session, log=log1)
+_, c2 = tl.autotune(vadd, {"BLOCK": [256, 512, 1024]}, args=(*big, 1 << 20),
+                    session=session, log=log2)
+assert log1[-1].startswith("best: ") and c1 == c2, (log1, log2)
+assert len(log2) == 1 and log2[0].startswith("cached "), log2
+print("autotune: timed %s, then %s" % (log1[-1], log2[0].split(" (")[0]))
 
 # Launch cost through Python: wall time of many launches of a tiny
 # kernel, the GPU kept busy so that the host is what is measured.

@@ -52,6 +52,9 @@ raises(tl.TLError, k, x, y, z, 1000,
        want="no CUDA driver (/nonexistent/libcuda.so.1 could not be loaded)")
 raises(tl.TLError, nodrv.open_device, 0, want="no CUDA driver")
 
+# Two devices, so that launches ask which device a buffer is on (the
+# session counts the devices once, when it opens one).
+os.environ["TL_FAKE_CUDA_DEVICES"] = "2"
 s = tl.Session(cache_dir="", driver=driver)
 k = s.compile(path, BLOCK=256)
 k(x, y, z, 1000)                            # the default stream
@@ -111,7 +114,8 @@ kt, choice = tl.autotune(path, {"BLOCK": [6, 128, 512, 1024]}, args=(*big, 4096)
 assert choice == {"BLOCK": 128}, (choice, log)
 assert log[0].startswith("BLOCK=6: skipped: "), log
 assert log[1:] == ["BLOCK=128: 0.0633 ms", "BLOCK=512: 0.2530 ms",
-                   "BLOCK=1024: 0.5060 ms"], log
+                   "BLOCK=1024: 0.5060 ms", "best: BLOCK=128 (0.0633 ms)",
+                   "no cache directory: the choice is not kept"], log
 # No device: the heuristic, even with arguments.
 _, choice = tl.autotune(path, {"BLOCK": [128, 512]}, args=(*big, 4096), session=nodrv)
 assert choice == {"BLOCK": 512}, choice

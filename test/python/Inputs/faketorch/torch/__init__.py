@@ -1,7 +1,8 @@
 """A stand-in for the few parts of torch that python/tl uses, over NumPy
 arrays posing as device memory (the stand-in CUDA driver's): tensors
-with data_ptr, device (and get_device), dtype, contiguity and size, and a
-current stream with a handle. Only torch_test.py imports it."""
+with data_ptr, device (and get_device), dtype, contiguity, shape and size,
+and a
+current stream with a handle. Only tests under test/python import it."""
 import numpy as np
 
 
@@ -30,16 +31,21 @@ bool = dtype("bool", np.bool_)
 class Tensor:
     def __init__(self, array, dt, dev):
         self.array, self.dtype, self.device = array, dt, dev
+        self._ptr = array.ctypes.data  # (NumPy's .ctypes is slow to make)
 
     @property
     def is_cuda(self):
         return self.device.type == "cuda"
 
     def data_ptr(self):
-        return self.array.ctypes.data
+        return self._ptr
 
     def is_contiguous(self):
         return self.array.flags.c_contiguous
+
+    @property
+    def shape(self):
+        return self.array.shape
 
     def numel(self):
         return self.array.size
