@@ -676,17 +676,23 @@ bool lw_lower_gather(Lower *L, TlOp *op) {
  * 1 that w divides, every other stride and the base multiples of w, and a
  * swizzle that moves whole chunks (2^M >= w). The chunks must also spread
  * evenly over the block's threads: a multiple of their number, or a
- * divisor of it (threads 0 .. c - 1 then copy one chunk each). 0 when no
- * width qualifies. */
-static int64_t copy_width(Lower *L, TlOp *op, const Smem *m, int64_t n) {
+ * divisor of it (threads 0 .. c - 1 then copy one chunk each). Elements
+ * of 3, 5, 6 or 7 bits fill no such chunk: theirs hold the fewest
+ * elements that are a whole number of pieces of 4, 8 or 16 bytes (8 / g
+ * times the piece's bytes, g = gcd(b, 8): b / g pieces), and *piece gets
+ * the piece's size in bytes. 0 when no width qualifies. */
+static int64_t copy_width(Lower *L, TlOp *op, const Smem *m, int64_t n,
+                          unsigned *piece) {
   const TlSharedLayout *l = &m->layout;
   int64_t b = tl_type_bitwidth(m->elem), last = l->shape[l->rank - 1];
+  int64_t g = b % 8 == 0 ? 8 : b % 4 == 0 ? 4 : b % 2 == 0 ? 2 : 1;
   TlAccessAlignment acc;
   if (!L->facts || !tl_analysis_access_alignment(L->facts, op, &acc) ||
       acc.contiguous < last)
     return 0;
   for (int64_t cb = 16; cb >= 4; cb /= 2) {
-    int64_t w = cb * 8 / b;
+    int64_t w = b < 8 && 8 % b ? cb * 8 / g : cb * 8 / b;
+    *piece = (unsigned)cb;
     if (w > 0 && last % w == 0 && acc.row % cb == 0 &&
         n / w > 0 &&
         ((n / w) % L->threads == 0 || L->threads % (n / w) == 0) &&
@@ -780,7 +786,8 @@ static void cp_async(Lower *L, unsigned nops, TlValue *const *ops,
 
 /* tl.copy_async: the tile in chunks of w elements in row-major order,
  * chunk c copied by thread c % T with one cp.async (consecutive threads
- * read consecutive global chunks). */
+ * read consecutive global chunks); a chunk of 3, 5, 6 or 7-bit elements
+ * with one cp.async per piece. */
 bool lw_lower_copy_async(Lower *L, TlOp *op) {
   Smem *m = lw_smem_of(L, tl_op_operand(op, 0));
   View *v = lw_view_of(L, tl_op_operand(op, 1));
@@ -790,21 +797,31 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
                    "tl.view_global");
   bool masked = tl_op_attr(op, "masked") != NULL;
   unsigned b = tl_type_bitwidth(m->elem);
-  if (32 % b && b != 64)
+  if (b > 8 && 32 % b && b != 64)
     return lw_fail(
-        L, op, "copies of elements other than 1, 2, 4, 8, 16, 32 or 64 bits");
+        L, op, "copies of elements other than 1 to 8, 16, 32 or 64 bits");
   const TlSharedLayout *sl = &m->layout;
   int rank = sl->rank;
   int64_t n = 1;
   for (int d = 0; d < rank; d++)
     n *= sl->shape[d];
-  int64_t w = copy_width(L, op, m, n);
+  unsigned cb = 0;
+  int64_t w = copy_width(L, op, m, n, &cb);
   if (!w)
     return copy_by_elements(L, op, m, v, masked, n);
-  unsigned cb = (unsigned)(w * b / 8);
+  int64_t pieces = w * b / 8 / cb;
   /* A masked chunk must lie wholly before the view or start in it. */
   if (masked && lw_offset_div(L, tl_op_operand(op, 1 + (unsigned)rank)) % w)
     return copy_by_elements(L, op, m, v, masked, n);
+  /* ... and, for elements of 3, 5, 6 or 7 bits, the view's last column
+   * must end on a byte boundary (the copy's zero fill is by bytes). */
+  if (masked && b < 8 && 8 % b &&
+      last_dim_div(L, tl_op_operand(op, 1)) * b % 8)
+    return lw_fail(
+        L, op,
+        "masked copies of 3, 5, 6 or 7-bit elements whose view's last "
+        "dimension is not known to end on a byte boundary (a multiple of 8 "
+        "elements, or of 4 for 6-bit ones)");
   TlValue *off[TL_LAYOUT_MAX_RANK], *zero[TL_LAYOUT_MAX_RANK],
       *idx[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < rank; d++) {
@@ -826,14 +843,20 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
     unravel(L, e, sl, idx);
     TlValue *bitoff, *dst = lw_smem_addr(L, m, zero, idx);
     if (!masked) {
-      TlValue *ops[2] = {dst, elem_addr(L, v, off, idx, &bitoff)};
-      cp_async(L, 2, ops, cb);
+      TlValue *src = elem_addr(L, v, off, idx, &bitoff);
+      for (int64_t j = 0; j < pieces; j++) {
+        TlValue *step = lw_cst(L, lw_i64(L), j * cb);
+        TlValue *ops[2] = {j ? lw_ptr_add(L, dst, step) : dst,
+                           j ? lw_ptr_add(L, src, step) : src};
+        cp_async(L, 2, ops, cb);
+      }
       continue;
     }
     /* Masked: a chunk whose first element lies in the view reads the
      * elements up to the view's last column and zero-fills the rest (the
      * source size); any other chunk reads nothing and fills zeros, with
-     * the view's first element as its (unread) source. */
+     * the view's first element as its (unread) source. A piece of a chunk
+     * past the view's last column is such a chunk too. */
     TlValue *ok = in_view(L, v, off, idx);
     TlValue *pos = tl_arith_addi(&L->b, off[rank - 1], idx[rank - 1]);
     TlValue *left = tl_arith_subi(&L->b, v->dims[rank - 1], pos);
@@ -845,10 +868,25 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
       si[d] = tl_arith_select(&L->b, ok, idx[d], zero[d]);
     }
     TlValue *bits = tl_arith_muli(&L->b, cnt, lw_cst(L, lw_i64(L), b));
-    TlValue *bytes = tl_arith_trunci(
-        &L->b, tl_arith_divi(&L->b, bits, lw_cst(L, lw_i64(L), 8)), lw_i32(L));
-    TlValue *ops[3] = {dst, elem_addr(L, v, so, si, &bitoff), bytes};
-    cp_async(L, 3, ops, cb);
+    TlValue *bytes = tl_arith_divi(&L->b, bits, lw_cst(L, lw_i64(L), 8));
+    TlValue *src = elem_addr(L, v, so, si, &bitoff);
+    TlValue *unread = pieces > 1 ? elem_addr(L, v, zero, zero, &bitoff) : NULL;
+    for (int64_t j = 0; j < pieces; j++) {
+      TlValue *bj = bytes, *sj = src, *dj = dst;
+      if (j) {
+        TlValue *step = lw_cst(L, lw_i64(L), j * cb);
+        bj = tl_arith_maxi(&L->b, tl_arith_subi(&L->b, bytes, step),
+                           lw_cst(L, lw_i64(L), 0));
+        TlValue *some =
+            tl_arith_cmpi(&L->b, "gt", bj, lw_cst(L, lw_i64(L), 0));
+        sj = tl_arith_select(&L->b, some, lw_ptr_add(L, src, step), unread);
+        dj = lw_ptr_add(L, dst, step);
+      }
+      if (pieces > 1)
+        bj = tl_arith_mini(&L->b, bj, lw_cst(L, lw_i64(L), cb));
+      TlValue *ops[3] = {dj, sj, tl_arith_trunci(&L->b, bj, lw_i32(L))};
+      cp_async(L, 3, ops, cb);
+    }
   }
   if (few)
     lw_close_guard(L, outside);
