@@ -333,16 +333,59 @@ bool lw_lower_load_global(Lower *L, TlOp *op) {
   return true;
 }
 
+/* For a masked store: how many of the local run of n elements from i on
+ * lie wholly inside or wholly outside the view: the largest power of two
+ * at most n that divides the run's first position in the last dimension
+ * (its constant part, the thread-dependent part, the offset) and the
+ * view's last size. */
+static int64_t uniform_mask_run(Lower *L, TlOp *op, const TlLayout *l,
+                                int64_t i, int64_t n) {
+  int last = l->rank - 1;
+  int64_t ci[TL_LAYOUT_MAX_RANK];
+  lw_local_run(l, i, ci);
+  int64_t div = lw_pow2_factor(ci[last]);
+  int64_t sd = lw_spatial_div(l, last),
+          od = lw_offset_div(L, tl_op_operand(op, tl_op_num_operands(op) - 1)),
+          dd = last_dim_div(L, tl_op_operand(op, 1));
+  if (sd < div)
+    div = sd;
+  if (od < div)
+    div = od;
+  if (dd < div)
+    div = dd;
+  int64_t w = 1;
+  while (w * 2 <= n && div % (w * 2) == 0)
+    w *= 2;
+  return w;
+}
+
 /* Stores of sub-byte elements: a thread writes whole bytes only, so each
  * run of its elements along the view's last dimension must start on a
  * byte boundary (the alignment analysis proves it) and cover whole bytes;
- * the run's bytes go out in the widest accesses their alignment allows. */
-static bool store_subbyte(Lower *L, TlOp *op, Tile *t, View *v, TlValue **off) {
+ * the run's bytes go out in the widest accesses their alignment allows.
+ * A masked store cuts each run to one over which the mask is uniform
+ * (uniform_mask_run), which must still be whole bytes; the run's accesses
+ * then happen only inside the view. */
+static bool store_subbyte(Lower *L, TlOp *op, Tile *t, View *v, TlValue **off,
+                          bool masked) {
   const TlLayout *l = tl_reg_layout(t->type);
   unsigned b = lw_elem_bits(t->type);
   TlValue *idx[TL_LAYOUT_MAX_RANK];
   for (int64_t i = 0; i < tl_layout_local_size(l);) {
     int64_t n, align = run_alignment(L, op, 1, l, i, &n);
+    if (masked && (n * b) % 8 == 0 && align) {
+      n = uniform_mask_run(L, op, l, i, n);
+      if ((n * b) % 8) {
+        char msg[240];
+        snprintf(msg, sizeof msg,
+                 "masked global stores of %u-bit elements whose runs over "
+                 "which the mask is uniform are not whole bytes (%lld "
+                 "element%s: the run's first column and the view's last size "
+                 "must be known multiples of %u)",
+                 b, (long long)n, n == 1 ? "" : "s", 8 / (b & -b));
+        return lw_fail(L, op, msg);
+      }
+    }
     if ((n * b) % 8)
       return lw_fail(
           L, op,
@@ -357,6 +400,8 @@ static bool store_subbyte(Lower *L, TlOp *op, Tile *t, View *v, TlValue **off) {
     TlValue *bitoff;
     TlValue *p = elem_addr(L, v, off, idx, &bitoff);
     int64_t nbytes = n * b / 8;
+    TlBuilder inside =
+        masked ? lw_open_guard(L, in_view(L, v, off, idx)) : L->b;
     for (int64_t done = 0; done < nbytes;) {
       int64_t at = done ? lw_pow2_factor(done) : TL_DIVISIBILITY_MAX;
       if (align < at)
@@ -381,6 +426,8 @@ static bool store_subbyte(Lower *L, TlOp *op, Tile *t, View *v, TlValue **off) {
       lw_store(L, x, q, cb > 1 ? cb : 0);
       done += cb;
     }
+    if (masked)
+      lw_close_guard(L, inside);
     i += n;
   }
   return true;
@@ -394,8 +441,6 @@ bool lw_lower_store_global(Lower *L, TlOp *op) {
   View *v = lw_view_of(L, tl_op_operand(op, 1));
   unsigned b = lw_elem_bits(t->type);
   bool masked = tl_op_attr(op, "masked") != NULL;
-  if (b < 8 && masked)
-    return lw_fail(L, op, "masked global stores of sub-byte elements");
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (unsigned d = 0; d < v->rank; d++)
     off[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, 2 + d)));
@@ -403,7 +448,7 @@ bool lw_lower_store_global(Lower *L, TlOp *op) {
   TlValue *guard = lw_writer_guard(L, l);
   TlBuilder outside = guard ? lw_open_guard(L, guard) : L->b;
   if (b < 8) {
-    bool ok = store_subbyte(L, op, t, v, off);
+    bool ok = store_subbyte(L, op, t, v, off, masked);
     if (guard)
       lw_close_guard(L, outside);
     return ok;
@@ -776,12 +821,15 @@ static bool copy_by_elements(Lower *L, TlOp *op, Smem *m, View *v, bool masked,
 }
 
 /* One cp.async of cb bytes: ops are the shared destination, the global
- * source and, for a masked copy, the source's size in bytes (i32). */
+ * source and, for a masked copy, the source's size in bytes (i32); hint,
+ * when not NULL, the tl.copy_async's `cache` (the L2 eviction priority). */
 static void cp_async(Lower *L, unsigned nops, TlValue *const *ops,
-                     unsigned cb) {
+                     unsigned cb, TlAttr *hint) {
   TlOp *op = tl_build(&L->b, TL_OP_SIMT_CP_ASYNC, nops, ops, 0, NULL);
   tl_op_set_attr(op, "size", lw_int(L, cb));
   tl_op_set_attr(op, "cache", lw_str(L, cb == 16 ? "cg" : "ca"));
+  if (hint)
+    tl_op_set_attr(op, "l2_hint", hint);
 }
 
 /* tl.copy_async: the tile in chunks of w elements in row-major order,
@@ -848,7 +896,7 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
         TlValue *step = lw_cst(L, lw_i64(L), j * cb);
         TlValue *ops[2] = {j ? lw_ptr_add(L, dst, step) : dst,
                            j ? lw_ptr_add(L, src, step) : src};
-        cp_async(L, 2, ops, cb);
+        cp_async(L, 2, ops, cb, tl_op_attr(op, "cache"));
       }
       continue;
     }
@@ -885,7 +933,7 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
       if (pieces > 1)
         bj = tl_arith_mini(&L->b, bj, lw_cst(L, lw_i64(L), cb));
       TlValue *ops[3] = {dj, sj, tl_arith_trunci(&L->b, bj, lw_i32(L))};
-      cp_async(L, 3, ops, cb);
+      cp_async(L, 3, ops, cb, tl_op_attr(op, "cache"));
     }
   }
   if (few)
