@@ -244,6 +244,60 @@ static TlValue *masked_run_load(Lower *L, TlValue *ok, TlValue *p,
   return tl_op_result(nif, 0);
 }
 
+/* For a masked access: how many of the local run of n elements from i on
+ * lie wholly inside or wholly outside the view: the largest power of two
+ * at most n that divides the run's first position in the last dimension
+ * (its constant part, the thread-dependent part, the offset) and the
+ * view's last size. */
+static int64_t uniform_mask_run(Lower *L, TlOp *op, unsigned view_operand,
+                                const TlLayout *l, int64_t i, int64_t n) {
+  int last = l->rank - 1;
+  int64_t ci[TL_LAYOUT_MAX_RANK];
+  lw_local_run(l, i, ci);
+  int64_t div = lw_pow2_factor(ci[last]);
+  int64_t sd = lw_spatial_div(l, last),
+          od = lw_offset_div(L, tl_op_operand(op, tl_op_num_operands(op) - 1)),
+          dd = last_dim_div(L, tl_op_operand(op, view_operand));
+  if (sd < div)
+    div = sd;
+  if (od < div)
+    div = od;
+  if (dd < div)
+    div = dd;
+  int64_t w = 1;
+  while (w * 2 <= n && div % (w * 2) == 0)
+    w *= 2;
+  return w;
+}
+
+/* A run of a thread's sub-byte elements that starts on a byte boundary
+ * (the alignment analysis proves it, `align` bytes) and covers whole
+ * bytes: its bytes, bits [pos, pos + 8 nbytes) of t, loaded in the widest
+ * accesses the alignment allows; with ok (masked), each access reads 0
+ * where ok is false. */
+static void load_byte_run(Lower *L, Tile *t, int64_t pos, TlValue *p,
+                          int64_t nbytes, int64_t align, TlValue *ok) {
+  for (int64_t done = 0; done < nbytes;) {
+    int64_t at = done ? lw_pow2_factor(done) : TL_DIVISIBILITY_MAX;
+    if (align < at)
+      at = align;
+    unsigned cb = 16;
+    while (cb > 1 && (cb > nbytes - done || at % cb))
+      cb /= 2;
+    TlValue *q = done ? lw_ptr_add(L, p, lw_cst(L, lw_i64(L), done)) : p;
+    TlValue *x = ok ? masked_run_load(L, ok, q, cb)
+                    : lw_load(L, q, lw_access_type(L, cb), cb > 1 ? cb : 0);
+    int64_t bit = pos + done * 8;
+    if (cb <= 4)
+      lw_put_bits(L, t, bit, cb * 8,
+                  cb < 4 ? tl_arith_exti(&L->b, x, lw_u32(L)) : x);
+    else
+      for (unsigned j = 0; j < cb / 4; j++)
+        lw_put_bits(L, t, bit + 32 * j, 32, lw_extract(L, x, lw_u32(L), j));
+    done += cb;
+  }
+}
+
 /* tl.load_global: the thread's elements in the widest accesses their
  * runs and alignment allow; masked loads in runs over which the mask is
  * uniform (one predicated access each, 0 outside the view), else element
@@ -254,11 +308,6 @@ bool lw_lower_load_global(Lower *L, TlOp *op) {
   unsigned b = lw_elem_bits(rt);
   bool masked = tl_op_attr(op, "masked") != NULL;
   bool straddles = b < 8 && 8 % b;
-  if (straddles && masked)
-    return lw_fail(
-        L, op,
-        "masked global loads of 3, 5, 6 or 7-bit elements (load bytes and "
-        "tl.view them)");
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (unsigned d = 0; d < v->rank; d++)
     off[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, 1 + d)));
@@ -269,6 +318,25 @@ bool lw_lower_load_global(Lower *L, TlOp *op) {
     lw_index_of(L, l, i, idx);
     TlValue *bitoff;
     TlValue *p = elem_addr(L, v, off, idx, &bitoff);
+    if (b < 8) {
+      /* A run of whole bytes on a byte boundary (for a masked load, one
+       * over which the mask is uniform): its bytes in wide accesses. */
+      int64_t n, align = run_alignment(L, op, 0, l, i, &n);
+      if (align && (n * b) % 8 == 0 && masked)
+        n = uniform_mask_run(L, op, 0, l, i, n);
+      if (align && (n * b) % 8 == 0) {
+        load_byte_run(L, t, i * b, p, n * b / 8, align,
+                      masked ? in_view(L, v, off, idx) : NULL);
+        i += n;
+        continue;
+      }
+      if (straddles && masked)
+        return lw_fail(
+            L, op,
+            "masked global loads of 3, 5, 6 or 7-bit elements whose runs "
+            "over which the mask is uniform are not whole bytes on a byte "
+            "boundary (load bytes and tl.view them)");
+    }
     int64_t w = b < 8   ? 1
                 : masked ? masked_run(L, op, l, i, b / 8)
                          : vector_run(L, op, 0, l, i, b / 8);
@@ -333,32 +401,6 @@ bool lw_lower_load_global(Lower *L, TlOp *op) {
   return true;
 }
 
-/* For a masked store: how many of the local run of n elements from i on
- * lie wholly inside or wholly outside the view: the largest power of two
- * at most n that divides the run's first position in the last dimension
- * (its constant part, the thread-dependent part, the offset) and the
- * view's last size. */
-static int64_t uniform_mask_run(Lower *L, TlOp *op, const TlLayout *l,
-                                int64_t i, int64_t n) {
-  int last = l->rank - 1;
-  int64_t ci[TL_LAYOUT_MAX_RANK];
-  lw_local_run(l, i, ci);
-  int64_t div = lw_pow2_factor(ci[last]);
-  int64_t sd = lw_spatial_div(l, last),
-          od = lw_offset_div(L, tl_op_operand(op, tl_op_num_operands(op) - 1)),
-          dd = last_dim_div(L, tl_op_operand(op, 1));
-  if (sd < div)
-    div = sd;
-  if (od < div)
-    div = od;
-  if (dd < div)
-    div = dd;
-  int64_t w = 1;
-  while (w * 2 <= n && div % (w * 2) == 0)
-    w *= 2;
-  return w;
-}
-
 /* Stores of sub-byte elements: a thread writes whole bytes only, so each
  * run of its elements along the view's last dimension must start on a
  * byte boundary (the alignment analysis proves it) and cover whole bytes;
@@ -374,7 +416,7 @@ static bool store_subbyte(Lower *L, TlOp *op, Tile *t, View *v, TlValue **off,
   for (int64_t i = 0; i < tl_layout_local_size(l);) {
     int64_t n, align = run_alignment(L, op, 1, l, i, &n);
     if (masked && (n * b) % 8 == 0 && align) {
-      n = uniform_mask_run(L, op, l, i, n);
+      n = uniform_mask_run(L, op, 1, l, i, n);
       if ((n * b) % 8) {
         char msg[240];
         snprintf(msg, sizeof msg,

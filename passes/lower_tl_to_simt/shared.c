@@ -228,7 +228,7 @@ static TlValue *load_subbyte_elem(Lower *L, Smem *m, TlValue **off,
 
 /* Sets bits [pos, pos + n) of t's word stream (n <= 32) to the low n bits
  * of v (a u32). */
-static void put_bits(Lower *L, Tile *t, int64_t pos, unsigned n, TlValue *v) {
+void lw_put_bits(Lower *L, Tile *t, int64_t pos, unsigned n, TlValue *v) {
   unsigned w = (unsigned)(pos / 32), o = (unsigned)(pos % 32);
   uint32_t mask = n == 32 ? UINT32_MAX : (UINT32_C(1) << n) - 1;
   if (n < 32)
@@ -279,11 +279,12 @@ static void move_bytes(Lower *L, Tile *t, int64_t pos, TlValue *p,
     }
     TlValue *x = lw_load(L, q, at, align > 1 ? align : 0);
     if (align <= 4) {
-      put_bits(L, t, at_bit, align * 8,
+      lw_put_bits(L, t, at_bit, align * 8,
                align < 4 ? tl_arith_exti(&L->b, x, lw_u32(L)) : x);
     } else {
       for (unsigned j = 0; j < align / 4; j++)
-        put_bits(L, t, at_bit + 32 * j, 32, lw_extract(L, x, lw_u32(L), j));
+        lw_put_bits(L, t, at_bit + 32 * j, 32,
+                    lw_extract(L, x, lw_u32(L), j));
     }
   }
 }
