@@ -1098,8 +1098,8 @@ fail:
  * b) of the tile), and a thread writes whole bytes: another thread's
  * element written in this epoch in a byte of element o (storage index)
  * is a race with thread w's write. */
-static bool byte_shared_ok(TlVm *vm, Inst *in, SView *s, int64_t o,
-                           unsigned b, int w, int rank, const int64_t *idx) {
+static bool byte_shared_ok(TlVm *vm, Inst *in, SView *s, int64_t o, unsigned b,
+                           int w, int rank, const int64_t *idx) {
   int64_t lo = o * b / 8 * 8, hi = (o * b + b - 1) / 8 * 8 + 8;
   for (int64_t q = lo / b; q * (int64_t)b < hi && q < s->mem->n; q++) {
     SElem *y = &s->mem->st[q];

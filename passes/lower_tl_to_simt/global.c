@@ -865,8 +865,8 @@ static bool copy_by_elements(Lower *L, TlOp *op, Smem *m, View *v, bool masked,
 /* One cp.async of cb bytes: ops are the shared destination, the global
  * source and, for a masked copy, the source's size in bytes (i32); hint,
  * when not NULL, the tl.copy_async's `cache` (the L2 eviction priority). */
-static void cp_async(Lower *L, unsigned nops, TlValue *const *ops,
-                     unsigned cb, TlAttr *hint) {
+static void cp_async(Lower *L, unsigned nops, TlValue *const *ops, unsigned cb,
+                     TlAttr *hint) {
   TlOp *op = tl_build(&L->b, TL_OP_SIMT_CP_ASYNC, nops, ops, 0, NULL);
   tl_op_set_attr(op, "size", lw_int(L, cb));
   tl_op_set_attr(op, "cache", lw_str(L, cb == 16 ? "cg" : "ca"));
@@ -888,8 +888,8 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
   bool masked = tl_op_attr(op, "masked") != NULL;
   unsigned b = tl_type_bitwidth(m->elem);
   if (b > 8 && 32 % b && b != 64)
-    return lw_fail(
-        L, op, "copies of elements other than 1 to 8, 16, 32 or 64 bits");
+    return lw_fail(L, op,
+                   "copies of elements other than 1 to 8, 16, 32 or 64 bits");
   const TlSharedLayout *sl = &m->layout;
   int rank = sl->rank;
   int64_t n = 1;
@@ -905,8 +905,7 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
     return copy_by_elements(L, op, m, v, masked, n);
   /* ... and, for elements of 3, 5, 6 or 7 bits, the view's last column
    * must end on a byte boundary (the copy's zero fill is by bytes). */
-  if (masked && b < 8 && 8 % b &&
-      last_dim_div(L, tl_op_operand(op, 1)) * b % 8)
+  if (masked && b < 8 && 8 % b && last_dim_div(L, tl_op_operand(op, 1)) * b % 8)
     return lw_fail(
         L, op,
         "masked copies of 3, 5, 6 or 7-bit elements whose view's last "
@@ -967,8 +966,7 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
         TlValue *step = lw_cst(L, lw_i64(L), j * cb);
         bj = tl_arith_maxi(&L->b, tl_arith_subi(&L->b, bytes, step),
                            lw_cst(L, lw_i64(L), 0));
-        TlValue *some =
-            tl_arith_cmpi(&L->b, "gt", bj, lw_cst(L, lw_i64(L), 0));
+        TlValue *some = tl_arith_cmpi(&L->b, "gt", bj, lw_cst(L, lw_i64(L), 0));
         sj = tl_arith_select(&L->b, some, lw_ptr_add(L, src, step), unread);
         dj = lw_ptr_add(L, dst, step);
       }

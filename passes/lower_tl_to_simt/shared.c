@@ -82,8 +82,8 @@ TlValue *lw_smem_addr(Lower *L, Smem *m, TlValue **off, TlValue **idx) {
   TlValue *lin = smem_offset(L, &m->layout, off, idx);
   unsigned b = tl_type_bitwidth(m->elem);
   TlValue *bytes =
-      b == 8     ? lin
-      : b > 8    ? tl_arith_muli(&L->b, lin, lw_cst(L, lw_i64(L), b / 8))
+      b == 8  ? lin
+      : b > 8 ? tl_arith_muli(&L->b, lin, lw_cst(L, lw_i64(L), b / 8))
       : 8 % b == 0
           ? tl_arith_divi(&L->b, lin, lw_cst(L, lw_i64(L), 8 / b))
           : tl_arith_divi(&L->b,
@@ -220,8 +220,7 @@ static TlValue *load_subbyte_elem(Lower *L, Smem *m, TlValue **off,
                                     lw_cst(L, lw_i64(L), 0));
     TlValue *hi =
         tl_arith_exti(&L->b, lw_load(L, lw_ptr_add(L, p, step), u8, 0), u32);
-    x = tl_arith_ori(&L->b, x,
-                     tl_arith_shli(&L->b, hi, lw_cst(L, u32, 8)));
+    x = tl_arith_ori(&L->b, x, tl_arith_shli(&L->b, hi, lw_cst(L, u32, 8)));
   }
   return tl_arith_shri(&L->b, x, bitoff);
 }
@@ -237,16 +236,16 @@ void lw_put_bits(Lower *L, Tile *t, int64_t pos, unsigned n, TlValue *v) {
     t->words[w] = v;
     return;
   }
-  TlValue *keep = tl_arith_andi(
-      &L->b, t->words[w],
-      lw_cst(L, lw_u32(L), (int64_t)(uint32_t) ~(mask << o)));
+  TlValue *keep =
+      tl_arith_andi(&L->b, t->words[w],
+                    lw_cst(L, lw_u32(L), (int64_t)(uint32_t) ~(mask << o)));
   TlValue *sh = o ? tl_arith_shli(&L->b, v, lw_cst(L, lw_u32(L), o)) : v;
   t->words[w] = tl_arith_ori(&L->b, keep, sh);
   if (o + n > 32) {
     unsigned rest = o + n - 32;
     uint32_t low = (UINT32_C(1) << rest) - 1;
-    TlValue *keep2 = tl_arith_andi(&L->b, t->words[w + 1],
-                                   lw_cst(L, lw_u32(L), (int64_t)~low & 0xffffffff));
+    TlValue *keep2 = tl_arith_andi(
+        &L->b, t->words[w + 1], lw_cst(L, lw_u32(L), (int64_t)(uint32_t)~low));
     TlValue *hi = tl_arith_shri(&L->b, v, lw_cst(L, lw_u32(L), 32 - o));
     t->words[w + 1] = tl_arith_ori(&L->b, keep2, hi);
   }
@@ -280,11 +279,10 @@ static void move_bytes(Lower *L, Tile *t, int64_t pos, TlValue *p,
     TlValue *x = lw_load(L, q, at, align > 1 ? align : 0);
     if (align <= 4) {
       lw_put_bits(L, t, at_bit, align * 8,
-               align < 4 ? tl_arith_exti(&L->b, x, lw_u32(L)) : x);
+                  align < 4 ? tl_arith_exti(&L->b, x, lw_u32(L)) : x);
     } else {
       for (unsigned j = 0; j < align / 4; j++)
-        lw_put_bits(L, t, at_bit + 32 * j, 32,
-                    lw_extract(L, x, lw_u32(L), j));
+        lw_put_bits(L, t, at_bit + 32 * j, 32, lw_extract(L, x, lw_u32(L), j));
     }
   }
 }
@@ -309,8 +307,7 @@ bool lw_lower_load_shared(Lower *L, TlOp *op) {
     return lw_fail(L, op, "shared tiles not made by tl.alloc_shared");
   if (b > 8 && 32 % b && b != 64)
     return lw_fail(
-        L, op,
-        "shared loads of elements other than 1 to 8, 16, 32 or 64 bits");
+        L, op, "shared loads of elements other than 1 to 8, 16, 32 or 64 bits");
   int rank = m->layout.rank;
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < rank; d++)
@@ -451,9 +448,9 @@ bool lw_lower_shared_view(Lower *L, TlOp *op, Smem *src) {
         : b > 8 ? tl_arith_muli(&L->b, shift, lw_cst(L, lw_i64(L), b / 8))
         : 8 % b == 0
             ? tl_arith_divi(&L->b, shift, lw_cst(L, lw_i64(L), 8 / b))
-            : tl_arith_divi(&L->b,
-                            tl_arith_muli(&L->b, shift, lw_cst(L, lw_i64(L), b)),
-                            lw_cst(L, lw_i64(L), 8));
+            : tl_arith_divi(
+                  &L->b, tl_arith_muli(&L->b, shift, lw_cst(L, lw_i64(L), b)),
+                  lw_cst(L, lw_i64(L), 8));
     m->base = lw_ptr_add(L, src->base, bytes);
   }
   lw_put_smem(L, tl_op_result(op, 0), m);
