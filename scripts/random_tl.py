@@ -74,6 +74,13 @@ FEATURES = {
     # seed's other ops stay what they were without them.
     "atomics": True,
     "data_dependent_loads": True,
+    # a tile stored into a shared tile and loaded back in another layout
+    # (tl.alloc_shared, tl.store_shared, tl.synchronize, tl.load_shared,
+    # tl.free_shared), every element type: sub-byte ones only where each
+    # thread's runs along the last dimension are whole bytes (else threads
+    # would share bytes: the block VM reports a race and the lowering
+    # refuses). Its choices come from a third random stream.
+    "shared_round_trip": True,
 }
 
 # --------------------------------------------------------------------------
@@ -425,6 +432,26 @@ def random_layout(rng, threads, rank, local_total, repl=1):
     return l
 
 
+def whole_byte_runs(layout, bits):
+    """Whether a tile of `bits`-bit elements in `layout` stores into a
+    row-major shared tile in whole bytes per thread: always for whole-byte
+    elements; for sub-byte ones, the last dimension's least significant
+    mode must be the last local one, of a power-of-two size s whose run
+    (cut to at most 128 bits) is whole bytes."""
+    if bits % 8 == 0:
+        return True
+    c = layout.canonical()
+    last = c.dims[c.rank - 1]
+    if not last or not c.local or c.local[-1] != last[-1]:
+        return False
+    s = c.size[last[-1]]
+    if s & (s - 1):
+        return False
+    while s * bits > 128:
+        s //= 2
+    return s * bits % 8 == 0
+
+
 # --------------------------------------------------------------------------
 # Kernels
 
@@ -441,6 +468,7 @@ class Kernel:
         self.seed = seed
         self.rng = random.Random(seed)
         self.rng2 = random.Random(seed * 1000003 + 17)  # the new ops' stream
+        self.rng3 = random.Random(seed * 1000033 + 29)  # shared round trips
         rng = self.rng
         self.threads = 32 * rng.choice([1, 1, 2, 3, 4, 5, 6, 7, 8])
         self.grid = rng.choice([(1, 1), (1, 1), (2, 1), (3, 1), (1, 2), (2, 2)])
@@ -598,6 +626,30 @@ class Kernel:
         t = Tile(self.fresh("t"), dtype, layout)
         self.emit("%s = tl.load_global %s[%s]%s : %s -> %s" % (
             t.name, g, ", ".join(offs), " masked" if masked else "", gty, self.tty(t)))
+        self.pool.append(t)
+        return t
+
+    def shared_round_trip(self, x):
+        """x through a shared tile of its type and shape: stored, the
+        block synchronized, loaded back in a random layout of x's shape
+        (x's own when none comes up), the tile freed."""
+        r3 = self.rng3
+        shape = x.layout.shape()
+        l = x.layout
+        for _ in range(30):
+            c = random_layout(r3, self.threads, x.layout.rank, r3.choice([1, 2, 4, 8, 16]))
+            if c.shape() == shape:
+                l = c
+                break
+        sty = "!tl.shared<%sx%s>" % ("x".join(str(d) for d in shape), x.dtype.name)
+        zeros = ", ".join(self.const(0) for _ in shape)
+        sm = self.fresh("s")
+        self.emit("%s = tl.alloc_shared : %s" % (sm, sty))
+        self.emit("tl.store_shared %s, %s[%s] : %s, %s" % (x.name, sm, zeros, self.tty(x), sty))
+        self.emit("tl.synchronize")
+        t = Tile(self.fresh(), x.dtype, l)
+        self.emit("%s = tl.load_shared %s[%s] : %s -> %s" % (t.name, sm, zeros, sty, self.tty(t)))
+        self.emit("tl.free_shared %s : %s" % (sm, sty))
         self.pool.append(t)
         return t
 
@@ -935,6 +987,9 @@ class Kernel:
             chain = []
             for _ in range(rng.randint(1, 6)):
                 x = self.random_op(x)
+                if (FEATURES["shared_round_trip"] and self.rng3.random() < 0.2
+                        and whole_byte_runs(x.layout, x.dtype.bits)):
+                    x = self.shared_round_trip(x)
                 chain.append(x)
                 if x.dtype.storable() and rng.random() < 0.2:
                     self.store(x)

@@ -499,7 +499,8 @@ static TlResult store_verify(TlOp *op) {
  * size; a register one above size is undefined. */
 static TlResult cp_async_verify(TlOp *op) {
   static const AttrSpec attrs[] = {{"size", TL_ATTR_INT, true},
-                                   {"cache", TL_ATTR_STRING, true}};
+                                   {"cache", TL_ATTR_STRING, true},
+                                   {"l2_hint", TL_ATTR_STRING, false}};
   unsigned n = tl_op_num_operands(op);
   if (tl_op_num_results(op) || (n != 2 && n != 3)) {
     tl_op_emit_error(op, "takes a shared destination, a global source and "
@@ -557,6 +558,15 @@ static TlResult cp_async_verify(TlOp *op) {
   if (n == 3 && const_int(op, 2, &src) && (src < 0 || src > size)) {
     tl_op_emit_error(op, "source size %lld is outside 0..%lld", (long long)src,
                      (long long)size);
+    return TL_FAILURE;
+  }
+  /* The L2 eviction priority of the copy's cache policy
+   * (createpolicy.fractional.L2::<hint>, cp.async.L2::cache_hint). */
+  const char *hint = str_attr(op, "l2_hint");
+  if (hint && strcmp(hint, "evict_first") && strcmp(hint, "evict_last") &&
+      strcmp(hint, "evict_normal")) {
+    tl_op_emit_error(op, "'l2_hint' must be \"evict_first\", \"evict_last\" "
+                         "or \"evict_normal\"");
     return TL_FAILURE;
   }
   return TL_SUCCESS;

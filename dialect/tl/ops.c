@@ -1207,6 +1207,17 @@ static TlResult copy_async_verify(TlOp *op) {
   if (TL_FAILED(check_masked(op, true)) ||
       TL_FAILED(check_indices(op, 2, g, "the global tensor")))
     return TL_FAILURE;
+  /* `cache`: the L2 eviction priority of the copied lines (a hint). */
+  TlAttr *c = tl_op_attr(op, "cache");
+  const char *cs = c && tl_attr_kind(c) == TL_ATTR_STRING
+                       ? tl_attr_string_value(c, NULL)
+                       : NULL;
+  if (c && (!cs || (strcmp(cs, "evict_first") && strcmp(cs, "evict_last") &&
+                    strcmp(cs, "evict_normal")))) {
+    tl_op_emit_error(op, "'cache' must be \"evict_first\", \"evict_last\" or "
+                         "\"evict_normal\"");
+    return TL_FAILURE;
+  }
   return check_bounds(op, 2, g, "the global tensor", s, "the shared tile");
 }
 

@@ -801,6 +801,11 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
   case TL_OP_SIMT_STORE:
     return access(t, op, false);
   case TL_OP_SIMT_CP_ASYNC: {
+    /* `l2_hint` is dropped: the .L2::cache_hint form of cp.async
+     * (createpolicy + cp.async ... .L2::cache_hint) is miscompiled by
+     * ptxas 13.0 for sm_90, whose LDGSTS then reads its cache policy from
+     * an unwritten uniform register and traps (docs/simt.md); the hint
+     * changes no result. */
     char name[80];
     bool zfill = tl_op_num_operands(op) == 3;
     cp_async_name(op, name, sizeof name);

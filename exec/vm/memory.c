@@ -1094,8 +1094,38 @@ fail:
   return false;
 }
 
+/* Sub-byte elements are stored compactly (element k at bits [k b, k b +
+ * b) of the tile), and a thread writes whole bytes: another thread's
+ * element written in this epoch in a byte of element o (storage index)
+ * is a race with thread w's write. */
+static bool byte_shared_ok(TlVm *vm, Inst *in, SView *s, int64_t o, unsigned b,
+                           int w, int rank, const int64_t *idx) {
+  int64_t lo = o * b / 8 * 8, hi = (o * b + b - 1) / 8 * 8 + 8;
+  for (int64_t q = lo / b; q * (int64_t)b < hi && q < s->mem->n; q++) {
+    SElem *y = &s->mem->st[q];
+    if (q == o || y->epoch != vm->epoch || y->writer == T_NONE ||
+        y->writer == w)
+      continue;
+    char ib[256], wb[32];
+    vm_fmt_index(ib, sizeof ib, rank, idx);
+    vm_error(vm, in->op,
+             "data race on element %s of the shared tile: thread %d "
+             "writes a byte that also holds an element written by %s "
+             "with no tl.synchronize in between (%u-bit elements share "
+             "bytes)",
+             ib, w,
+             y->writer == T_BLOCK ? "tl.copy_async"
+                                  : thread_name(y->writer, wb, sizeof wb),
+             b);
+    vm_note(vm, y->wop, "written here");
+    return false;
+  }
+  return true;
+}
+
 static bool exec_store_shared(TlVm *vm, Inst *in) {
   const Tile *t = vm_in(vm, in, 0)->obj;
+  unsigned b = tl_type_bitwidth(tl_tensor_elem(t->type));
   SView *s = live_shared(vm, in, 1);
   if (!s || !check_defined(vm, in, t))
     return false;
@@ -1153,6 +1183,8 @@ static bool exec_store_shared(TlVm *vm, Inst *in) {
       (void)wb;
       return false;
     }
+    if (b < 8 && !byte_shared_ok(vm, in, s, o, b, w, rank, idx))
+      return false;
     fresh(vm, x);
     x->writer = (int16_t)w;
     x->init = 1;

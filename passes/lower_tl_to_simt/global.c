@@ -244,6 +244,60 @@ static TlValue *masked_run_load(Lower *L, TlValue *ok, TlValue *p,
   return tl_op_result(nif, 0);
 }
 
+/* For a masked access: how many of the local run of n elements from i on
+ * lie wholly inside or wholly outside the view: the largest power of two
+ * at most n that divides the run's first position in the last dimension
+ * (its constant part, the thread-dependent part, the offset) and the
+ * view's last size. */
+static int64_t uniform_mask_run(Lower *L, TlOp *op, unsigned view_operand,
+                                const TlLayout *l, int64_t i, int64_t n) {
+  int last = l->rank - 1;
+  int64_t ci[TL_LAYOUT_MAX_RANK];
+  lw_local_run(l, i, ci);
+  int64_t div = lw_pow2_factor(ci[last]);
+  int64_t sd = lw_spatial_div(l, last),
+          od = lw_offset_div(L, tl_op_operand(op, tl_op_num_operands(op) - 1)),
+          dd = last_dim_div(L, tl_op_operand(op, view_operand));
+  if (sd < div)
+    div = sd;
+  if (od < div)
+    div = od;
+  if (dd < div)
+    div = dd;
+  int64_t w = 1;
+  while (w * 2 <= n && div % (w * 2) == 0)
+    w *= 2;
+  return w;
+}
+
+/* A run of a thread's sub-byte elements that starts on a byte boundary
+ * (the alignment analysis proves it, `align` bytes) and covers whole
+ * bytes: its bytes, bits [pos, pos + 8 nbytes) of t, loaded in the widest
+ * accesses the alignment allows; with ok (masked), each access reads 0
+ * where ok is false. */
+static void load_byte_run(Lower *L, Tile *t, int64_t pos, TlValue *p,
+                          int64_t nbytes, int64_t align, TlValue *ok) {
+  for (int64_t done = 0; done < nbytes;) {
+    int64_t at = done ? lw_pow2_factor(done) : TL_DIVISIBILITY_MAX;
+    if (align < at)
+      at = align;
+    unsigned cb = 16;
+    while (cb > 1 && (cb > nbytes - done || at % cb))
+      cb /= 2;
+    TlValue *q = done ? lw_ptr_add(L, p, lw_cst(L, lw_i64(L), done)) : p;
+    TlValue *x = ok ? masked_run_load(L, ok, q, cb)
+                    : lw_load(L, q, lw_access_type(L, cb), cb > 1 ? cb : 0);
+    int64_t bit = pos + done * 8;
+    if (cb <= 4)
+      lw_put_bits(L, t, bit, cb * 8,
+                  cb < 4 ? tl_arith_exti(&L->b, x, lw_u32(L)) : x);
+    else
+      for (unsigned j = 0; j < cb / 4; j++)
+        lw_put_bits(L, t, bit + 32 * j, 32, lw_extract(L, x, lw_u32(L), j));
+    done += cb;
+  }
+}
+
 /* tl.load_global: the thread's elements in the widest accesses their
  * runs and alignment allow; masked loads in runs over which the mask is
  * uniform (one predicated access each, 0 outside the view), else element
@@ -254,11 +308,6 @@ bool lw_lower_load_global(Lower *L, TlOp *op) {
   unsigned b = lw_elem_bits(rt);
   bool masked = tl_op_attr(op, "masked") != NULL;
   bool straddles = b < 8 && 8 % b;
-  if (straddles && masked)
-    return lw_fail(
-        L, op,
-        "masked global loads of 3, 5, 6 or 7-bit elements (load bytes and "
-        "tl.view them)");
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (unsigned d = 0; d < v->rank; d++)
     off[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, 1 + d)));
@@ -269,6 +318,25 @@ bool lw_lower_load_global(Lower *L, TlOp *op) {
     lw_index_of(L, l, i, idx);
     TlValue *bitoff;
     TlValue *p = elem_addr(L, v, off, idx, &bitoff);
+    if (b < 8) {
+      /* A run of whole bytes on a byte boundary (for a masked load, one
+       * over which the mask is uniform): its bytes in wide accesses. */
+      int64_t n, align = run_alignment(L, op, 0, l, i, &n);
+      if (align && (n * b) % 8 == 0 && masked)
+        n = uniform_mask_run(L, op, 0, l, i, n);
+      if (align && (n * b) % 8 == 0) {
+        load_byte_run(L, t, i * b, p, n * b / 8, align,
+                      masked ? in_view(L, v, off, idx) : NULL);
+        i += n;
+        continue;
+      }
+      if (straddles && masked)
+        return lw_fail(
+            L, op,
+            "masked global loads of 3, 5, 6 or 7-bit elements whose runs "
+            "over which the mask is uniform are not whole bytes on a byte "
+            "boundary (load bytes and tl.view them)");
+    }
     int64_t w = b < 8   ? 1
                 : masked ? masked_run(L, op, l, i, b / 8)
                          : vector_run(L, op, 0, l, i, b / 8);
@@ -336,13 +404,30 @@ bool lw_lower_load_global(Lower *L, TlOp *op) {
 /* Stores of sub-byte elements: a thread writes whole bytes only, so each
  * run of its elements along the view's last dimension must start on a
  * byte boundary (the alignment analysis proves it) and cover whole bytes;
- * the run's bytes go out in the widest accesses their alignment allows. */
-static bool store_subbyte(Lower *L, TlOp *op, Tile *t, View *v, TlValue **off) {
+ * the run's bytes go out in the widest accesses their alignment allows.
+ * A masked store cuts each run to one over which the mask is uniform
+ * (uniform_mask_run), which must still be whole bytes; the run's accesses
+ * then happen only inside the view. */
+static bool store_subbyte(Lower *L, TlOp *op, Tile *t, View *v, TlValue **off,
+                          bool masked) {
   const TlLayout *l = tl_reg_layout(t->type);
   unsigned b = lw_elem_bits(t->type);
   TlValue *idx[TL_LAYOUT_MAX_RANK];
   for (int64_t i = 0; i < tl_layout_local_size(l);) {
     int64_t n, align = run_alignment(L, op, 1, l, i, &n);
+    if (masked && (n * b) % 8 == 0 && align) {
+      n = uniform_mask_run(L, op, 1, l, i, n);
+      if ((n * b) % 8) {
+        char msg[240];
+        snprintf(msg, sizeof msg,
+                 "masked global stores of %u-bit elements whose runs over "
+                 "which the mask is uniform are not whole bytes (%lld "
+                 "element%s: the run's first column and the view's last size "
+                 "must be known multiples of %u)",
+                 b, (long long)n, n == 1 ? "" : "s", 8 / (b & -b));
+        return lw_fail(L, op, msg);
+      }
+    }
     if ((n * b) % 8)
       return lw_fail(
           L, op,
@@ -357,6 +442,8 @@ static bool store_subbyte(Lower *L, TlOp *op, Tile *t, View *v, TlValue **off) {
     TlValue *bitoff;
     TlValue *p = elem_addr(L, v, off, idx, &bitoff);
     int64_t nbytes = n * b / 8;
+    TlBuilder inside =
+        masked ? lw_open_guard(L, in_view(L, v, off, idx)) : L->b;
     for (int64_t done = 0; done < nbytes;) {
       int64_t at = done ? lw_pow2_factor(done) : TL_DIVISIBILITY_MAX;
       if (align < at)
@@ -381,6 +468,8 @@ static bool store_subbyte(Lower *L, TlOp *op, Tile *t, View *v, TlValue **off) {
       lw_store(L, x, q, cb > 1 ? cb : 0);
       done += cb;
     }
+    if (masked)
+      lw_close_guard(L, inside);
     i += n;
   }
   return true;
@@ -394,8 +483,6 @@ bool lw_lower_store_global(Lower *L, TlOp *op) {
   View *v = lw_view_of(L, tl_op_operand(op, 1));
   unsigned b = lw_elem_bits(t->type);
   bool masked = tl_op_attr(op, "masked") != NULL;
-  if (b < 8 && masked)
-    return lw_fail(L, op, "masked global stores of sub-byte elements");
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (unsigned d = 0; d < v->rank; d++)
     off[d] = lw_to_i64(L, lw_scalar(L, tl_op_operand(op, 2 + d)));
@@ -403,7 +490,7 @@ bool lw_lower_store_global(Lower *L, TlOp *op) {
   TlValue *guard = lw_writer_guard(L, l);
   TlBuilder outside = guard ? lw_open_guard(L, guard) : L->b;
   if (b < 8) {
-    bool ok = store_subbyte(L, op, t, v, off);
+    bool ok = store_subbyte(L, op, t, v, off, masked);
     if (guard)
       lw_close_guard(L, outside);
     return ok;
@@ -676,17 +763,23 @@ bool lw_lower_gather(Lower *L, TlOp *op) {
  * 1 that w divides, every other stride and the base multiples of w, and a
  * swizzle that moves whole chunks (2^M >= w). The chunks must also spread
  * evenly over the block's threads: a multiple of their number, or a
- * divisor of it (threads 0 .. c - 1 then copy one chunk each). 0 when no
- * width qualifies. */
-static int64_t copy_width(Lower *L, TlOp *op, const Smem *m, int64_t n) {
+ * divisor of it (threads 0 .. c - 1 then copy one chunk each). Elements
+ * of 3, 5, 6 or 7 bits fill no such chunk: theirs hold the fewest
+ * elements that are a whole number of pieces of 4, 8 or 16 bytes (8 / g
+ * times the piece's bytes, g = gcd(b, 8): b / g pieces), and *piece gets
+ * the piece's size in bytes. 0 when no width qualifies. */
+static int64_t copy_width(Lower *L, TlOp *op, const Smem *m, int64_t n,
+                          unsigned *piece) {
   const TlSharedLayout *l = &m->layout;
   int64_t b = tl_type_bitwidth(m->elem), last = l->shape[l->rank - 1];
+  int64_t g = b % 8 == 0 ? 8 : b % 4 == 0 ? 4 : b % 2 == 0 ? 2 : 1;
   TlAccessAlignment acc;
   if (!L->facts || !tl_analysis_access_alignment(L->facts, op, &acc) ||
       acc.contiguous < last)
     return 0;
   for (int64_t cb = 16; cb >= 4; cb /= 2) {
-    int64_t w = cb * 8 / b;
+    int64_t w = b < 8 && 8 % b ? cb * 8 / g : cb * 8 / b;
+    *piece = (unsigned)cb;
     if (w > 0 && last % w == 0 && acc.row % cb == 0 &&
         n / w > 0 &&
         ((n / w) % L->threads == 0 || L->threads % (n / w) == 0) &&
@@ -770,17 +863,21 @@ static bool copy_by_elements(Lower *L, TlOp *op, Smem *m, View *v, bool masked,
 }
 
 /* One cp.async of cb bytes: ops are the shared destination, the global
- * source and, for a masked copy, the source's size in bytes (i32). */
-static void cp_async(Lower *L, unsigned nops, TlValue *const *ops,
-                     unsigned cb) {
+ * source and, for a masked copy, the source's size in bytes (i32); hint,
+ * when not NULL, the tl.copy_async's `cache` (the L2 eviction priority). */
+static void cp_async(Lower *L, unsigned nops, TlValue *const *ops, unsigned cb,
+                     TlAttr *hint) {
   TlOp *op = tl_build(&L->b, TL_OP_SIMT_CP_ASYNC, nops, ops, 0, NULL);
   tl_op_set_attr(op, "size", lw_int(L, cb));
   tl_op_set_attr(op, "cache", lw_str(L, cb == 16 ? "cg" : "ca"));
+  if (hint)
+    tl_op_set_attr(op, "l2_hint", hint);
 }
 
 /* tl.copy_async: the tile in chunks of w elements in row-major order,
  * chunk c copied by thread c % T with one cp.async (consecutive threads
- * read consecutive global chunks). */
+ * read consecutive global chunks); a chunk of 3, 5, 6 or 7-bit elements
+ * with one cp.async per piece. */
 bool lw_lower_copy_async(Lower *L, TlOp *op) {
   Smem *m = lw_smem_of(L, tl_op_operand(op, 0));
   View *v = lw_view_of(L, tl_op_operand(op, 1));
@@ -790,21 +887,30 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
                    "tl.view_global");
   bool masked = tl_op_attr(op, "masked") != NULL;
   unsigned b = tl_type_bitwidth(m->elem);
-  if (32 % b && b != 64)
-    return lw_fail(
-        L, op, "copies of elements other than 1, 2, 4, 8, 16, 32 or 64 bits");
+  if (b > 8 && 32 % b && b != 64)
+    return lw_fail(L, op,
+                   "copies of elements other than 1 to 8, 16, 32 or 64 bits");
   const TlSharedLayout *sl = &m->layout;
   int rank = sl->rank;
   int64_t n = 1;
   for (int d = 0; d < rank; d++)
     n *= sl->shape[d];
-  int64_t w = copy_width(L, op, m, n);
+  unsigned cb = 0;
+  int64_t w = copy_width(L, op, m, n, &cb);
   if (!w)
     return copy_by_elements(L, op, m, v, masked, n);
-  unsigned cb = (unsigned)(w * b / 8);
+  int64_t pieces = w * b / 8 / cb;
   /* A masked chunk must lie wholly before the view or start in it. */
   if (masked && lw_offset_div(L, tl_op_operand(op, 1 + (unsigned)rank)) % w)
     return copy_by_elements(L, op, m, v, masked, n);
+  /* ... and, for elements of 3, 5, 6 or 7 bits, the view's last column
+   * must end on a byte boundary (the copy's zero fill is by bytes). */
+  if (masked && b < 8 && 8 % b && last_dim_div(L, tl_op_operand(op, 1)) * b % 8)
+    return lw_fail(
+        L, op,
+        "masked copies of 3, 5, 6 or 7-bit elements whose view's last "
+        "dimension is not known to end on a byte boundary (a multiple of 8 "
+        "elements, or of 4 for 6-bit ones)");
   TlValue *off[TL_LAYOUT_MAX_RANK], *zero[TL_LAYOUT_MAX_RANK],
       *idx[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < rank; d++) {
@@ -826,14 +932,20 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
     unravel(L, e, sl, idx);
     TlValue *bitoff, *dst = lw_smem_addr(L, m, zero, idx);
     if (!masked) {
-      TlValue *ops[2] = {dst, elem_addr(L, v, off, idx, &bitoff)};
-      cp_async(L, 2, ops, cb);
+      TlValue *src = elem_addr(L, v, off, idx, &bitoff);
+      for (int64_t j = 0; j < pieces; j++) {
+        TlValue *step = lw_cst(L, lw_i64(L), j * cb);
+        TlValue *ops[2] = {j ? lw_ptr_add(L, dst, step) : dst,
+                           j ? lw_ptr_add(L, src, step) : src};
+        cp_async(L, 2, ops, cb, tl_op_attr(op, "cache"));
+      }
       continue;
     }
     /* Masked: a chunk whose first element lies in the view reads the
      * elements up to the view's last column and zero-fills the rest (the
      * source size); any other chunk reads nothing and fills zeros, with
-     * the view's first element as its (unread) source. */
+     * the view's first element as its (unread) source. A piece of a chunk
+     * past the view's last column is such a chunk too. */
     TlValue *ok = in_view(L, v, off, idx);
     TlValue *pos = tl_arith_addi(&L->b, off[rank - 1], idx[rank - 1]);
     TlValue *left = tl_arith_subi(&L->b, v->dims[rank - 1], pos);
@@ -845,10 +957,24 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
       si[d] = tl_arith_select(&L->b, ok, idx[d], zero[d]);
     }
     TlValue *bits = tl_arith_muli(&L->b, cnt, lw_cst(L, lw_i64(L), b));
-    TlValue *bytes = tl_arith_trunci(
-        &L->b, tl_arith_divi(&L->b, bits, lw_cst(L, lw_i64(L), 8)), lw_i32(L));
-    TlValue *ops[3] = {dst, elem_addr(L, v, so, si, &bitoff), bytes};
-    cp_async(L, 3, ops, cb);
+    TlValue *bytes = tl_arith_divi(&L->b, bits, lw_cst(L, lw_i64(L), 8));
+    TlValue *src = elem_addr(L, v, so, si, &bitoff);
+    TlValue *unread = pieces > 1 ? elem_addr(L, v, zero, zero, &bitoff) : NULL;
+    for (int64_t j = 0; j < pieces; j++) {
+      TlValue *bj = bytes, *sj = src, *dj = dst;
+      if (j) {
+        TlValue *step = lw_cst(L, lw_i64(L), j * cb);
+        bj = tl_arith_maxi(&L->b, tl_arith_subi(&L->b, bytes, step),
+                           lw_cst(L, lw_i64(L), 0));
+        TlValue *some = tl_arith_cmpi(&L->b, "gt", bj, lw_cst(L, lw_i64(L), 0));
+        sj = tl_arith_select(&L->b, some, lw_ptr_add(L, src, step), unread);
+        dj = lw_ptr_add(L, dst, step);
+      }
+      if (pieces > 1)
+        bj = tl_arith_mini(&L->b, bj, lw_cst(L, lw_i64(L), cb));
+      TlValue *ops[3] = {dj, sj, tl_arith_trunci(&L->b, bj, lw_i32(L))};
+      cp_async(L, 3, ops, cb, tl_op_attr(op, "cache"));
+    }
   }
   if (few)
     lw_close_guard(L, outside);

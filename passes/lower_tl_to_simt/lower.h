@@ -237,6 +237,7 @@ bool lw_lower_store_shared(Lower *L, TlOp *op);
 bool lw_lower_shared_view(Lower *L, TlOp *op, Smem *src);
 TlValue *lw_smem_addr(Lower *L, Smem *m, TlValue **off, TlValue **idx);
 bool lw_smem_runs(const TlSharedLayout *l, int64_t w);
+void lw_put_bits(Lower *L, Tile *t, int64_t pos, unsigned n, TlValue *v);
 
 /* elementwise.c */
 bool lw_lower_alloc_register(Lower *L, TlOp *op);

@@ -58,10 +58,10 @@ static TlValue *smem_linear(Lower *L, const TlSharedLayout *l, TlValue **off,
   return lin;
 }
 
-/* Byte address of the shared element at (off + idx): its linear offset,
- * then the layout's swizzle. */
-TlValue *lw_smem_addr(Lower *L, Smem *m, TlValue **off, TlValue **idx) {
-  const TlSharedLayout *l = &m->layout;
+/* The element offset of the shared element at (off + idx): its linear
+ * offset, then the layout's swizzle. */
+static TlValue *smem_offset(Lower *L, const TlSharedLayout *l, TlValue **off,
+                            TlValue **idx) {
   TlValue *lin = smem_linear(L, l, off, idx);
   if (l->swizzle_bits) {
     int64_t mask = ((INT64_C(1) << l->swizzle_bits) - 1) << l->swizzle_base;
@@ -70,13 +70,40 @@ TlValue *lw_smem_addr(Lower *L, Smem *m, TlValue **off, TlValue **idx) {
     lin = tl_arith_xori(&L->b, lin,
                         tl_arith_andi(&L->b, hi, lw_cst(L, lw_i64(L), mask)));
   }
-  /* Sub-byte elements are accessed in whole aligned bytes only. */
+  return lin;
+}
+
+/* Byte address of the shared element at (off + idx). Elements are stored
+ * compactly (element k at bits [k b, k b + b) of the tile's bytes, as in
+ * global memory); a sub-byte element gives the byte holding its first
+ * bit, which callers use at byte boundaries only (smem_bit_addr gives the
+ * offset within the byte). */
+TlValue *lw_smem_addr(Lower *L, Smem *m, TlValue **off, TlValue **idx) {
+  TlValue *lin = smem_offset(L, &m->layout, off, idx);
   unsigned b = tl_type_bitwidth(m->elem);
-  TlValue *bytes = b == 8 ? lin
-                   : b > 8
-                       ? tl_arith_muli(&L->b, lin, lw_cst(L, lw_i64(L), b / 8))
-                       : tl_arith_divi(&L->b, lin, lw_cst(L, lw_i64(L), 8 / b));
+  TlValue *bytes =
+      b == 8  ? lin
+      : b > 8 ? tl_arith_muli(&L->b, lin, lw_cst(L, lw_i64(L), b / 8))
+      : 8 % b == 0
+          ? tl_arith_divi(&L->b, lin, lw_cst(L, lw_i64(L), 8 / b))
+          : tl_arith_divi(&L->b,
+                          tl_arith_muli(&L->b, lin, lw_cst(L, lw_i64(L), b)),
+                          lw_cst(L, lw_i64(L), 8));
   return lw_ptr_add(L, m->base, bytes);
+}
+
+/* For sub-byte elements: the byte holding the first bit of the shared
+ * element at (off + idx), and that bit's offset in it (u32). */
+static TlValue *smem_bit_addr(Lower *L, Smem *m, TlValue **off, TlValue **idx,
+                              TlValue **bitoff) {
+  TlValue *lin = smem_offset(L, &m->layout, off, idx);
+  unsigned b = tl_type_bitwidth(m->elem);
+  TlValue *bits =
+      b == 1 ? lin : tl_arith_muli(&L->b, lin, lw_cst(L, lw_i64(L), b));
+  *bitoff = tl_arith_trunci(
+      &L->b, tl_arith_remi(&L->b, bits, lw_cst(L, lw_i64(L), 8)), lw_u32(L));
+  return lw_ptr_add(L, m->base,
+                    tl_arith_divi(&L->b, bits, lw_cst(L, lw_i64(L), 8)));
 }
 
 /* Whether every aligned run of w elements along the last dimension of
@@ -175,19 +202,112 @@ static bool load_ldmatrix(Lower *L, Smem *m, const TlLayout *l, unsigned b,
   return true;
 }
 
-/* Tiles of 1, 2, 4, 8, 16, 32 or 64-bit elements: ldmatrix where the layouts
- * allow it, else the widest ld.shared runs (whole bytes for sub-byte
- * elements). */
+/* One sub-byte element from the bytes it touches: the byte holding its
+ * first bit and, for elements of 3, 5, 6 or 7 bits, the next byte when
+ * the element runs into it (else the same byte again, so that no byte
+ * past the element is read); the element's bits at the bottom of a u32
+ * (lw_set_elem keeps the low b). */
+static TlValue *load_subbyte_elem(Lower *L, Smem *m, TlValue **off,
+                                  TlValue **idx) {
+  unsigned b = tl_type_bitwidth(m->elem);
+  TlType *u8 = tl_type_int(L->ctx, 8, false), *u32 = lw_u32(L);
+  TlValue *bitoff, *p = smem_bit_addr(L, m, off, idx, &bitoff);
+  TlValue *x = tl_arith_exti(&L->b, lw_load(L, p, u8, 0), u32);
+  if (8 % b) {
+    TlValue *spill =
+        tl_arith_cmpi(&L->b, "gt", bitoff, lw_cst(L, u32, 8 - (int64_t)b));
+    TlValue *step = tl_arith_select(&L->b, spill, lw_cst(L, lw_i64(L), 1),
+                                    lw_cst(L, lw_i64(L), 0));
+    TlValue *hi =
+        tl_arith_exti(&L->b, lw_load(L, lw_ptr_add(L, p, step), u8, 0), u32);
+    x = tl_arith_ori(&L->b, x, tl_arith_shli(&L->b, hi, lw_cst(L, u32, 8)));
+  }
+  return tl_arith_shri(&L->b, x, bitoff);
+}
+
+/* Sets bits [pos, pos + n) of t's word stream (n <= 32) to the low n bits
+ * of v (a u32). */
+void lw_put_bits(Lower *L, Tile *t, int64_t pos, unsigned n, TlValue *v) {
+  unsigned w = (unsigned)(pos / 32), o = (unsigned)(pos % 32);
+  uint32_t mask = n == 32 ? UINT32_MAX : (UINT32_C(1) << n) - 1;
+  if (n < 32)
+    v = tl_arith_andi(&L->b, v, lw_cst(L, lw_u32(L), mask));
+  if (n == 32 && o == 0) {
+    t->words[w] = v;
+    return;
+  }
+  TlValue *keep =
+      tl_arith_andi(&L->b, t->words[w],
+                    lw_cst(L, lw_u32(L), (int64_t)(uint32_t) ~(mask << o)));
+  TlValue *sh = o ? tl_arith_shli(&L->b, v, lw_cst(L, lw_u32(L), o)) : v;
+  t->words[w] = tl_arith_ori(&L->b, keep, sh);
+  if (o + n > 32) {
+    unsigned rest = o + n - 32;
+    uint32_t low = (UINT32_C(1) << rest) - 1;
+    TlValue *keep2 = tl_arith_andi(
+        &L->b, t->words[w + 1], lw_cst(L, lw_u32(L), (int64_t)(uint32_t)~low));
+    TlValue *hi = tl_arith_shri(&L->b, v, lw_cst(L, lw_u32(L), 32 - o));
+    t->words[w + 1] = tl_arith_ori(&L->b, keep2, hi);
+  }
+}
+
+/* A run of 3, 5, 6 or 7-bit elements that is whole bytes: the nbytes
+ * bytes at p, which are bits [pos, pos + 8 nbytes) of t's word stream,
+ * moved in pieces of `align` bytes (each piece's address a multiple of
+ * it): loaded into t, or stored from it. */
+static void move_bytes(Lower *L, Tile *t, int64_t pos, TlValue *p,
+                       int64_t nbytes, unsigned align, bool store) {
+  TlType *at = lw_access_type(L, align);
+  for (int64_t k = 0; k < nbytes / align; k++) {
+    TlValue *q = k ? lw_ptr_add(L, p, lw_cst(L, lw_i64(L), k * align)) : p;
+    int64_t at_bit = pos + k * align * 8;
+    if (store) {
+      TlValue *x;
+      if (align <= 4) {
+        x = lw_tile_bits(L, t, at_bit, align * 8);
+        if (align < 4)
+          x = tl_arith_trunci(&L->b, x, at);
+      } else {
+        TlValue *words[4];
+        for (unsigned j = 0; j < align / 4; j++)
+          words[j] = lw_tile_bits(L, t, at_bit + 32 * j, 32);
+        x = tl_build1(&L->b, TL_OP_SIMT_BUILD, align / 4, words, at);
+      }
+      lw_store(L, x, q, align > 1 ? align : 0);
+      continue;
+    }
+    TlValue *x = lw_load(L, q, at, align > 1 ? align : 0);
+    if (align <= 4) {
+      lw_put_bits(L, t, at_bit, align * 8,
+                  align < 4 ? tl_arith_exti(&L->b, x, lw_u32(L)) : x);
+    } else {
+      for (unsigned j = 0; j < align / 4; j++)
+        lw_put_bits(L, t, at_bit + 32 * j, 32, lw_extract(L, x, lw_u32(L), j));
+    }
+  }
+}
+
+/* The pieces move_bytes moves a run of nbytes in: the largest power of
+ * two, at most 16, dividing nbytes (a run of w elements starts at an
+ * element offset that is a multiple of w, so at a byte multiple of it). */
+static unsigned piece_bytes(int64_t nbytes) {
+  int64_t a = lw_pow2_factor(nbytes);
+  return (unsigned)(a > 16 ? 16 : a);
+}
+
+/* Tiles of any element width up to 32 bits, and of 64: ldmatrix where
+ * the layouts allow it, else the widest ld.shared runs; sub-byte elements
+ * in runs of whole bytes where the layouts give them, else element by
+ * element from the bytes each touches. */
 bool lw_lower_load_shared(Lower *L, TlOp *op) {
   Smem *m = lw_smem_of(L, tl_op_operand(op, 0));
   TlType *rt = tl_value_type(tl_op_result(op, 0));
   unsigned b = lw_elem_bits(rt);
   if (!m)
     return lw_fail(L, op, "shared tiles not made by tl.alloc_shared");
-  if (32 % b && b != 64)
+  if (b > 8 && 32 % b && b != 64)
     return lw_fail(
-        L, op,
-        "shared loads of elements other than 1, 2, 4, 8, 16, 32 or 64 bits");
+        L, op, "shared loads of elements other than 1 to 8, 16, 32 or 64 bits");
   int rank = m->layout.rank;
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < rank; d++)
@@ -202,13 +322,18 @@ bool lw_lower_load_shared(Lower *L, TlOp *op) {
   TlType *mem = tl_type_int(L->ctx, b, false);
   for (int64_t i = 0; i < tl_layout_local_size(l);) {
     lw_index_of(L, l, i, idx);
-    TlValue *p = lw_smem_addr(L, m, off, idx);
     int64_t w = smem_vector_run(L, m, l, i, last_off);
-    if (w * b < 8)
-      return lw_fail(
-          L, op,
-          "shared loads of sub-byte elements whose runs along the last "
-          "dimension are not whole aligned bytes");
+    if (b < 8 && (w * b) % 8) {
+      lw_set_elem(L, t, (unsigned)i, load_subbyte_elem(L, m, off, idx));
+      i++;
+      continue;
+    }
+    TlValue *p = lw_smem_addr(L, m, off, idx);
+    if (b < 8 && 8 % b) {
+      move_bytes(L, t, i * b, p, w * b / 8, piece_bytes(w * b / 8), false);
+      i += w;
+      continue;
+    }
     if (w > 1 || b == 64) {
       unsigned bytes = (unsigned)w * b / 8;
       lw_scatter_access(L, t, i, w,
@@ -226,17 +351,20 @@ bool lw_lower_load_shared(Lower *L, TlOp *op) {
   return true;
 }
 
-/* The widest st.shared runs, by one writer per element. */
+/* The widest st.shared runs, by one writer per element; sub-byte
+ * elements in whole bytes only (a run of a thread's elements along the
+ * last dimension that starts on a byte boundary and covers whole bytes):
+ * a thread never writes a byte that holds another thread's element. */
 bool lw_lower_store_shared(Lower *L, TlOp *op) {
   Tile *t = lw_tile_of(L, tl_op_operand(op, 0));
   Smem *m = lw_smem_of(L, tl_op_operand(op, 1));
   unsigned b = lw_elem_bits(t->type);
   if (!m)
     return lw_fail(L, op, "shared tiles not made by tl.alloc_shared");
-  if (32 % b && b != 64)
+  if (b > 8 && 32 % b && b != 64)
     return lw_fail(
         L, op,
-        "shared stores of elements other than 1, 2, 4, 8, 16, 32 or 64 bits");
+        "shared stores of elements other than 1 to 8, 16, 32 or 64 bits");
   int rank = m->layout.rank;
   TlValue *off[TL_LAYOUT_MAX_RANK], *idx[TL_LAYOUT_MAX_RANK];
   for (int d = 0; d < rank; d++)
@@ -250,13 +378,21 @@ bool lw_lower_store_shared(Lower *L, TlOp *op) {
     lw_index_of(L, l, i, idx);
     TlValue *p = lw_smem_addr(L, m, off, idx);
     int64_t w = smem_vector_run(L, m, l, i, last_off);
-    if (w * b < 8) {
+    if (b < 8 && (w * b) % 8) {
       if (guard)
         lw_close_guard(L, outside);
-      return lw_fail(
-          L, op,
-          "shared stores of sub-byte elements whose runs along the last "
-          "dimension are not whole aligned bytes (threads would share bytes)");
+      char msg[200];
+      snprintf(msg, sizeof msg,
+               "shared stores of %u-bit elements whose runs along the last "
+               "dimension are not whole aligned bytes (threads would share "
+               "bytes: a thread's run of %lld element%s is %lld bits)",
+               b, (long long)w, w == 1 ? "" : "s", (long long)(w * b));
+      return lw_fail(L, op, msg);
+    }
+    if (b < 8 && 8 % b) {
+      move_bytes(L, t, i * b, p, w * b / 8, piece_bytes(w * b / 8), true);
+      i += w;
+      continue;
     }
     if (w > 1 || b == 64) {
       lw_store(L, lw_gather_access(L, t, i, w), p, (unsigned)w * b / 8);
@@ -310,7 +446,11 @@ bool lw_lower_shared_view(Lower *L, TlOp *op, Smem *src) {
     TlValue *bytes =
         b == 8  ? shift
         : b > 8 ? tl_arith_muli(&L->b, shift, lw_cst(L, lw_i64(L), b / 8))
-                : tl_arith_divi(&L->b, shift, lw_cst(L, lw_i64(L), 8 / b));
+        : 8 % b == 0
+            ? tl_arith_divi(&L->b, shift, lw_cst(L, lw_i64(L), 8 / b))
+            : tl_arith_divi(
+                  &L->b, tl_arith_muli(&L->b, shift, lw_cst(L, lw_i64(L), b)),
+                  lw_cst(L, lw_i64(L), 8));
     m->base = lw_ptr_add(L, src->base, bytes);
   }
   lw_put_smem(L, tl_op_result(op, 0), m);
