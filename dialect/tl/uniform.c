@@ -155,8 +155,44 @@ static bool reduces_across_warps(const TlLayout *l, int d) {
   return false;
 }
 
-/* Why op cannot run in a warp branch, or NULL when it can. */
-static const char *refusal(TlOp *op) {
+/* Whether a tile broadcast from layout src to layout dst over a block of
+ * `threads` threads takes every element of the result from the same
+ * thread (the lowering's registers-only broadcast; else the elements go
+ * through the shared scratch, behind a barrier): for each local index i
+ * of dst, every thread holds, at one local index of src, the element its
+ * i-th element reads (index 0 along src's size-1 dimensions). False when
+ * threads is 0 (not known). */
+static bool broadcast_in_threads(const TlLayout *src, const TlLayout *dst,
+                                 int64_t threads) {
+  int64_t ts = tl_layout_num_threads(src), td = tl_layout_num_threads(dst);
+  int64_t cap = tl_layout_replication(src);
+  int64_t *holders = tl_xmalloc(sizeof *holders * (size_t)cap);
+  bool ok = threads > 0;
+  for (int64_t i = 0; ok && i < tl_layout_local_size(dst); i++) {
+    int64_t j = -1;
+    for (int64_t t = 0; ok && t < threads; t++) {
+      int64_t idx[TL_LAYOUT_MAX_RANK], local, count;
+      ok = tl_layout_map(dst, t % td, i, idx, NULL);
+      for (int d = 0; ok && d < src->rank; d++)
+        if (src->shape[d] == 1)
+          idx[d] = 0;
+      ok = ok &&
+           tl_layout_locate(src, idx, &local, holders, cap, &count, NULL) &&
+           (j < 0 || local == j);
+      j = local;
+      bool held = false;
+      for (int64_t k = 0; ok && k < count && !held; k++)
+        held = holders[k] == t % ts;
+      ok = ok && held;
+    }
+  }
+  tl_free(holders);
+  return ok;
+}
+
+/* Why op cannot run in a warp branch of a block of `threads` threads (0:
+ * not known), or NULL when it can. */
+static const char *refusal(TlOp *op, int64_t threads) {
   switch (tl_op_id(op)) {
   case TL_OP_TL_SYNCHRONIZE:
     return "it waits for every thread of the block";
@@ -175,14 +211,27 @@ static const char *refusal(TlOp *op) {
     return "the block leaves as one";
   case TL_OP_TL_PRINT:
     return "the block prints as one";
-  case TL_OP_TL_GATHER:
-    return "its row indices may move between threads through the shared "
+  case TL_OP_TL_GATHER: {
+    /* The row indices go to the result's layout as a broadcast does. */
+    TlType *it = tl_value_type(tl_op_operand(op, 1));
+    TlType *rt = tl_value_type(tl_op_result(op, 0));
+    if (tl_tensor_kind(it) == TL_TENSOR_REG &&
+        tl_tensor_kind(rt) == TL_TENSOR_REG &&
+        broadcast_in_threads(tl_reg_layout(it), tl_reg_layout(rt), threads))
+      return NULL;
+    return "its row indices move between threads through the shared "
            "scratch (behind a barrier)";
-  case TL_OP_TL_BROADCAST:
-    if (tl_tensor_kind(tl_value_type(tl_op_operand(op, 0))) == TL_TENSOR_REG)
-      return "a broadcast of a tile may move elements between threads "
-             "through the shared scratch (behind a barrier)";
-    return NULL;
+  }
+  case TL_OP_TL_BROADCAST: {
+    TlType *st = tl_value_type(tl_op_operand(op, 0));
+    TlType *rt = tl_value_type(tl_op_result(op, 0));
+    if (tl_tensor_kind(st) != TL_TENSOR_REG ||
+        (tl_tensor_kind(rt) == TL_TENSOR_REG &&
+         broadcast_in_threads(tl_reg_layout(st), tl_reg_layout(rt), threads)))
+      return NULL;
+    return "the broadcast moves elements between threads through the shared "
+           "scratch (behind a barrier)";
+  }
   case TL_OP_TL_ATOMIC_RMW:
   case TL_OP_TL_ATOMIC_CAS: {
     if (tl_op_num_results(op))
@@ -210,6 +259,7 @@ static const char *refusal(TlOp *op) {
 
 typedef struct Check {
   const TlUniformity *u;
+  int64_t threads;
   bool ok;
 } Check;
 
@@ -220,7 +270,7 @@ static bool scalar_or_scf(TlOp *op) {
 
 static void check_ops(Check *c, TlBlock *b, TlOp *branch) {
   for (TlOp *op = tl_block_first_op(b); op && c->ok; op = tl_op_next(op)) {
-    const char *why = branch ? refusal(op) : NULL;
+    const char *why = branch ? refusal(op, c->threads) : NULL;
     if (why) {
       tl_op_emit_error(op, "cannot run in a warp branch: %s", why);
       tl_emit_note(tl_op_context(op), tl_op_loc(branch), "the warp branch");
@@ -252,9 +302,9 @@ static void check_ops(Check *c, TlBlock *b, TlOp *branch) {
   }
 }
 
-TlResult tl_uniformity_verify(TlOp *kernel) {
+TlResult tl_uniformity_verify(TlOp *kernel, int64_t threads) {
   TlUniformity *u = tl_uniformity_create(kernel);
-  Check c = {u, true};
+  Check c = {u, threads, true};
   for (unsigned r = 0; r < tl_op_num_regions(kernel); r++)
     for (TlBlock *b = tl_region_first_block(tl_op_region(kernel, r)); b;
          b = tl_block_next(b))

@@ -164,7 +164,9 @@ TlUniformity *tl_uniformity_create(TlOp *kernel);
 void tl_uniformity_destroy(TlUniformity *u);
 bool tl_uniformity_is_warp(const TlUniformity *u, const TlValue *v);
 bool tl_uniformity_diverges(const TlUniformity *u, const TlOp *op);
-TlResult tl_uniformity_verify(TlOp *kernel);
+/* threads: the block's threads, 0 when not known (some rules depend on
+ * it, and refuse when it is not known). */
+TlResult tl_uniformity_verify(TlOp *kernel, int64_t threads);
 
 /* The tl.kernel op enclosing op, or NULL. */
 TlOp *tl_enclosing_kernel(TlOp *op);

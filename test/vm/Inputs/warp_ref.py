@@ -41,6 +41,9 @@ elif kernel == "warp_dot":
         fail("d")
     if not (m[16:, 0] == dd[16:].max(axis=1)).all():
         fail("m")
+    ee = load("e")
+    if (ee[:16] != 0).any() or not (ee[16:] == dd[16:] - m[16:]).all():
+        fail("e")
 elif kernel == "handoff":
     x, y = load("x").astype(np.int64), load("y")
     if not (y == ((x * x + 1) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)).all():
