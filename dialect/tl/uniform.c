@@ -179,11 +179,13 @@ static bool broadcast_in_threads(const TlLayout *src, const TlLayout *dst,
       ok = ok &&
            tl_layout_locate(src, idx, &local, holders, cap, &count, NULL) &&
            (j < 0 || local == j);
+      if (!ok)
+        break;
       j = local;
       bool held = false;
-      for (int64_t k = 0; ok && k < count && !held; k++)
+      for (int64_t k = 0; k < count && !held; k++)
         held = holders[k] == t % ts;
-      ok = ok && held;
+      ok = held;
     }
   }
   tl_free(holders);
