@@ -34,6 +34,7 @@ SKIP = {
     "test/dialect/tl/canonicalize.tl": "canonicalization patterns, not a program",
     "test/dialect/tl/invalid.tl": "verifier diagnostics",
     "test/passes/lower-tl-to-simt-invalid.tl": "what the lowering refuses",
+    "test/passes/lower-tl-to-simt-warp-invalid.tl": "what the lowering refuses in a warp branch",
     "test/passes/plan-shared-memory-target.tl": "kernels over some targets' shared memory",
     "test/target/Inputs/tl-unlowerable.tl": "what the lowering refuses",
     "test/vm/tl-run-errors.tl": "tl-run's argument diagnostics",

@@ -81,6 +81,11 @@ FEATURES = {
     # would share bytes: the block VM reports a race and the lowering
     # refuses). Its choices come from a third random stream.
     "shared_round_trip": True,
+    # warp branches: scf.if on tl.warp_index == k, in which warp k alone
+    # loads, computes and stores (docs/langref.md, "Warp-uniform values and
+    # warp branches"), and stores a tile made from the warp index. Their
+    # choices come from a fourth random stream.
+    "warp_branches": True,
 }
 
 # --------------------------------------------------------------------------
@@ -469,6 +474,7 @@ class Kernel:
         self.rng = random.Random(seed)
         self.rng2 = random.Random(seed * 1000003 + 17)  # the new ops' stream
         self.rng3 = random.Random(seed * 1000033 + 29)  # shared round trips
+        self.rng4 = random.Random(seed * 7919 + 5)  # warp branches
         rng = self.rng
         self.threads = 32 * rng.choice([1, 1, 2, 3, 4, 5, 6, 7, 8])
         self.grid = rng.choice([(1, 1), (1, 1), (2, 1), (3, 1), (1, 2), (2, 2)])
@@ -1008,11 +1014,60 @@ class Kernel:
                 self.store(t)
         if FEATURES["atomics"] and self.rng2.random() < 0.3:
             self.store(self.counter_atomic())
+        if FEATURES["warp_branches"] and self.rng4.random() < 0.3:
+            self.warp_branch()
         if not self.outputs:
             # every chain ended in a type that cannot be stored: store a
             # plain f32 tile, so that the kernel writes something
             t = self.load(TYPES["f32"], random_layout(rng, self.threads, 1, 1))
             self.store(t)
+
+    def warp_branch(self):
+        """scf.if on tl.warp_index == k: warp k alone loads a tile, runs a
+        short chain of ops on it and stores it (each element its threads
+        hold, by the lowest of them), and stores the warp index plus a
+        constant broadcast into a tile. The branch's values stay in it:
+        the constants and tiles it makes leave the pools afterwards."""
+        main = self.rng
+        self.rng = rng = self.rng4
+        w = self.fresh("w")
+        self.emit("%s = tl.warp_index : i32" % w)
+        cond = self.fresh("wb")
+        self.emit("%s = arith.cmpi eq, %s, %s : i32" % (
+            cond, w, self.const(rng.randrange(self.threads // 32))))
+        consts, pool = dict(self.consts), list(self.pool)
+        self.emit("scf.if %s {" % cond)
+        # replicated layouts too (each warp writes every element its
+        # threads hold), in blocks of 2^k threads: the lowering refuses
+        # replication groups that straddle warps
+        repl = 1
+        if rng.random() < 0.4 and self.threads & (self.threads - 1) == 0:
+            repl = rng.choice([d for d in divisors(self.threads) if d > 1])
+        x = self.load(random_type(rng), random_layout(
+            rng, self.threads, rng.randint(1, 3), rng.choice([1, 2, 4]), repl))
+        for _ in range(rng.randint(0, 3)):
+            x = self.random_op(x)
+        y = self.finish(x)
+        if y is not None:
+            self.plain_store(y)
+        if rng.random() < 0.5:
+            v = self.fresh("s")
+            self.emit("%s = arith.addi %s, %s : i32" % (v, w, self.const(rng.randint(-3, 9))))
+            t = Tile(self.fresh("t"), TYPES["i32"],
+                     random_layout(rng, self.threads, rng.randint(1, 2), rng.choice([1, 2])))
+            self.emit("%s = tl.broadcast %s : i32 -> %s" % (t.name, v, self.tty(t)))
+            self.plain_store(t)
+        self.emit("scf.yield")
+        self.emit("}")
+        self.consts, self.pool = consts, pool
+        self.rng = main
+
+    def plain_store(self, t):
+        """tl.store_global of t (no atomic): what a warp branch may do."""
+        pname, g, gty, offs, masked = self.access(t.dtype, t.layout.shape(), True)
+        self.emit("tl.store_global %s, %s[%s]%s : %s, %s" % (
+            t.name, g, ", ".join(offs), " masked" if masked else "", self.tty(t), gty))
+        self.outputs.append((pname, t.dtype))
 
     def text(self):
         gx, gy = self.grid

@@ -874,7 +874,7 @@ TlResult tl_kernel_verify(TlOp *op) {
     if (tc.failed)
       return TL_FAILURE;
   }
-  return TL_SUCCESS;
+  return tl_uniformity_verify(op, nthreads);
 }
 
 /*===--- tl.template -----------------------------------------------------===*/

@@ -223,6 +223,18 @@ static TlResult block_indices_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
+/* tl.warp_index: parses and prints as tl.block_indices; the op table
+ * gives it no operands and one result. */
+static TlResult warp_index_verify(TlOp *op) {
+  if (rtype(op, 0) != tl_type_int(tl_op_context(op), 32, true))
+    return bad_type(op, "the result", "i32", rtype(op, 0));
+  if (!tl_enclosing_kernel(op)) {
+    tl_op_emit_error(op, "must be inside a tl.kernel");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
 /*===--- view_global -----------------------------------------------------===*/
 
 /* `[%m, 1024]`: each entry an operand or a literal; literals go in attr.
@@ -2305,6 +2317,9 @@ static const TlPattern permute_patterns[] = {
   .print = tl_template_print, .fold = tl_template_fold
 #define TL_HOOKS_TL_BLOCK_INDICES                                              \
   .verify = block_indices_verify, .parse = block_indices_parse,                \
+  .print = block_indices_print
+#define TL_HOOKS_TL_WARP_INDEX                                                 \
+  .verify = warp_index_verify, .parse = block_indices_parse,                   \
   .print = block_indices_print
 #define TL_HOOKS_TL_VIEW_GLOBAL                                                \
   .verify = view_global_verify, .parse = view_global_parse,                    \

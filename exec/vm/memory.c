@@ -479,6 +479,12 @@ static int accessor(const LTab *lt, int64_t e) {
   return lt->rep > 1 ? T_MANY : lt->owner[e];
 }
 
+/* The next row-major index j of a tile of the given shape. */
+static void step(int64_t *j, int rank, const int64_t *shape) {
+  for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
+    j[d] = 0;
+}
+
 /*===--- Global memory ----------------------------------------------------===*/
 
 static bool exec_view_global(TlVm *vm, Inst *in) {
@@ -557,7 +563,10 @@ static bool exec_load_global(TlVm *vm, Inst *in) {
   tile_shape(rt, &rank, shape);
   read_offsets(vm, in, 1, rank, off);
   const LTab *lt = vm_ltab(vm, tl_reg_layout(rt));
-  Tile *t = tile_new(vm, rt, false);
+  /* In a warp branch the warp loads the elements it holds; the others
+   * are undefined. */
+  int32_t *mine = vm_warp_holders(vm, lt);
+  Tile *t = tile_new(vm, rt, mine != NULL);
   memset(j, 0, sizeof j);
   if (box_inside(vm, g, off, shape)) {
     /* Row by row along the last dimension. */
@@ -565,47 +574,63 @@ static bool exec_load_global(TlVm *vm, Inst *in) {
     for (int64_t e = 0; e < t->n; e += inner) {
       int64_t o = view_offset(g, off, j);
       for (int64_t k = 0; k < inner; k++) {
+        if (mine && mine[e + k] < 0)
+          continue;
         if (!gtrack(vm, in, g->param, o + k * st, accessor(lt, e + k), false,
                     false, false)) {
           tile_release(t);
+          tl_free(mine);
           return false;
         }
         t->v[e + k] = buf_load(a, o + k * st);
+        if (mine)
+          t->undef[e + k] = 0;
       }
       for (int d = rank - 2; d >= 0 && ++j[d] == shape[d]; d--)
         j[d] = 0;
     }
+    tl_free(mine);
     vm_put_tile(vm, in, 0, t);
     return true;
   }
   for (int64_t e = 0; e < t->n; e++) {
+    if (mine && mine[e] < 0) {
+      step(j, rank, shape);
+      continue;
+    }
+    if (mine)
+      t->undef[e] = 0;
     for (int d = 0; d < rank; d++)
       idx[d] = sat_add(off[d], j[d]);
     int64_t o;
     int r = global_at(vm, in, g, idx, masked, "reads", lt->owner[e], &o);
     if (r < 0) {
       tile_release(t);
+      tl_free(mine);
       return false;
     }
     if (r &&
         !gtrack(vm, in, g->param, o, accessor(lt, e), false, false, false)) {
       tile_release(t);
+      tl_free(mine);
       return false;
     }
     t->v[e] = r ? buf_load(a, o) : 0;
-    for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
-      j[d] = 0;
+    step(j, rank, shape);
   }
+  tl_free(mine);
   vm_put_tile(vm, in, 0, t);
   return true;
 }
 
-/* The first undefined element of a tile being stored: an error. */
-static bool check_defined(TlVm *vm, Inst *in, const Tile *t) {
+/* The first undefined element of a tile being stored (of those mine marks,
+ * when not NULL): an error. */
+static bool check_defined(TlVm *vm, Inst *in, const Tile *t,
+                          const int32_t *mine) {
   if (!t->undef)
     return true;
   for (int64_t e = 0; e < t->n; e++)
-    if (t->undef[e]) {
+    if (t->undef[e] && (!mine || mine[e] >= 0)) {
       int rank;
       int64_t shape[TL_LAYOUT_MAX_RANK], idx[TL_LAYOUT_MAX_RANK];
       char ib[256];
@@ -616,53 +641,52 @@ static bool check_defined(TlVm *vm, Inst *in, const Tile *t) {
       return vm_error(vm, in->op,
                       "stores undefined element %s of the register "
                       "tile (thread %d)",
-                      ib, lt->owner[e]);
+                      ib, mine ? mine[e] : lt->owner[e]);
     }
   return true;
 }
 
+/* Stores by the elements' owners; in a warp branch, by the running warp's
+ * lowest thread holding each (the other warps do not run). */
 static bool exec_store_global(TlVm *vm, Inst *in) {
   const Tile *t = vm_in(vm, in, 0)->obj;
   const GView *g = vm_in(vm, in, 1)->obj;
   const TlVmArg *a = &vm->args[g->param];
   bool masked = tl_op_attr(in->op, "masked") != NULL;
-  if (!check_defined(vm, in, t))
-    return false;
+  const LTab *lt = vm_ltab(vm, tl_reg_layout(t->type));
+  int32_t *mine = vm_warp_holders(vm, lt);
+  bool ok = check_defined(vm, in, t, mine);
   int rank;
   int64_t shape[TL_LAYOUT_MAX_RANK], off[TL_LAYOUT_MAX_RANK];
   int64_t j[TL_LAYOUT_MAX_RANK], idx[TL_LAYOUT_MAX_RANK];
   tile_shape(t->type, &rank, shape);
   read_offsets(vm, in, 2, rank, off);
-  const LTab *lt = vm_ltab(vm, tl_reg_layout(t->type));
   memset(j, 0, sizeof j);
-  if (box_inside(vm, g, off, shape)) {
-    for (int64_t e = 0; e < t->n; e++) {
-      int64_t o = view_offset(g, off, j);
-      if (!gtrack(vm, in, g->param, o, lt->owner[e], true,
-                  buf_load(a, o) == t->v[e], false))
-        return false;
-      buf_store(a, view_offset(g, off, j), t->v[e]);
-      for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
-        j[d] = 0;
+  bool inside = box_inside(vm, g, off, shape);
+  for (int64_t e = 0; ok && e < t->n; e++) {
+    if (mine && mine[e] < 0) {
+      step(j, rank, shape);
+      continue;
     }
-    return true;
-  }
-  for (int64_t e = 0; e < t->n; e++) {
-    for (int d = 0; d < rank; d++)
-      idx[d] = sat_add(off[d], j[d]);
+    int who = mine ? mine[e] : lt->owner[e];
     int64_t o;
-    int r = global_at(vm, in, g, idx, masked, "writes", lt->owner[e], &o);
-    if (r < 0)
-      return false;
-    if (r && !gtrack(vm, in, g->param, o, lt->owner[e], true,
-                     buf_load(a, o) == t->v[e], false))
-      return false;
-    if (r)
+    int r = 1;
+    if (inside) {
+      o = view_offset(g, off, j);
+    } else {
+      for (int d = 0; d < rank; d++)
+        idx[d] = sat_add(off[d], j[d]);
+      r = global_at(vm, in, g, idx, masked, "writes", who, &o);
+    }
+    if (r < 0 || (r && !gtrack(vm, in, g->param, o, who, true,
+                               buf_load(a, o) == t->v[e], false)))
+      ok = false;
+    else if (r)
       buf_store(a, o, t->v[e]);
-    for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
-      j[d] = 0;
+    step(j, rank, shape);
   }
-  return true;
+  tl_free(mine);
+  return ok;
 }
 
 /*===--- Atomics and fences -----------------------------------------------===*/
@@ -709,29 +733,33 @@ static bool exec_atomic_tile(TlVm *vm, Inst *in, unsigned nvals) {
   const Tile *c = nvals == 2 ? vm_in(vm, in, 0)->obj : NULL;
   const GView *g = vm_in(vm, in, nvals)->obj;
   bool masked = tl_op_attr(in->op, "masked") != NULL;
-  if (!check_defined(vm, in, t) || (c && !check_defined(vm, in, c)))
-    return false;
+  const LTab *lt = vm_ltab(vm, tl_reg_layout(t->type));
+  int32_t *mine = vm_warp_holders(vm, lt);
+  bool ok =
+      check_defined(vm, in, t, mine) && (!c || check_defined(vm, in, c, mine));
   int rank;
   int64_t shape[TL_LAYOUT_MAX_RANK], off[TL_LAYOUT_MAX_RANK];
   int64_t j[TL_LAYOUT_MAX_RANK] = {0}, idx[TL_LAYOUT_MAX_RANK];
   tile_shape(t->type, &rank, shape);
   read_offsets(vm, in, nvals + 1, rank, off);
-  const LTab *lt = vm_ltab(vm, tl_reg_layout(t->type));
-  for (int64_t e = 0; e < t->n; e++) {
+  for (int64_t e = 0; ok && e < t->n; e++) {
+    if (mine && mine[e] < 0) {
+      step(j, rank, shape);
+      continue;
+    }
     for (int d = 0; d < rank; d++)
       idx[d] = sat_add(off[d], j[d]);
+    int who = mine ? mine[e] : lt->owner[e];
     int64_t o;
     uint64_t old;
-    int r = global_at(vm, in, g, idx, masked, "updates", lt->owner[e], &o);
-    if (r < 0)
-      return false;
-    if (r &&
-        !atomic_at(vm, in, g, o, lt->owner[e], c ? c->v[e] : 0, t->v[e], &old))
-      return false;
-    for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
-      j[d] = 0;
+    int r = global_at(vm, in, g, idx, masked, "updates", who, &o);
+    if (r < 0 ||
+        (r && !atomic_at(vm, in, g, o, who, c ? c->v[e] : 0, t->v[e], &old)))
+      ok = false;
+    step(j, rank, shape);
   }
-  return true;
+  tl_free(mine);
+  return ok;
 }
 
 static bool exec_atomic(TlVm *vm, Inst *in) {
@@ -1026,10 +1054,17 @@ static bool exec_load_shared(TlVm *vm, Inst *in) {
   tile_shape(rt, &rank, shape);
   read_offsets(vm, in, 1, rank, off);
   const LTab *lt = vm_ltab(vm, tl_reg_layout(rt));
-  Tile *t = tile_new(vm, rt, false);
+  int32_t *mine = vm_warp_holders(vm, lt);
+  Tile *t = tile_new(vm, rt, mine != NULL);
   memset(j, 0, sizeof j);
   char ib[256], wb[32], rb[32];
   for (int64_t e = 0; e < t->n; e++) {
+    if (mine && mine[e] < 0) {
+      step(j, rank, shape);
+      continue;
+    }
+    if (mine)
+      t->undef[e] = 0;
     for (int d = 0; d < rank; d++)
       idx[d] = sat_add(off[d], j[d]);
     int64_t f = 0;
@@ -1084,12 +1119,13 @@ static bool exec_load_shared(TlVm *vm, Inst *in) {
     else if (x->reader != reader)
       x->reader = T_MANY;
     t->v[e] = s->mem->v[o];
-    for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
-      j[d] = 0;
+    step(j, rank, shape);
   }
+  tl_free(mine);
   vm_put_tile(vm, in, 0, t);
   return true;
 fail:
+  tl_free(mine);
   tile_release(t);
   return false;
 }
@@ -1123,21 +1159,42 @@ static bool byte_shared_ok(TlVm *vm, Inst *in, SView *s, int64_t o, unsigned b,
   return true;
 }
 
+static bool store_shared_elems(TlVm *vm, Inst *in, const Tile *t, SView *s,
+                               const LTab *lt, const int32_t *mine);
+
+/* Stores by the elements' owners; in a warp branch, by the running warp's
+ * lowest thread holding each. */
 static bool exec_store_shared(TlVm *vm, Inst *in) {
   const Tile *t = vm_in(vm, in, 0)->obj;
-  unsigned b = tl_type_bitwidth(tl_tensor_elem(t->type));
   SView *s = live_shared(vm, in, 1);
-  if (!s || !check_defined(vm, in, t))
+  if (!s)
     return false;
+  const LTab *lt = vm_ltab(vm, tl_reg_layout(t->type));
+  int32_t *mine = vm_warp_holders(vm, lt);
+  bool ok = store_shared_elems(vm, in, t, s, lt, mine);
+  tl_free(mine);
+  return ok;
+}
+
+/* The elements of t that mine gives a writer (all, by their owners, when
+ * NULL). */
+static bool store_shared_elems(TlVm *vm, Inst *in, const Tile *t, SView *s,
+                               const LTab *lt, const int32_t *mine) {
+  if (!check_defined(vm, in, t, mine))
+    return false;
+  unsigned b = tl_type_bitwidth(tl_tensor_elem(t->type));
   int rank;
   int64_t shape[TL_LAYOUT_MAX_RANK], off[TL_LAYOUT_MAX_RANK];
   int64_t j[TL_LAYOUT_MAX_RANK], idx[TL_LAYOUT_MAX_RANK];
   tile_shape(t->type, &rank, shape);
   read_offsets(vm, in, 2, rank, off);
-  const LTab *lt = vm_ltab(vm, tl_reg_layout(t->type));
   memset(j, 0, sizeof j);
   char ib[256], wb[32], rb[32];
   for (int64_t e = 0; e < t->n; e++) {
+    if (mine && mine[e] < 0) {
+      step(j, rank, shape);
+      continue;
+    }
     for (int d = 0; d < rank; d++)
       idx[d] = sat_add(off[d], j[d]);
     int64_t f = 0;
@@ -1145,7 +1202,7 @@ static bool exec_store_shared(TlVm *vm, Inst *in) {
       return false;
     int64_t o = storage_at(s, f);
     SElem *x = &s->mem->st[o];
-    int w = lt->owner[e];
+    int w = mine ? mine[e] : lt->owner[e];
     if (x->pending) {
       vm_fmt_index(ib, sizeof ib, rank, idx);
       vm_error(vm, in->op,

@@ -70,6 +70,7 @@ TlVm *tl_vm_create(TlContext *ctx) {
   TlVm *vm = tl_xcalloc(1, sizeof *vm);
   vm->ctx = ctx;
   vm->print_out = stdout;
+  vm->warp = -1;
   tl_arena_init(&vm->arena);
   tl_arena_init(&vm->block_arena);
   return vm;
@@ -92,6 +93,7 @@ void tl_vm_destroy(TlVm *vm) {
   pmap_free(&vm->soffs);
   pmap_free(&vm->kernels);
   pmap_free(&vm->slots_of);
+  tl_vec_free(&vm->wslots);
   tl_free(vm->f16_table);
   tl_free(vm->bf16_table);
   tl_arena_reset(&vm->arena);
@@ -253,6 +255,7 @@ static const VmRun runner_of[TL_OP_COUNT] = {
     [TL_OP_TL_EXIT] = RUN_FLOW,
     [TL_OP_TL_TEMPLATE] = RUN_SCALAR,
     [TL_OP_TL_BLOCK_INDICES] = RUN_SCALAR,
+    [TL_OP_TL_WARP_INDEX] = RUN_SCALAR,
     [TL_OP_TL_VIEW_GLOBAL] = RUN_MEMORY,
     [TL_OP_TL_LOAD_GLOBAL] = RUN_MEMORY,
     [TL_OP_TL_STORE_GLOBAL] = RUN_MEMORY,
@@ -411,15 +414,32 @@ static bool compile_op(TlVm *vm, TlOp *op, Inst *in) {
   default:
     break;
   }
+  /* At the block level, a warp-uniform result is computed once per warp;
+   * inside a warp branch every value is the running warp's. */
+  if (!vm->in_branch) {
+    if (tl_uniformity_diverges(vm->uni, op))
+      in->warp = W_BRANCH;
+    else if (in->run == RUN_SCALAR && in->nout &&
+             tl_uniformity_is_warp(vm->uni, tl_op_result(op, 0)))
+      in->warp = W_SCALAR;
+    if (in->warp)
+      for (unsigned i = 0; i < in->nout; i++)
+        tl_vec_push(&vm->wslots, in->out[i]);
+  }
+  bool outer = vm->in_branch;
+  vm->in_branch = outer || in->warp == W_BRANCH;
   in->nregions = tl_op_num_regions(op);
   if (in->nregions) {
     in->regions = TL_ARENA_NEWN(&vm->arena, Body, in->nregions);
     for (unsigned r = 0; r < in->nregions; r++) {
       TlBlock *b = tl_region_first_block(tl_op_region(op, r));
-      if (b && !compile_block(vm, b, &in->regions[r]))
+      if (b && !compile_block(vm, b, &in->regions[r])) {
+        vm->in_branch = outer;
         return false;
+      }
     }
   }
+  vm->in_branch = outer;
   return true;
 }
 
@@ -455,12 +475,21 @@ static Body *compile_kernel(TlVm *vm, TlOp *kernel) {
   b = TL_ARENA_NEW(&vm->arena, Body);
   pmap_free(&vm->slots_of);
   vm->nslots = 0;
+  vm->uni = tl_uniformity_create(kernel);
+  vm->in_branch = false;
+  vm->wslots.len = 0;
   bool ok =
       compile_block(vm, tl_region_first_block(tl_op_region(kernel, 0)), b);
   pmap_free(&vm->slots_of);
+  tl_uniformity_destroy(vm->uni);
+  vm->uni = NULL;
   if (!ok)
     return NULL;
   b->nslots = vm->nslots;
+  b->nwslots = (unsigned)vm->wslots.len;
+  b->wslots = TL_ARENA_NEWN(&vm->arena, uint32_t, b->nwslots + 1);
+  if (b->nwslots)
+    memcpy(b->wslots, vm->wslots.data, sizeof(uint32_t) * b->nwslots);
   pmap_put(&vm->kernels, kernel, b);
   return b;
 }
@@ -495,6 +524,25 @@ const LTab *vm_ltab(TlVm *vm, const TlLayout *l) {
     }
   pmap_put(&vm->ltabs, l, t);
   return t;
+}
+
+int32_t *vm_warp_holders(TlVm *vm, const LTab *lt) {
+  if (vm->warp < 0)
+    return NULL;
+  int32_t *h = tl_xmalloc(sizeof *h * (size_t)(lt->n + 1));
+  for (int64_t e = 0; e < lt->n; e++)
+    h[e] = -1;
+  int64_t lo = (int64_t)vm->warp * 32, hi = lo + 32;
+  if (hi > vm->threads)
+    hi = vm->threads;
+  /* Downwards, so that the lowest holder stays; a layout over fewer
+   * threads than the block repeats over the rest. */
+  for (int64_t t = hi - 1; t >= lo; t--) {
+    const int32_t *idx = lt->idx + (t % lt->threads) * lt->local;
+    for (int64_t i = 0; i < lt->local; i++)
+      h[idx[i]] = (int32_t)t;
+  }
+  return h;
 }
 
 /*===--- Scalars (arith) --------------------------------------------------===*/
@@ -654,6 +702,10 @@ static bool exec_scalar(TlVm *vm, Inst *in) {
     for (unsigned i = 0; i < in->nout; i++)
       vm_put_scalar(vm, in, i, (uint64_t)vm->block[i] & 0xffffffffu);
     return true;
+  case TL_OP_TL_WARP_INDEX:
+    tl_assert(vm->warp >= 0);
+    r = (uint64_t)vm->warp;
+    break;
   case TL_OP_ARITH_ADDI:
   case TL_OP_ARITH_SUBI:
   case TL_OP_ARITH_MULI:
@@ -830,11 +882,50 @@ static Flow exec_flow(TlVm *vm, Inst *in) {
   }
 }
 
+/* The kernel body being run: its warp-uniform slots. */
+static Body *running_body(TlVm *vm) {
+  return pmap_get(&vm->kernels, vm->kernel);
+}
+
+/* An instruction at the block level that meets warp-uniform values: once
+ * per warp w, with the warp-uniform slots holding warp w's values and
+ * vm->warp = w; its results are warp w's values. A warp branch runs its
+ * regions for each warp in turn (warp 0 first): the ops inside act for
+ * the threads of that warp only (docs/vm.md). */
+static Flow run_per_warp(TlVm *vm, Inst *in) {
+  Body *kb = running_body(vm);
+  Flow f = F_OK;
+  for (int64_t w = 0; w < vm->nwarps && f == F_OK; w++) {
+    uint64_t *mine = vm->wvals + (size_t)w * vm->wstride;
+    for (unsigned k = 0; k < kb->nwslots; k++) {
+      Val *v = &vm->slots[kb->wslots[k]];
+      val_clear(v);
+      v->kind = V_SCALAR;
+      v->bits = mine[kb->wslots[k]];
+    }
+    vm->warp = (int)w;
+    if (in->warp == W_SCALAR)
+      f = exec_scalar(vm, in) ? F_OK : F_ERROR;
+    else
+      f = exec_flow(vm, in);
+    vm->warp = -1;
+    for (unsigned i = 0; i < in->nout && f == F_OK; i++)
+      mine[in->out[i]] = vm->slots[in->out[i]].bits;
+  }
+  return f;
+}
+
 static Flow run_body(TlVm *vm, Body *b) {
   for (unsigned i = 0; i < b->n; i++) {
     Inst *in = &b->insts[i];
     vm->stats.ops++;
     bool ok;
+    if (in->warp && vm->warp < 0) {
+      Flow f = run_per_warp(vm, in);
+      if (f != F_OK)
+        return f;
+      continue;
+    }
     switch (in->run) {
     case RUN_FLOW: {
       Flow f = exec_flow(vm, in);
@@ -1009,6 +1100,12 @@ TlResult tl_vm_run(TlVm *vm, TlOp *kernel, unsigned nargs,
   if (!check_layouts(vm, kernel, vm->threads))
     return TL_FAILURE;
   vm->kernel = kernel;
+  vm->warp = -1;
+  vm->nwarps = (vm->threads + 31) / 32;
+  vm->wstride = nslots;
+  vm->wvals = body->nwslots
+                  ? tl_xcalloc((size_t)vm->nwarps * nslots, sizeof *vm->wvals)
+                  : NULL;
   /* The launch's workspaces (tl.alloc_global): zeroed buffers after the
    * arguments. */
   TL_VEC(TlOp *) ws = {0};
@@ -1053,6 +1150,8 @@ TlResult tl_vm_run(TlVm *vm, TlOp *kernel, unsigned nargs,
         }
       }
   vm_gtrack_end(vm);
+  tl_free(vm->wvals);
+  vm->wvals = NULL;
   for (unsigned k = nargs; k < vm->nargs; k++)
     tl_free(all[k].data);
   tl_free(all);

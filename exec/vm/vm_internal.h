@@ -200,10 +200,16 @@ typedef enum VmRun {
 
 typedef struct Body Body;
 
+/* How an instruction at the block level (outside warp branches) meets
+ * warp-uniform values: not at all, as a scalar op computing one per warp,
+ * or as a warp branch, whose regions run once per warp. */
+typedef enum VmWarp { W_BLOCK, W_SCALAR, W_BRANCH } VmWarp;
+
 typedef struct Inst {
   TlOp *op;
   TlOpId code; /* the op's id */
   VmRun run;
+  VmWarp warp;
   unsigned nin, nout, nregions;
   uint32_t *in, *out;
   Body *regions;
@@ -224,6 +230,8 @@ struct Body {
   uint32_t *yield; /* terminator operands (scf.yield / scf.condition) */
   unsigned nyield;
   uint32_t nslots; /* kernel bodies: value slots the kernel uses */
+  uint32_t *wslots; /* kernel bodies: the slots of warp-uniform values at */
+  unsigned nwslots; /* the block level (one value per warp in TlVm.wvals) */
 };
 
 /*===--- Layout tables ---------------------------------------------------===*/
@@ -263,6 +271,9 @@ struct TlVm {
   PMap kernels;  /* TlOp* (tl.kernel) -> Body* */
   PMap slots_of; /* while compiling: TlValue* -> slot + 1 */
   uint32_t nslots;
+  TlUniformity *uni;       /* while compiling: the kernel's warp uniformity */
+  bool in_branch;          /* while compiling: inside a warp branch */
+  TL_VEC(uint32_t) wslots; /* while compiling: Body.wslots */
   double *f16_table, *bf16_table;
 
   /* The run in progress. */
@@ -275,6 +286,13 @@ struct TlVm {
   uint32_t slot_cap;
   int64_t grid[3], block[3], threads;
   uint32_t epoch;
+  /* Warps: the one running a warp branch (-1: the whole block runs), and
+   * the values of warp-uniform scalars at the block level, slot s of warp
+   * w at wvals[w * wstride + s]. */
+  int warp;
+  int64_t nwarps;
+  uint64_t *wvals;
+  uint32_t wstride;
   GElem **gtrack;      /* per pointer parameter, per element; NULL: none */
   uint64_t stamp;      /* global-memory ops executed in the run: orders them */
   TL_VEC(Clock) syncs; /* releases published to atomically accessed elements */
@@ -320,6 +338,13 @@ void vm_put_tile(TlVm *vm, const Inst *in, unsigned i, Tile *t);
 void vm_put_scalar(TlVm *vm, const Inst *in, unsigned i, uint64_t code);
 /* Integer value of scalar operand i (sign- or zero-extended). */
 int64_t vm_int_operand(TlVm *vm, const Inst *in, unsigned i);
+
+/* Inside a warp branch (vm->warp >= 0), where only the running warp's
+ * threads run: for each row-major element of a register tile of layout
+ * lt, the lowest thread of the warp that holds it (the one that stores
+ * it), or -1 when none does. NULL at the block level, where every thread
+ * runs. The caller frees it (tl_free). */
+int32_t *vm_warp_holders(TlVm *vm, const LTab *lt);
 
 /* Executors by area (tile.c, memory.c). Each returns false after an
  * error. */

@@ -153,6 +153,21 @@ bool tl_cond_check(const char *text, size_t len, TlExprClassify classify,
                    void *user, TlStr *out, bool *is_const, int64_t *value,
                    TlErr *err, size_t *err_offset);
 
+/* Warp uniformity of a tl.kernel (dialect/tl/uniform.c; docs/langref.md,
+ * "Warp-uniform values and warp branches"): which scalar values are
+ * warp-uniform (the same in the threads of a warp, not of the block) and
+ * which scf ops are warp branches (they run per warp). The kernel's
+ * verifier runs tl_uniformity_verify, which checks the rules and reports
+ * at the op that breaks one. */
+typedef struct TlUniformity TlUniformity;
+TlUniformity *tl_uniformity_create(TlOp *kernel);
+void tl_uniformity_destroy(TlUniformity *u);
+bool tl_uniformity_is_warp(const TlUniformity *u, const TlValue *v);
+bool tl_uniformity_diverges(const TlUniformity *u, const TlOp *op);
+/* threads: the block's threads, 0 when not known (some rules depend on
+ * it, and refuse when it is not known). */
+TlResult tl_uniformity_verify(TlOp *kernel, int64_t threads);
+
 /* The tl.kernel op enclosing op, or NULL. */
 TlOp *tl_enclosing_kernel(TlOp *op);
 /* Evaluates a kernel's grid (grid[1] and grid[2] are 1 when not given) and

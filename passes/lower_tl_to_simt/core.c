@@ -385,7 +385,9 @@ void lw_scatter_access(Lower *L, Tile *t, int64_t i, int64_t w, TlValue *x) {
 /* Whether the calling thread writes a store of a tile in layout l: every
  * element once, by the thread whose replication digits are all 0 (threads
  * beyond the layout's count hold replicas too). NULL when every thread
- * writes. */
+ * writes. In a warp branch only one warp runs: each element its threads
+ * hold is written by the lowest of them, so the thread-index bits from 32
+ * up (the warp) are no replication digit there. */
 TlValue *lw_writer_guard(Lower *L, const TlLayout *l) {
   TlValue *cond = NULL;
   int64_t below = 1, count = tl_layout_num_threads(l);
@@ -394,12 +396,35 @@ TlValue *lw_writer_guard(Lower *L, const TlLayout *l) {
   for (int k = l->num_spatial - 1; k >= 0; k--) {
     int m = l->spatial_modes[k];
     int64_t size = m >= 0 ? l->mode_shape[m] : -m;
-    if (m < 0 && size > 1) {
+    int64_t digit = size; /* of the replication digit, what selects copies */
+    if (m < 0 && size > 1 && L->warp_branch) {
+      if (below >= 32) {
+        below *= size;
+        continue;
+      }
+      /* The digit's groups must not straddle warps: they fit in aligned
+       * parts of a warp, or the warp boundary falls on a digit boundary. */
+      bool inside = below * size <= 32 && 32 % (below * size) == 0;
+      bool aligned =
+          below * size > 32 && 32 % below == 0 && size % (32 / below) == 0;
+      if (!inside && !aligned) {
+        if (!L->failed)
+          tl_emit_error(L->ctx, L->b.loc,
+                        "cannot lower to simt yet: a store in a warp branch "
+                        "of a tile replicated over thread groups that "
+                        "straddle warps");
+        L->failed = true;
+        return NULL;
+      }
+      if (aligned)
+        digit = 32 / below; /* the digit's part within the warp */
+    }
+    if (m < 0 && digit > 1) {
       TlValue *d =
           below > 1 ? tl_arith_divi(&L->b, L->tid, lw_cst(L, lw_i32(L), below))
                     : L->tid;
-      if (below * size < count)
-        d = tl_arith_remi(&L->b, d, lw_cst(L, lw_i32(L), size));
+      if (below * digit < count)
+        d = tl_arith_remi(&L->b, d, lw_cst(L, lw_i32(L), digit));
       TlValue *c = tl_arith_cmpi(&L->b, "eq", d, lw_cst(L, lw_i32(L), 0));
       cond = cond ? tl_arith_andi(&L->b, cond, c) : c;
     }

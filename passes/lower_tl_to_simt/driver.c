@@ -238,6 +238,18 @@ static bool lower_for(Lower *L, TlOp *op) {
   return ok;
 }
 
+/* An scf op; inside a warp branch (docs/langref.md) the writers of
+ * replicated elements are chosen within each warp (lw_writer_guard). */
+static bool lower_scf(Lower *L, TlOp *op) {
+  bool branch = tl_uniformity_diverges(L->uni, op);
+  L->warp_branch += branch;
+  bool ok = tl_op_id(op) == TL_OP_SCF_FOR  ? lower_for(L, op)
+            : tl_op_id(op) == TL_OP_SCF_IF ? lower_if(L, op)
+                                           : lower_while(L, op);
+  L->warp_branch -= branch;
+  return ok;
+}
+
 /*===--- Ops -------------------------------------------------------------===*/
 
 /* Ops of arith are per-thread scalars already: clone with mapped operands. */
@@ -277,6 +289,18 @@ static bool lower_block_indices(Lower *L, TlOp *op) {
   return true;
 }
 
+/* tl.warp_index: simt.warp_id, the linear thread index divided by 32.
+ * The warp branches on it need no barrier: the verifier refused the ops
+ * whose lowering waits for the block (docs/langref.md). */
+static bool lower_warp_index(Lower *L, TlOp *op) {
+  TlType *t = lw_i32(L);
+  TlValue *v =
+      tl_op_result(tl_build(&L->b, TL_OP_SIMT_WARP_ID, 0, NULL, 1, &t), 0);
+  tl_value_set_name_hint(v, tl_value_name_hint(tl_op_result(op, 0)));
+  lw_put_scalar(L, tl_op_result(op, 0), v);
+  return true;
+}
+
 /* tl.template: the kernel's value of the parameter, a constant. */
 static bool lower_template(Lower *L, TlOp *op) {
   TlOp *k = tl_enclosing_kernel(op);
@@ -298,13 +322,13 @@ static bool lower_op(Lower *L, TlOp *op) {
 #undef TL_OP
     return lower_scalar_op(L, op); /* every arith op, from its table */
   case TL_OP_SCF_FOR:
-    return lower_for(L, op);
   case TL_OP_SCF_IF:
-    return lower_if(L, op);
   case TL_OP_SCF_WHILE:
-    return lower_while(L, op);
+    return lower_scf(L, op);
   case TL_OP_TL_BLOCK_INDICES:
     return lower_block_indices(L, op);
+  case TL_OP_TL_WARP_INDEX:
+    return lower_warp_index(L, op);
   case TL_OP_TL_TEMPLATE:
     return lower_template(L, op);
   case TL_OP_TL_ALLOC_GLOBAL:
@@ -406,7 +430,7 @@ static bool lower_block(Lower *L, TlBlock *blk) {
   for (TlOp *op = tl_block_first_op(blk); op; op = tl_op_next(op)) {
     if (tl_op_has_trait(op, TL_TRAIT_TERMINATOR))
       return true;
-    if (!lower_op(L, op))
+    if (!lower_op(L, op) || L->failed)
       return false;
   }
   return true;
@@ -526,6 +550,7 @@ static bool lower_kernel(TlContext *ctx, const TlArch *arch, TlOp *k) {
   }
   tl_builder_set_end(&L.b, body);
   L.tid = lw_index_reg(&L, TL_OP_SIMT_THREAD_ID, "x");
+  L.uni = tl_uniformity_create(k);
   tl_value_set_name_hint(L.tid, tl_context_intern(ctx, "tid", 3));
   bool ok = lower_block(&L, old);
   if (ok && L.scratch_bytes) {
@@ -552,6 +577,7 @@ static bool lower_kernel(TlContext *ctx, const TlArch *arch, TlOp *k) {
     tl_op_erase(fn);
   }
   tl_analysis_destroy(L.facts);
+  tl_uniformity_destroy(L.uni);
   tl_vec_free(&L.map);
   tl_arena_reset(&L.arena);
   return ok;

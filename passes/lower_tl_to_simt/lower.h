@@ -70,6 +70,8 @@ typedef struct Lower {
   TlValue *tid;          /* thread index (i32) */
   TlValue *workspace;    /* the launch's global workspace (!simt.ptr<global>) */
   TlAnalysis *facts;     /* divisibility of the kernel's values */
+  TlUniformity *uni;     /* the kernel's warp branches */
+  int warp_branch;       /* > 0 while lowering inside a warp branch */
   unsigned threads;      /* threads per block */
   int64_t scratch_base;  /* shared scratch for reductions and broadcasts:
                             byte offset */
