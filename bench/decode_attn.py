@@ -4,7 +4,7 @@ machine, with PyTorch's f16 attention timed in the same run, the way tl-run
 --bench times TL's kernels (the median of 50 event-timed runs, the L2
 cache flushed before each).
 
-  python3 bench/decode_attn.py [--bin DIR] [--quick] [--types f16,u8,u4]
+  python3 bench/decode_attn.py [--bin DIR] [--quick] [--types f16,u8,u4] [--shapes B:L,...]
 
 Shapes: Hq = 32 query heads on Hkv = 8 KV heads, D = 128, one new token a
 sequence; B = 1 with L = 4K, 16K, 64K, 128K and B = 8 with L = 32K (--quick:
@@ -171,6 +171,9 @@ def main():
         types = sys.argv[sys.argv.index("--types") + 1].split(",")
     shapes = [(1, 4096), (1, 65536)] if quick else \
         [(1, 4096), (1, 16384), (1, 65536), (1, 131072), (8, 32768)]
+    if "--shapes" in sys.argv:  # B:L,B:L,...
+        shapes = [tuple(int(v) for v in x.split(":"))
+                  for x in sys.argv[sys.argv.index("--shapes") + 1].split(",")]
     import torch
     global timed
     from peers import copy_bandwidth, timed  # the same flush and median as peers.py
