@@ -527,7 +527,7 @@ static void test_driver(void) {
   CHECK(text != NULL);
   if (text) {
     text[len] = 0;
-    char want[256];
+    char want[512];
     snprintf(want, sizeof want,
              "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
              "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
