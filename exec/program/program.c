@@ -1009,23 +1009,27 @@ static bool tune_key(TlProgram *p, const TlTuneDesc *d, TlTuneSpace **space,
   return true;
 }
 
-/* Keeps the entry's path in the program for out. */
-static void entry_path(TlProgram *p, char *path, TlTuneEntry *out) {
+/* Starts a lookup or store: out cleared (a miss), the key, space and
+ * entry path of d made (the path kept in the program for out). */
+static bool tune_begin(TlProgram *p, const TlTuneDesc *d, TlTuneSpace **space,
+                       TlTuneKey *key, TlTuneEntry *out) {
+  begin(p->s);
+  memset(out, 0, sizeof *out);
+  out->status = TL_TUNE_CACHE_MISS;
+  char *path;
+  bool ok = tune_key(p, d, space, key, &path);
   tl_free(p->tune_path);
   p->tune_path = path;
   out->path = path;
+  return ok;
 }
 
 TlResult tl_program_tune_lookup(TlProgram *p, const TlTuneDesc *d,
                                 int64_t *values, TlTuneEntry *out) {
-  begin(p->s);
-  memset(out, 0, sizeof *out);
-  out->status = TL_TUNE_CACHE_MISS;
   TlTuneSpace *space;
   TlTuneKey key = {0, {0}};
-  char *path;
-  bool ok = tune_key(p, d, &space, &key, &path);
-  entry_path(p, path, out);
+  bool ok = tune_begin(p, d, &space, &key, out);
+  const char *path = out->path;
   if (ok && path)
     out->status =
         tl_tune_cache_read(path, &key, space, values, &out->ms, &out->why);
@@ -1037,14 +1041,10 @@ TlResult tl_program_tune_lookup(TlProgram *p, const TlTuneDesc *d,
 TlResult tl_program_tune_store(TlProgram *p, const TlTuneDesc *d,
                                const int64_t *values, double ms,
                                TlTuneEntry *out) {
-  begin(p->s);
-  memset(out, 0, sizeof *out);
-  out->status = TL_TUNE_CACHE_MISS;
   TlTuneSpace *space;
   TlTuneKey key = {0, {0}};
-  char *path;
-  bool ok = tune_key(p, d, &space, &key, &path);
-  entry_path(p, path, out);
+  bool ok = tune_begin(p, d, &space, &key, out);
+  const char *path = out->path;
   if (ok && !tl_tune_space_find(space, values, NULL)) {
     TlStr c = {0};
     tl_tune_space_format(space, values, &c);

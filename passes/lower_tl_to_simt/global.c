@@ -270,6 +270,20 @@ static int64_t uniform_mask_run(Lower *L, TlOp *op, unsigned view_operand,
   return w;
 }
 
+/* The bytes of the next access of a run of nbytes bytes whose first
+ * `done` are moved, the run's start aligned to `align`: the widest power
+ * of two up to 16 that what is left holds and the offset's alignment
+ * allows. */
+static unsigned run_access(int64_t done, int64_t nbytes, int64_t align) {
+  int64_t at = done ? lw_pow2_factor(done) : TL_DIVISIBILITY_MAX;
+  if (align < at)
+    at = align;
+  unsigned cb = 16;
+  while (cb > 1 && (cb > nbytes - done || at % cb))
+    cb /= 2;
+  return cb;
+}
+
 /* A run of a thread's sub-byte elements that starts on a byte boundary
  * (the alignment analysis proves it, `align` bytes) and covers whole
  * bytes: its bytes, bits [pos, pos + 8 nbytes) of t, loaded in the widest
@@ -278,12 +292,7 @@ static int64_t uniform_mask_run(Lower *L, TlOp *op, unsigned view_operand,
 static void load_byte_run(Lower *L, Tile *t, int64_t pos, TlValue *p,
                           int64_t nbytes, int64_t align, TlValue *ok) {
   for (int64_t done = 0; done < nbytes;) {
-    int64_t at = done ? lw_pow2_factor(done) : TL_DIVISIBILITY_MAX;
-    if (align < at)
-      at = align;
-    unsigned cb = 16;
-    while (cb > 1 && (cb > nbytes - done || at % cb))
-      cb /= 2;
+    unsigned cb = run_access(done, nbytes, align);
     TlValue *q = done ? lw_ptr_add(L, p, lw_cst(L, lw_i64(L), done)) : p;
     TlValue *x = ok ? masked_run_load(L, ok, q, cb)
                     : lw_load(L, q, lw_access_type(L, cb), cb > 1 ? cb : 0);
@@ -445,12 +454,7 @@ static bool store_subbyte(Lower *L, TlOp *op, Tile *t, View *v, TlValue **off,
     TlBuilder inside =
         masked ? lw_open_guard(L, in_view(L, v, off, idx)) : L->b;
     for (int64_t done = 0; done < nbytes;) {
-      int64_t at = done ? lw_pow2_factor(done) : TL_DIVISIBILITY_MAX;
-      if (align < at)
-        at = align;
-      unsigned cb = 16;
-      while (cb > 1 && (cb > nbytes - done || at % cb))
-        cb /= 2;
+      unsigned cb = run_access(done, nbytes, align);
       TlValue *words[4];
       for (unsigned k = 0; k * 4 < cb; k++)
         words[k] = lw_tile_bits(L, t, i * b + done * 8 + k * 32,

@@ -71,21 +71,7 @@ k(x, y, z, 2000, stream=0x5eed)
 k(x, y, z, 300)
 # A packed u4 buffer as uint8 bytes and a float scalar, through the
 # launcher once their dtypes are learned.
-scale = s.compile("""
-#l = #tl.layout<spatial(32).local(4)>
-tl.kernel @scale(%x: !tl.ptr<f32>, %q: !tl.ptr<u4>, %a: f32) grid(1) threads(32) {
-  %c0 = arith.constant 0 : i32
-  %gx = tl.view_global %x[128] : !tl.global<128xf32>
-  %gq = tl.view_global %q[128] : !tl.global<128xu4>
-  %t = tl.load_global %gx[%c0] : !tl.global<128xf32> -> !tl.reg<128xf32, #l>
-  %qt = tl.load_global %gq[%c0] : !tl.global<128xu4> -> !tl.reg<128xu4, #l>
-  %qf = tl.cast %qt : !tl.reg<128xu4, #l> -> !tl.reg<128xf32, #l>
-  %s = tl.broadcast %a : f32 -> !tl.reg<128xf32, #l>
-  %u = tl.mul %t, %s : !tl.reg<128xf32, #l>
-  %w = tl.add %u, %qf : !tl.reg<128xf32, #l>
-  tl.store_global %w, %gx[%c0] : !tl.reg<128xf32, #l>, !tl.global<128xf32>
-}
-""")
+scale = s.compile(os.path.join(os.path.dirname(os.path.abspath(__file__)), "scale.tl"))
 xs, qs = torch.zeros(128, device="cuda"), torch.zeros(64, dtype=torch.uint8, device="cuda")
 assert scale._launch((xs, qs, 0.5), None, 0) is False  # uint8 not yet learned
 scale(xs, qs, 0.5)

@@ -88,21 +88,7 @@ raises(tl.TLError, tl.compile, vector_add, kernel="vector_sub", want="vector_sub
 
 # A float scalar and a packed u4 buffer (its bytes as uint8); a bool
 # array is refused with the way to pass one.
-scale = tl.compile("""
-#l = #tl.layout<spatial(32).local(4)>
-tl.kernel @scale(%x: !tl.ptr<f32>, %q: !tl.ptr<u4>, %a: f32) grid(1) threads(32) {
-  %c0 = arith.constant 0 : i32
-  %gx = tl.view_global %x[128] : !tl.global<128xf32>
-  %gq = tl.view_global %q[128] : !tl.global<128xu4>
-  %t = tl.load_global %gx[%c0] : !tl.global<128xf32> -> !tl.reg<128xf32, #l>
-  %qt = tl.load_global %gq[%c0] : !tl.global<128xu4> -> !tl.reg<128xu4, #l>
-  %qf = tl.cast %qt : !tl.reg<128xu4, #l> -> !tl.reg<128xf32, #l>
-  %s = tl.broadcast %a : f32 -> !tl.reg<128xf32, #l>
-  %u = tl.mul %t, %s : !tl.reg<128xf32, #l>
-  %w = tl.add %u, %qf : !tl.reg<128xf32, #l>
-  tl.store_global %w, %gx[%c0] : !tl.reg<128xf32, #l>, !tl.global<128xf32>
-}
-""")
+scale = tl.compile(os.path.join(os.path.dirname(os.path.abspath(__file__)), "scale.tl"))
 assert scale.params[1].dtype == "u4" and scale.params[1].packed
 assert scale.params[2].kind == "float"
 v = np.arange(128, dtype=np.float32) - 64
