@@ -277,7 +277,9 @@ def decode_attention(q, cache, scale=None, splits=None):
     tokens, for one new token a sequence (q f16 [B, Hq, D]; Hq a multiple
     of the cache's Hkv, at most 16 times it). scale: 1 / sqrt(D) by
     default. splits: the blocks the length is split over (default: about
-    two waves of 132 SMs, at least 256 tokens a split)."""
+    two waves of 132 SMs, at least 256 tokens a split). Caches of 16K
+    tokens and more take 32 tokens a warp and step in two stages, the
+    bench's best there (docs/performance.md)."""
     import numpy as np
     c = cache
     b, hq, d = (int(s) for s in q.shape)
@@ -289,7 +291,8 @@ def decode_attention(q, cache, scale=None, splits=None):
     nbh, g = b * c.kv_heads, hq // c.kv_heads
     ns = splits or max(1, min(c.length // 256, -(-264 // nbh)))
     scale = d ** -0.5 if scale is None else scale
-    k = _kernel("decode_attn.tl", D=d, G=g, KT=c.kt)
+    long = c.length >= 16384
+    k = _kernel("decode_attn.tl", D=d, G=g, KT=c.kt, BT=32 if long else 16, S=2 if long else 3)
     on_gpu = _is_torch(q)
     nwo, nwml = (nbh * ns * 16 * d, nbh * ns * 32) if ns > 1 else (4, 4)
     if on_gpu:

@@ -75,6 +75,21 @@ try:
     tl.ops.kv_append(cache, kk[:, :, :10], vv[:, :, :10])
 except ValueError as e:
     print("refused:", e)
+# A cache of 16400 tokens: the long-cache instance (32 tokens a warp and
+# step, two stages) in the default 64 splits.
+b, hq, hkv, d, l = 1, 4, 1, 64, 16400
+kk = rng.standard_normal((b, hkv, l, d)).astype(np.float16)
+vv = rng.standard_normal((b, hkv, l, d)).astype(np.float16)
+q = rng.standard_normal((b, hq, d)).astype(np.float16)
+cache = tl.ops.kv_cache(b, hkv, d, l, kt="u4")
+tl.ops.kv_append(cache, kk, vv)
+o = tl.ops.decode_attention(q, cache)
+kd = ref_attn.cache(kk, "u4", cache.capacity)[2]
+vd = ref_attn.cache(vv, "u4", cache.capacity)[2]
+want, mag = ref_attn.reference(q, kd, vd, d ** -0.5)
+err = np.abs(o.astype(np.float64) - want)
+assert (err <= 2 ** -9 * mag).all(), (err / mag).max()
+print("kv u4, L = %d: attention within 2^-9" % l)
 
 # WqAp on the binary tensor cores: q-bit weights as bit planes, x
 # quantised per row to p bits, bit for bit against scripts/abq.py's
