@@ -23,14 +23,13 @@ Prints one line per shape. Before timing, each type's matmul at (4096,
 against scripts/abq.py (--no-checks skips it).
 """
 import importlib.util
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+from tlrun import median_of, summary, tl_run  # noqa: E402
 # scripts/abq.py (the reference) under another name than this file's.
 _spec = importlib.util.spec_from_file_location("abq_ref", os.path.join(ROOT, "scripts", "abq.py"))
 abq = importlib.util.module_from_spec(_spec)
@@ -62,24 +61,6 @@ def rows(p, m):
     16), MB = min(m, 8) rows a block."""
     mb = min(m, 8)
     return -(-m // mb) * 16 * (-(-p * mb // 16))
-
-
-def tl_run(tlbin, kernel, defines, args, extra=()):
-    cmd = [os.path.join(tlbin, "tl-run"), kernel]
-    for k, v in defines.items():
-        cmd += ["-D", "%s=%s" % (k, v)]
-    for k, v in args.items():
-        cmd += ["--arg", "%s=%s" % (k, v)]
-    cmd += list(extra)
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    return r.returncode, r.stdout + r.stderr
-
-
-def median_of(out):
-    for line in out.splitlines():
-        if line.startswith("{"):
-            return json.loads(line)["median_ms"]
-    return None
 
 
 def mm_args(m, k, n, p, q, prefix=None, cfg=None):
@@ -223,11 +204,7 @@ def main():
                                                "%.4f ms" % qt if qt is not None else "failed", pl))
                 print(line)
                 lines.append(line)
-    print("\n== summary")
-    print("copy bandwidth %.0f GB/s; checks %s" % (bw / 1e9, "skipped" if "--no-checks" in argv
-                                                    else "passed" if ok else "FAILED"))
-    for l in lines:
-        print(l)
+    summary(bw, "skipped" if "--no-checks" in argv else "passed" if ok else "FAILED", lines)
     return 0 if ok else 1
 
 

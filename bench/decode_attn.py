@@ -24,13 +24,13 @@ kernel's output at B = 1, L = 4099 is checked for each type against
 scripts/decode_attn.py's float64 reference and bound.
 """
 import importlib.util
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from tlrun import median_of, summary, tl_run  # noqa: E402
 # scripts/decode_attn.py (this file has its name)
 _spec = importlib.util.spec_from_file_location(
     "decode_attn_ref", os.path.join(ROOT, "scripts", "decode_attn.py"))
@@ -72,17 +72,6 @@ def kernel_args(b, l, kt, ns, defines=None, files=None):
     return defs, args
 
 
-def tl_run(tlbin, defines, args, extra=()):
-    cmd = [os.path.join(tlbin, "tl-run"), KERNEL]
-    for k, v in defines.items():
-        cmd += ["-D", "%s=%s" % (k, v)]
-    for k, v in args.items():
-        cmd += ["--arg", "%s=%s" % (k, v)]
-    cmd += list(extra)
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    return r.returncode, r.stdout + r.stderr
-
-
 def splits(b, l):
     """The split counts: B Hkv ns blocks about one, two and four waves of
     the GPU's SMs, each split at least MIN_SPLIT tokens (at L = 4K and B
@@ -101,13 +90,11 @@ def bench_tl(tlbin, b, l, kt, ns):
     extra = ["--seed", "1", "--json", "--no-vm-check", "--retune"]
     for k, vals in TUNE.items():
         extra += ["--tune", "%s=%s" % (k, ",".join(map(str, vals)))]
-    rc, out = tl_run(tlbin, defines, args, extra)
-    best, ms = None, None
+    rc, out = tl_run(tlbin, KERNEL, defines, args, extra)
+    best, ms = None, median_of(out)
     for line in out.splitlines():
         if line.startswith("tune best:"):
             best = line[len("tune best:"):].split("(")[0].strip()
-        if line.startswith("{"):
-            ms = json.loads(line)["median_ms"]
     if ms is None:
         print("  tl-run failed (%s ns=%d): %s" % (kt, ns, out.strip()[-300:]))
         return None
@@ -120,7 +107,7 @@ def check_tl(tlbin, kt, defines, ns, b=1, l=4099):
         ref.gen(p, b, HQ, HKV, D, l, l + 5, kt, 17)  # cap: a multiple of 8
         defs, args = kernel_args(b, l, kt, ns, defines, files=p)
         args["cap"] = str(l + 5)
-        rc, out = tl_run(tlbin, defs, args, ["--no-vm-check", "--save", "o=%s.o.npy" % p])
+        rc, out = tl_run(tlbin, KERNEL, defs, args, ["--no-vm-check", "--save", "o=%s.o.npy" % p])
         if rc:
             print("  check %s %s ns=%d: tl-run failed: %s" % (kt, defines, ns, out.strip()[-300:]))
             return False
@@ -213,10 +200,7 @@ def main():
                         roof, peer, t_peer, must_bytes(b, l, "f16") / t_peer / 1e6)) + flash
             print(line)
             rows.append(line)
-    print("\n== summary")
-    print("copy bandwidth %.0f GB/s; checks %s" % (bw / 1e9, "passed" if ok else "FAILED"))
-    for r in rows:
-        print(r)
+    summary(bw, "passed" if ok else "FAILED", rows)
     return 0 if ok else 1
 
 

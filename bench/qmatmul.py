@@ -27,9 +27,7 @@ run (a device-to-device copy of 1 GiB, read plus written). Before timing,
 the kernel's output at two real shapes is checked against a float64
 reference with the norm-wise bound of scripts/qmatmul.py.
 """
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -37,7 +35,9 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
 import qmatmul  # noqa: E402
+from tlrun import median_of, summary, tl_run  # noqa: E402
 
 KERNEL = os.path.join(ROOT, "kernels", "qmatmul.tl")
 KERNEL_M8 = os.path.join(ROOT, "kernels", "qmatmul_m8.tl")
@@ -116,17 +116,11 @@ def cfg_defines(c, k, n, wt):
     return d
 
 
-def tl_run(tlbin, defines, args, extra=(), m8=False):
-    cmd = [os.path.join(tlbin, "tl-run"), KERNEL_M8 if m8 else KERNEL]
+def run_instance(tlbin, defines, args, extra=(), m8=False):
+    """tl-run on qmatmul.tl, or on qmatmul_m8.tl's kernel with m8."""
     if m8:
-        cmd += ["--kernel", "qmatmul_m8"]
-    for k, v in defines.items():
-        cmd += ["-D", "%s=%s" % (k, v)]
-    for k, v in args.items():
-        cmd += ["--arg", "%s=%s" % (k, v)]
-    cmd += list(extra)
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    return r.returncode, r.stdout + r.stderr
+        return tl_run(tlbin, KERNEL_M8, defines, args, ["--kernel", "qmatmul_m8"] + list(extra))
+    return tl_run(tlbin, KERNEL, defines, args, extra)
 
 
 ZP = 0  # --zp: zero points per group (the scales buffer [K / G, 2, N])
@@ -155,11 +149,11 @@ def bench_tl(tlbin, m, n, k, cfg, wt=None):
                 b="rand:u8:%dx%dx%dx32x16" % (n // pbn, k // G, G * pbn * bits_of(wt) // 4096),
                 s="rand:f16:%dx%d" % (k // G * (1 + ZP), n), c="zeros:f16:%dx%d" % (m, n),
                 m=str(m), **ws_args(m, n, bn, ks, c["rows"]))
-    rc, out = tl_run(tlbin, cfg_defines(c, k, n, wt), args,
-                     ["--seed", "1", "--json", "--no-vm-check"], c["m8"])
-    for line in out.splitlines():
-        if line.startswith("{"):
-            return json.loads(line)["median_ms"]
+    rc, out = run_instance(tlbin, cfg_defines(c, k, n, wt), args,
+                           ["--seed", "1", "--json", "--no-vm-check"], c["m8"])
+    ms = median_of(out)
+    if ms is not None:
+        return ms
     if "does not hold" not in out and "shared memory" not in out:
         print("  tl-run failed (%s): %s" % (cfg, out.strip()[-300:]))
     return None
@@ -173,19 +167,17 @@ def check_tl(tlbin, m, n, k, cfg, seed):
         qmatmul.gen(p, m, k, n, G, bn, seed, ZP, wt=WT)
         args = dict(a=p + ".a.npy", b=p + ".b.npy", s=p + ".s.npy",
                     c="zeros:f16:%dx%d" % (m, n), m=str(m), **ws_args(m, n, c["bn"], ks, c["rows"]))
-        rc, out = tl_run(tlbin, cfg_defines(c, k, n, WT), args,
-                         ["--no-vm-check", "--save", "c=%s.c.npy" % p], m8)
+        rc, out = run_instance(tlbin, cfg_defines(c, k, n, WT), args,
+                               ["--no-vm-check", "--save", "c=%s.c.npy" % p], m8)
         if rc == 0 and cfg == CONFIGS[0]:
             # The packer in tl, on the GPU, against the NumPy packer's bytes.
-            cmd = [os.path.join(tlbin, "tl-run"), PACKER, "-D", "K=%d" % k, "-D", "N=%d" % n,
-                   "-D", "G=%d" % G, "-D", "BN=%d" % bn, "-D", "WT=%s" % WT,
-                   "--arg", "w=%s.wq.npy" % p,
-                   "--arg", "out=zeros:u8:%dx%dx%dx32x16" % (n // bn, k // G,
-                                                        G * bn * bits_of(WT) // 4096),
-                   "--no-vm-check", "--check", "out=%s.b.npy" % p]
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            print("  packer (tl, GPU) k=%d n=%d: %s" % (k, n, (r.stdout + r.stderr).strip()[-200:]))
-            if r.returncode:
+            prc, pout = tl_run(
+                tlbin, PACKER, dict(K=k, N=n, G=G, BN=bn, WT=WT),
+                dict(w="%s.wq.npy" % p,
+                     out="zeros:u8:%dx%dx%dx32x16" % (n // bn, k // G, G * bn * bits_of(WT) // 4096)),
+                ["--no-vm-check", "--check", "out=%s.b.npy" % p])
+            print("  packer (tl, GPU) k=%d n=%d: %s" % (k, n, pout.strip()[-200:]))
+            if prc:
                 return False
         if rc and "bytes of shared memory" in out:
             print("  check m=%d n=%d k=%d %s: skipped, the instance does not fit "
@@ -311,11 +303,7 @@ def main():
             wt, best[0], best[1], must / best[0] / 1e6, 100 * roof / best[0], roof)
         print(line)
         rows.append(line)
-    print("\n== summary")
-    print("copy bandwidth %.0f GB/s; checks %s" % (bw / 1e9, "skipped" if "--no-checks" in sys.argv
-                                                    else "passed" if ok else "FAILED"))
-    for r in rows:
-        print(r)
+    summary(bw, "skipped" if "--no-checks" in sys.argv else "passed" if ok else "FAILED", rows)
     return 0 if ok else 1
 
 
