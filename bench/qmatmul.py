@@ -34,8 +34,8 @@ import tempfile
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))  # before bench/: qmatmul is the reference
+sys.path.append(os.path.join(ROOT, "bench"))
 import qmatmul  # noqa: E402
 from tlrun import median_of, summary, tl_run  # noqa: E402
 
