@@ -2063,9 +2063,18 @@ static TlResult dot_verify(TlOp *op) {
          *d = rtype(op, 0);
   const char *names[4] = {"a", "b", "the accumulator", "the result"};
   TlType *ts[4] = {a, b, c, d};
+  /* a and b may be shared tiles (read in place: warpgroup mma on sm_90a);
+   * then the dot is 2-D. */
   for (int i = 0; i < 4; i++) {
-    if (!is_reg(ts[i]))
-      return bad_type(op, names[i], "a !tl.reg", ts[i]);
+    bool shared = i < 2 && tl_tensor_kind(ts[i]) == TL_TENSOR_SHARED;
+    if (!is_reg(ts[i]) && !shared)
+      return bad_type(op, names[i], i < 2 ? "a !tl.reg or a !tl.shared" : "a !tl.reg",
+                      ts[i]);
+    if (shared && tl_tensor_rank(ts[i]) != 2) {
+      tl_op_emit_error(op, "%s is a shared tile, which must be 2-D, but has %u dimensions",
+                       names[i], tl_tensor_rank(ts[i]));
+      return TL_FAILURE;
+    }
     if (tl_tensor_rank(ts[i]) != 2 && tl_tensor_rank(ts[i]) != 3) {
       tl_op_emit_error(op, "%s must be 2-D, or 3-D with a leading batch dimension, but has "
                            "%u dimensions",

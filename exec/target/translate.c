@@ -361,11 +361,14 @@ static LLVMValueRef sreg(Tr *t, TlOp *op, const char *reg, const char *dim) {
 
 static LLVMValueRef smem_base(Tr *t) {
   if (!t->smem) {
-    /* `.extern .shared .align 16 .b8 tl_smem[]` */
+    /* `.extern .shared .align 1024 .b8 tl_smem[]`: the planner places a
+     * swizzled tile at a multiple of its swizzle block (at most 1024
+     * bytes), which the XOR patterns of ldmatrix and wgmma operands need
+     * in absolute addresses. */
     LLVMTypeRef ty = LLVMArrayType2(LLVMInt8TypeInContext(t->lc), 0);
     t->smem = LLVMAddGlobalInAddressSpace(t->mod, ty, "tl_smem", 3);
     LLVMSetLinkage(t->smem, LLVMExternalLinkage);
-    LLVMSetAlignment(t->smem, 16);
+    LLVMSetAlignment(t->smem, 1024);
   }
   return t->smem;
 }

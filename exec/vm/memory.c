@@ -1043,6 +1043,66 @@ static void fresh(TlVm *vm, SElem *x) {
   }
 }
 
+/* Reads element idx of the shared view s for `reader` (a thread or
+ * T_MANY) into *v, with the checks of a shared read: in bounds, not
+ * pending behind a copy, written, and no race with its writer. */
+static bool read_shared_elem(TlVm *vm, Inst *in, SView *s, int rank,
+                             const int64_t *idx, int reader, uint64_t *v) {
+  char ib[256], wb[32], rb[32];
+  int64_t f = 0;
+  if (!shared_index(vm, in, s, idx, "reads", &f))
+    return false;
+  int64_t o = storage_at(s, f);
+  SElem *x = &s->mem->st[o];
+  if (x->pending) {
+    vm_fmt_index(ib, sizeof ib, rank, idx);
+    vm_error(vm, in->op,
+             "reads element %s of the shared tile while a "
+             "tl.copy_async into it is pending (no "
+             "tl.copy_async_wait has completed it)",
+             ib);
+    vm_note(vm, x->wop, "the copy starts here");
+    return false;
+  }
+  if (!x->init) {
+    vm_fmt_index(ib, sizeof ib, rank, idx);
+    vm_error(vm, in->op,
+             "reads element %s of the shared tile, which was "
+             "never written",
+             ib);
+    vm_note(vm, s->mem->alloc_op, "allocated here");
+    return false;
+  }
+  if (x->epoch == vm->epoch && x->writer != T_NONE &&
+      (x->writer == T_BLOCK || reader != x->writer)) {
+    vm_fmt_index(ib, sizeof ib, rank, idx);
+    if (x->writer == T_BLOCK) {
+      vm_error(vm, in->op,
+               "data race on element %s of the shared tile: "
+               "written by tl.copy_async and read by %s with no "
+               "tl.synchronize after the tl.copy_async_wait",
+               ib, thread_name(reader, rb, sizeof rb));
+      vm_note(vm, x->wop, "the copy starts here");
+    } else {
+      vm_error(vm, in->op,
+               "data race on element %s of the shared tile: "
+               "written by %s and read by %s with no "
+               "tl.synchronize in between",
+               ib, thread_name(x->writer, wb, sizeof wb),
+               thread_name(reader, rb, sizeof rb));
+      vm_note(vm, x->wop, "written here");
+    }
+    return false;
+  }
+  fresh(vm, x);
+  if (x->reader == T_NONE)
+    x->reader = (int16_t)reader;
+  else if (x->reader != reader)
+    x->reader = T_MANY;
+  *v = s->mem->v[o];
+  return true;
+}
+
 static bool exec_load_shared(TlVm *vm, Inst *in) {
   TlType *rt = tl_value_type(tl_op_result(in->op, 0));
   SView *s = live_shared(vm, in, 0);
@@ -1057,7 +1117,6 @@ static bool exec_load_shared(TlVm *vm, Inst *in) {
   int32_t *mine = vm_warp_holders(vm, lt);
   Tile *t = tile_new(vm, rt, mine != NULL);
   memset(j, 0, sizeof j);
-  char ib[256], wb[32], rb[32];
   for (int64_t e = 0; e < t->n; e++) {
     if (mine && mine[e] < 0) {
       step(j, rank, shape);
@@ -1067,58 +1126,9 @@ static bool exec_load_shared(TlVm *vm, Inst *in) {
       t->undef[e] = 0;
     for (int d = 0; d < rank; d++)
       idx[d] = sat_add(off[d], j[d]);
-    int64_t f = 0;
-    if (!shared_index(vm, in, s, idx, "reads", &f))
-      goto fail;
-    int64_t o = storage_at(s, f);
-    SElem *x = &s->mem->st[o];
     int reader = lt->rep > 1 ? T_MANY : lt->owner[e];
-    if (x->pending) {
-      vm_fmt_index(ib, sizeof ib, rank, idx);
-      vm_error(vm, in->op,
-               "reads element %s of the shared tile while a "
-               "tl.copy_async into it is pending (no "
-               "tl.copy_async_wait has completed it)",
-               ib);
-      vm_note(vm, x->wop, "the copy starts here");
+    if (!read_shared_elem(vm, in, s, rank, idx, reader, &t->v[e]))
       goto fail;
-    }
-    if (!x->init) {
-      vm_fmt_index(ib, sizeof ib, rank, idx);
-      vm_error(vm, in->op,
-               "reads element %s of the shared tile, which was "
-               "never written",
-               ib);
-      vm_note(vm, s->mem->alloc_op, "allocated here");
-      goto fail;
-    }
-    if (x->epoch == vm->epoch && x->writer != T_NONE &&
-        (x->writer == T_BLOCK || reader != x->writer)) {
-      vm_fmt_index(ib, sizeof ib, rank, idx);
-      if (x->writer == T_BLOCK) {
-        vm_error(vm, in->op,
-                 "data race on element %s of the shared tile: "
-                 "written by tl.copy_async and read by %s with no "
-                 "tl.synchronize after the tl.copy_async_wait",
-                 ib, thread_name(reader, rb, sizeof rb));
-        vm_note(vm, x->wop, "the copy starts here");
-      } else {
-        vm_error(vm, in->op,
-                 "data race on element %s of the shared tile: "
-                 "written by %s and read by %s with no "
-                 "tl.synchronize in between",
-                 ib, thread_name(x->writer, wb, sizeof wb),
-                 thread_name(reader, rb, sizeof rb));
-        vm_note(vm, x->wop, "written here");
-      }
-      goto fail;
-    }
-    fresh(vm, x);
-    if (x->reader == T_NONE)
-      x->reader = (int16_t)reader;
-    else if (x->reader != reader)
-      x->reader = T_MANY;
-    t->v[e] = s->mem->v[o];
     step(j, rank, shape);
   }
   tl_free(mine);
@@ -1128,6 +1138,22 @@ fail:
   tl_free(mine);
   tile_release(t);
   return false;
+}
+
+uint64_t *vm_read_shared_operand(TlVm *vm, Inst *in, unsigned i) {
+  SView *s = live_shared(vm, in, i);
+  if (!s)
+    return NULL;
+  uint64_t *v = tl_xcalloc((size_t)(s->n ? s->n : 1), sizeof *v);
+  int64_t j[TL_LAYOUT_MAX_RANK] = {0};
+  for (int64_t e = 0; e < s->n; e++) {
+    if (!read_shared_elem(vm, in, s, s->rank, j, T_MANY, &v[e])) {
+      tl_free(v);
+      return NULL;
+    }
+    step(j, s->rank, s->shape);
+  }
+  return v;
 }
 
 /* Sub-byte elements are stored compactly (element k at bits [k b, k b +

@@ -555,8 +555,25 @@ static void dot_core(const EType *ea, const EType *eb, const EType *ec, int64_t 
 /* tl.dot: 2-D, or 3-D with a leading batch dimension (one product per
  * batch index). */
 static bool exec_dot(TlVm *vm, Inst *in) {
-  const Tile *a = operand_tile(vm, in, 0), *b = operand_tile(vm, in, 1),
-             *c = operand_tile(vm, in, 2);
+  /* A shared operand is read in place, as a tile of its values. */
+  Tile sh[2] = {{0}};
+  const Tile *ab[2];
+  for (unsigned i = 0; i < 2; i++) {
+    TlType *t = tl_value_type(tl_op_operand(in->op, i));
+    if (tl_tensor_kind(t) != TL_TENSOR_SHARED) {
+      ab[i] = operand_tile(vm, in, i);
+      continue;
+    }
+    sh[i].type = t;
+    sh[i].n = tl_tensor_num_elements(t);
+    sh[i].v = vm_read_shared_operand(vm, in, i);
+    if (!sh[i].v) {
+      tl_free(sh[0].v);
+      return false;
+    }
+    ab[i] = &sh[i];
+  }
+  const Tile *a = ab[0], *b = ab[1], *c = operand_tile(vm, in, 2);
   TlType *at = a->type, *bt = b->type;
   unsigned rank = tl_tensor_rank(at);
   int64_t B = rank == 3 ? tl_tensor_dim(at, 0) : 1;
@@ -573,6 +590,8 @@ static bool exec_dot(TlVm *vm, Inst *in) {
              b->v + ob, b->undef ? b->undef + ob : NULL, c->v + oc,
              c->undef ? c->undef + oc : NULL, r->v + oc, r->undef ? r->undef + oc : NULL);
   }
+  tl_free(sh[0].v);
+  tl_free(sh[1].v);
   vm_put_tile(vm, in, 0, r);
   return true;
 }

@@ -350,6 +350,11 @@ int32_t *vm_warp_holders(TlVm *vm, const LTab *lt);
  * error. */
 bool vm_exec_tile(TlVm *vm, Inst *in);
 bool vm_exec_memory(TlVm *vm, Inst *in);
+/* The values of shared-tile operand i of in (a !tl.shared read in place,
+ * as tl.dot's), row-major, read by the whole block: every write to them
+ * must be ordered before by a tl.synchronize. NULL after an error. The
+ * caller frees them. */
+uint64_t *vm_read_shared_operand(TlVm *vm, Inst *in, unsigned i);
 /* Block start and end in memory.c: the end checks leaks and pending
  * copies (unless the block exited) and frees the block's shared tiles. */
 void vm_block_begin(TlVm *vm);

@@ -394,6 +394,30 @@ bool tl_shared_layout_ldmatrix(TlSharedLayout *out, int64_t rows,
 /* Element offset of index[0..rank); fails when out of range. */
 bool tl_shared_layout_offset(const TlSharedLayout *l, const int64_t *index,
                              int64_t *offset, TlErr *err);
+/* A warpgroup mma (wgmma) operand slice in shared memory, as its matrix
+ * descriptor gives it (lib/layout/wgmma.c): swizzle 0 (8 x 16-byte core
+ * matrices), 32, 64 or 128 (the swizzle's row bytes); K- or MN-major;
+ * the leading and stride byte offsets; and `start`, the element offset
+ * (before the swizzle) of the slice's first element in the layout. */
+typedef struct TlWgmmaDesc {
+  int swizzle;
+  bool mn_major;
+  int64_t lbo, sbo;
+  int64_t start;
+} TlWgmmaDesc;
+/* The byte offset from the slice's start, before the swizzle, at which the
+ * hardware reads element (mn, k) of an operand of elem_bytes elements. */
+int64_t tl_wgmma_offset(const TlWgmmaDesc *d, unsigned elem_bytes, int64_t mn,
+                        int64_t k);
+/* Whether the mns x ks slice at (mn0, k0) of the 2-D shared layout l, whose
+ * dimension mn_dim is MN and the other K, is a canonical wgmma operand:
+ * l's swizzle is the hardware's for its element size (or none) and every
+ * element lies where the descriptor *d puts it. MN-major only when
+ * allow_mn_major (16-bit types). */
+bool tl_shared_layout_wgmma(const TlSharedLayout *l, unsigned elem_bits,
+                            int mn_dim, int64_t mn0, int64_t mns, int64_t k0,
+                            int64_t ks, bool allow_mn_major, TlWgmmaDesc *d,
+                            TlErr *err);
 /* One past the largest offset, rounded up to a multiple of 2^(M+S+B) when
  * swizzled (the swizzle permutes within such blocks). */
 int64_t tl_shared_layout_cosize(const TlSharedLayout *l);

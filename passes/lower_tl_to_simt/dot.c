@@ -201,6 +201,12 @@ static bool simt_dot(Lower *L, Tile *a, Tile *b, Tile *c, Tile **out) {
  * tile, one instruction per (m, n, k) block, k ascending; else a SIMT
  * dot. */
 bool lw_lower_dot(Lower *L, TlOp *op) {
+  for (unsigned i = 0; i < 2; i++)
+    if (tl_tensor_kind(tl_value_type(tl_op_operand(op, i))) == TL_TENSOR_SHARED)
+      return lw_fail(L, op,
+                     "a dot of shared tiles needs warpgroup mma, which this "
+                     "build does not lower yet; load the tiles with "
+                     "tl.load_shared for mma.sync");
   Tile *a = lw_tile_of(L, tl_op_operand(op, 0)),
        *b = lw_tile_of(L, tl_op_operand(op, 1)),
        *c = lw_tile_of(L, tl_op_operand(op, 2));

@@ -486,10 +486,108 @@ static void test_linear_wavefronts(void) {
   CHECK_EQ_STR(err.msg, "dimension 0 has size 3, not a power of two");
 }
 
+static TlSharedLayout sparse(const char *text) {
+  TlSharedLayout l;
+  TlErr err = {{0}};
+  if (!tl_shared_layout_parse(&l, text, strlen(text), &err, NULL))
+    fprintf(stderr, "parse of '%s' failed: %s\n", text, err.msg);
+  return l;
+}
+
+/* wgmma operands: the slices of TL shared layouts that are canonical
+ * descriptor layouts give the descriptor's fields, and every element of
+ * the slice lies where tl_wgmma_offset (the hardware's formula) says. */
+static void test_wgmma(void) {
+  TlErr err = {{0}};
+  TlWgmmaDesc d;
+  /* A [64, 64] f16 under the 128-byte swizzle: K-major, SBO 1024, and the
+   * k16 slices start 16 elements apart. */
+  TlSharedLayout a = sparse("shared<shape=[64, 64], modes=[64, 64], "
+                            "strides=[64, 1], swizzle=<3, 3, 3>>");
+  for (int64_t k0 = 0; k0 < 64; k0 += 16) {
+    CHECK(tl_shared_layout_wgmma(&a, 16, 0, 0, 64, k0, 16, true, &d, &err));
+    CHECK_EQ_INT(d.swizzle, 128);
+    CHECK(!d.mn_major);
+    CHECK_EQ_INT(d.sbo, 1024);
+    CHECK_EQ_INT(d.start, k0);
+  }
+  /* The second warpgroup's rows start 64 rows in. */
+  TlSharedLayout a2 = sparse("shared<shape=[128, 64], modes=[128, 64], "
+                             "strides=[64, 1], swizzle=<3, 3, 3>>");
+  CHECK(tl_shared_layout_wgmma(&a2, 16, 0, 64, 64, 32, 16, false, &d, &err));
+  CHECK_EQ_INT(d.start, 64 * 64 + 32);
+  /* W [256, 64] seen transposed as B [64, 256] (column-major view): K
+   * stays contiguous, so B is K-major too, with MN = dimension 1. */
+  TlSharedLayout b = sparse("shared<shape=[64, 256], modes=[64, 256], "
+                            "strides=[1, 64], swizzle=<3, 3, 3>>");
+  CHECK(tl_shared_layout_wgmma(&b, 16, 1, 0, 256, 48, 16, false, &d, &err));
+  CHECK(!d.mn_major);
+  CHECK_EQ_INT(d.sbo, 1024);
+  CHECK_EQ_INT(d.start, 48);
+  /* 8-bit elements: the 128-byte swizzle is swizzle<3, 4, 3>; k32 slices. */
+  TlSharedLayout s8 = sparse("shared<shape=[64, 128], modes=[64, 128], "
+                             "strides=[128, 1], swizzle=<3, 4, 3>>");
+  CHECK(tl_shared_layout_wgmma(&s8, 8, 0, 0, 64, 96, 32, false, &d, &err));
+  CHECK_EQ_INT(d.swizzle, 128);
+  CHECK_EQ_INT(d.start, 96);
+  CHECK(!tl_shared_layout_wgmma(&a, 8, 0, 0, 64, 0, 32, false, &d, &err));
+  CHECK_EQ_STR(err.msg, "swizzle<3, 3, 3> of 8-bit elements is not a wgmma "
+                        "swizzle (swizzle<B, 4, 3> with B = 1, 2 or 3: 32-, "
+                        "64- or 128-byte rows)");
+  /* No swizzle: 8 x 16-byte core matrices, K-major: LBO the step to the
+   * next 8 columns, SBO to the next 8 rows. */
+  TlSharedLayout core = sparse("shared<shape=[64, 16], modes=[8, 8, 2, 8], "
+                               "strides=[128, 8, 64, 1]>");
+  CHECK(tl_shared_layout_wgmma(&core, 16, 0, 0, 64, 0, 16, false, &d, &err));
+  CHECK_EQ_INT(d.swizzle, 0);
+  CHECK_EQ_INT(d.lbo, 128);
+  CHECK_EQ_INT(d.sbo, 256);
+  /* MN-major under the 128-byte swizzle: B [16, 64] row-major (N
+   * contiguous); SBO steps 8 k rows. Refused where only K-major is. */
+  TlSharedLayout mn = sparse("shared<shape=[16, 64], modes=[16, 64], "
+                             "strides=[64, 1], swizzle=<3, 3, 3>>");
+  CHECK(tl_shared_layout_wgmma(&mn, 16, 1, 0, 64, 0, 16, true, &d, &err));
+  CHECK(d.mn_major);
+  CHECK_EQ_INT(d.sbo, 1024);
+  CHECK(!tl_shared_layout_wgmma(&mn, 16, 1, 0, 64, 0, 16, false, &d, &err));
+  /* A plain row-major B [64, 128]: 256-byte rows are no wgmma layout. */
+  TlSharedLayout rm = sparse("shared<shape=[64, 128], modes=[64, 128], "
+                             "strides=[128, 1]>");
+  CHECK(!tl_shared_layout_wgmma(&rm, 16, 1, 0, 128, 0, 16, true, &d, &err));
+  /* Every element of every accepted slice where the formula puts it, with
+   * the swizzle: swizzle(start + offset) in bytes equals the layout's
+   * swizzled offset (the tile aligned to its swizzle block). */
+  TlSharedLayout *all[] = {&a, &a2, &b, &mn};
+  int mnd[] = {0, 0, 1, 1};
+  for (int c = 0; c < 4; c++) {
+    TlSharedLayout *l = all[c];
+    int64_t mns = l->shape[mnd[c]], kn = l->shape[1 - mnd[c]];
+    for (int64_t m0 = 0; m0 < mns; m0 += 64)
+      for (int64_t k0 = 0; k0 < kn; k0 += 16) {
+        int64_t ms = mns - m0 < 64 || mnd[c] ? mns - m0 : 64;
+        CHECK(tl_shared_layout_wgmma(l, 16, mnd[c], m0, ms, k0, 16, true, &d,
+                                     &err));
+        for (int64_t i = 0; i < ms; i++)
+          for (int64_t j = 0; j < 16; j++) {
+            int64_t idx[2], off;
+            idx[mnd[c]] = m0 + i;
+            idx[1 - mnd[c]] = k0 + j;
+            CHECK(tl_shared_layout_offset(l, idx, &off, NULL));
+            int64_t x = 2 * d.start + tl_wgmma_offset(&d, 2, i, j);
+            x ^= (x >> 3) & 0x70;
+            CHECK_EQ_INT(x, 2 * off);
+          }
+        if (mnd[c])
+          break;
+      }
+  }
+}
+
 int main(void) {
   test_linear();
   test_bank_counter();
   test_shared();
   test_linear_wavefronts();
+  test_wgmma();
   return unit_report();
 }
