@@ -67,11 +67,15 @@ unsigned tl_simt_vm_num_params(TlOp *func);
 const char *tl_simt_vm_param_name(TlOp *func, unsigned i);
 TlType *tl_simt_vm_param_type(TlOp *func, unsigned i);
 int tl_simt_vm_param_index(TlOp *func, const char *name);
+/* The VM's global address of the first byte of buffer parameter `param`
+ * (the base a tensor map over that buffer names; tl/tensor_map.h). */
+uint64_t tl_simt_vm_buffer_address(unsigned param);
 
 /* Runs a verified simt kernel with args[0..nargs), one per parameter:
  * TL_VM_ARG_BUFFER for !simt.ptr<global> parameters (the bytes at data,
  * `size` of them, read and written in place; the dtype is not used:
- * simt memory is bytes), TL_VM_ARG_INT or TL_VM_ARG_FLOAT for scalars
+ * simt memory is bytes) and for !simt.tensormap ones (the 128 bytes of
+ * tl_tensor_map_encode), TL_VM_ARG_INT or TL_VM_ARG_FLOAT for scalars
  * (as tl_vm_run binds them). A buffer's first byte is 256-byte aligned as
  * the GPU's allocations are, whatever the host address. Returns TL_SUCCESS,
  * or TL_FAILURE after an error diagnostic (bad arguments or launch at the
