@@ -42,6 +42,7 @@ typedef struct Pair {
 
 typedef struct Options {
   bool vm, simt;
+  bool gpu; /* --simt --gpu */
   bool block_given, grid_given, smem_given;
   int64_t grid[3], block[3], smem; /* --simt launch */
   bool mma_sm90;                   /* --mma sm90 */
@@ -123,6 +124,8 @@ static void usage(FILE *out) {
         "  --smem BYTES          --simt: dynamic shared memory per block "
         "(default:\n"
         "                        the kernel's 'smem_bytes' attribute, or 0)\n"
+        "  --gpu                 --simt: run the kernel on the GPU too and\n"
+        "                        require its buffers to equal the VM's\n"
         "  --mma MODEL           --simt: how mma sums floats: sequential "
         "(tl.dot's\n"
         "                        order, the default) or sm90 (the H200's "
@@ -264,6 +267,8 @@ static int parse_args(int argc, char **argv, Options *o) {
       o->vm = true;
     } else if (!strcmp(a, "--simt")) {
       o->simt = true;
+    } else if (!strcmp(a, "--gpu")) {
+      o->gpu = true;
     } else if (!strcmp(a, "--bench")) {
       o->bench = true;
     } else if (!strcmp(a, "--json")) {
@@ -367,6 +372,9 @@ static int parse_args(int argc, char **argv, Options *o) {
     return fail("no input file (run 'tl-run --help' for usage)");
   if (o->vm && o->simt)
     return fail("--vm runs a tl.kernel and --simt a simt func; give one");
+  if (o->gpu && !o->simt)
+    return fail("--gpu applies to --simt (a tl.kernel runs on the GPU "
+                "without --vm)");
   if ((o->vm || o->simt) && (o->bench || o->no_vm_check || o->flops))
     return fail("--bench, --json, --flops and --no-vm-check apply to GPU runs "
                 "(no --vm or --simt)");
@@ -796,6 +804,11 @@ static void print_buffer(const char *name, const Arg *a) {
 
 /*===--- GPU ------------------------------------------------------------===*/
 
+/* Whether argument i (of the n bound) is a tensor map. */
+static bool args_tmap(const Arg *args, unsigned n, unsigned i) {
+  return i < n && args[i].tmap_spec != NULL;
+}
+
 /* Compiles the kernel of `text` for the device (the runtime API's
  * compile step: a second parse, lowered to simt and through tl-llc's
  * pipeline) and loads it. */
@@ -1040,6 +1053,106 @@ out:
     if (ref[i].kind == TL_VM_ARG_BUFFER && !o->no_vm_check && ref[i].data != args[i].vm.data)
       tl_free(ref[i].data);
   tl_free(ref);
+  return ok;
+}
+
+/* --simt --gpu: the simt kernel on the GPU with the bound arguments
+ * (tensor maps encoded by the driver over the device copies of their
+ * buffers), then on the thread-level VM (vargs, TL's encodings); every
+ * buffer must then hold the same bytes on both, and the GPU's are kept
+ * for --save, --check and --print. */
+static bool run_simt_gpu(const Options *o, TlContext *ctx, TlRuntime *rt,
+                         TlSimtVm *svm, TlOp *kernel, Arg *args, TlVmArg *vargs,
+                         unsigned nargs, const TlSimtLaunch *sl,
+                         const char *text, size_t len) {
+  bool ok = false;
+  TlDevPtr *dev = tl_xcalloc(nargs + 1, sizeof *dev);
+  TlScalarArg *vals = tl_xcalloc(nargs + 1, sizeof *vals);
+  void **kargs = tl_xcalloc(nargs + 1, sizeof *kargs);
+  uint8_t (*maps)[TL_TENSOR_MAP_BYTES] =
+      tl_xcalloc(nargs + 1, TL_TENSOR_MAP_BYTES);
+  uint8_t **got = tl_xcalloc(nargs + 1, sizeof *got);
+  unsigned smem = 0;
+  int64_t ws = 0;
+  void *k = gpu_compile(ctx, rt, o->input, text, len, tl_symbol_name(kernel),
+                        &smem, &ws);
+  if (!k)
+    goto out;
+  for (unsigned i = 0; i < nargs; i++) {
+    TlVmArg *a = &vargs[i];
+    if (args_tmap(args, nargs, i))
+      continue;
+    if (a->kind == TL_VM_ARG_BUFFER) {
+      if (!(dev[i] = tl_runtime_alloc(rt, a->size ? a->size : 1)) ||
+          TL_FAILED(tl_runtime_upload(rt, dev[i], a->data, a->size)))
+        goto out;
+      kargs[i] = &dev[i];
+    } else {
+      if (!tl_scalar_arg(param_type(kernel, i), a->kind == TL_VM_ARG_FLOAT,
+                         a->i, a->f, &vals[i])) {
+        fail("parameter %s: scalars of this type cannot be passed to the GPU",
+             param_name(kernel, i));
+        goto out;
+      }
+      kargs[i] = &vals[i];
+    }
+  }
+  /* Tensor maps over the device copies of their buffers. */
+  for (unsigned i = 0; i < nargs; i++) {
+    if (!args_tmap(args, nargs, i))
+      continue;
+    TlTensorMapDesc d = args[i].tmap;
+    d.base = dev[args[i].tmap_of];
+    if (TL_FAILED(tl_runtime_tensor_map(rt, &d, maps[i])))
+      goto out;
+    kargs[i] = maps[i];
+  }
+  TlLaunch l = {{(unsigned)sl->grid[0], (unsigned)sl->grid[1],
+                 (unsigned)sl->grid[2]},
+                {(unsigned)sl->block[0], (unsigned)sl->block[1],
+                 (unsigned)sl->block[2]},
+                (unsigned)sl->smem_bytes};
+  if (TL_FAILED(tl_runtime_launch(rt, k, &l, kargs)))
+    goto out;
+  for (unsigned i = 0; i < nargs; i++) {
+    if (!dev[i])
+      continue;
+    got[i] = tl_xmalloc(vargs[i].size ? vargs[i].size : 1);
+    if (TL_FAILED(tl_runtime_download(rt, got[i], dev[i], vargs[i].size)))
+      goto out;
+  }
+  if (TL_FAILED(tl_simt_vm_run(svm, kernel, sl, nargs, vargs)))
+    goto out;
+  ok = true;
+  for (unsigned i = 0; i < nargs; i++) {
+    if (!got[i])
+      continue;
+    size_t n = vargs[i].size, bad = 0, first = 0;
+    for (size_t b = 0; b < n; b++)
+      if (got[i][b] != ((uint8_t *)vargs[i].data)[b] && !bad++)
+        first = b;
+    if (bad) {
+      fail("%s: %zu of %zu bytes differ between the GPU and the VM (the "
+           "first at byte %zu: gpu %u, vm %u)",
+           param_name(kernel, i), bad, n, first, got[i][first],
+           ((uint8_t *)vargs[i].data)[first]);
+      ok = false;
+    } else {
+      printf("gpu %s: matches the VM (%zu bytes)\n", param_name(kernel, i), n);
+      memcpy(vargs[i].data, got[i], n);
+    }
+  }
+out:
+  for (unsigned i = 0; i < nargs; i++) {
+    if (dev[i])
+      tl_runtime_free(rt, dev[i]);
+    tl_free(got[i]);
+  }
+  tl_free(dev);
+  tl_free(vals);
+  tl_free(kargs);
+  tl_free(maps);
+  tl_free(got);
   return ok;
 }
 
@@ -1521,7 +1634,19 @@ int main(int argc, char **argv) {
       vargs[nparams].data = tl_xcalloc((size_t)wb, 1);
       vargs[nparams].dtype = tl_dtype_uint(8);
     }
-    r = tl_simt_vm_run(svm, kernel, &launch, nparams + (wb > 0), vargs);
+    if (o.gpu) {
+      if (!rt && !(rt = tl_runtime_create(tl_context_diag(ctx), 0))) {
+        fail("cannot run on the GPU (leave out --gpu to run on the VM only)");
+        r = TL_FAILURE;
+      } else {
+        r = run_simt_gpu(&o, ctx, rt, svm, kernel, args, vargs,
+                         nparams + (wb > 0), &launch, text, len)
+                ? TL_SUCCESS
+                : TL_FAILURE;
+      }
+    } else {
+      r = tl_simt_vm_run(svm, kernel, &launch, nparams + (wb > 0), vargs);
+    }
     if (wb)
       tl_free(vargs[nparams].data);
     tl_simt_vm_destroy(svm);
