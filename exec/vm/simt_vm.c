@@ -1382,6 +1382,29 @@ static uint64_t swizzle(uint64_t a, unsigned span) {
   return a ^ (((a >> 7) & mask) << 4);
 }
 
+/* A TMA load into byte b, issued by thread t, races with the accesses of
+ * other threads since the last bar.sync (they may still be reading what
+ * the copy overwrites). */
+static bool tma_overwrite_ok(TlSimtVm *vm, SInst *in, int t, uint64_t b) {
+  SByte *s = sbyte_now(vm, b);
+  int other = s->writer >= 0 && s->writer != t   ? s->writer
+              : s->reader >= 0 && s->reader != t ? s->reader
+              : s->reader == R_MANY              ? -2
+                                                 : -1;
+  if (other == -1)
+    return true;
+  if (other == -2)
+    return sv_error(vm, in->op,
+                    "data race: the TMA load of %s overwrites shared address "
+                    "%llu, read by other threads since the last barrier",
+                    who(vm, t).s, (unsigned long long)b);
+  return sv_error(vm, in->op,
+                  "data race: the TMA load of %s overwrites shared address "
+                  "%llu, %s by %s since the last barrier",
+                  who(vm, t).s, (unsigned long long)b,
+                  s->writer == other ? "written" : "read", who(vm, other).s);
+}
+
 static bool exec_tma_load(TlSimtVm *vm, SInst *in, const Mask *m) {
   unsigned rank = in->nin - 3;
   for (int j = 0; j < m->n; j++) {
@@ -1477,6 +1500,8 @@ static bool exec_tma_load(TlSimtVm *vm, SInst *in, const Mask *m) {
         continue;
       if (vm->sbytes[dst + k].pending) {
         ok = pending_error(vm, in, t, dst + k, true);
+      } else if (!tma_overwrite_ok(vm, in, t, dst + k)) {
+        ok = false;
       } else if (vm->sbytes[dst + k].tma) {
         const Tma *o = &vm->tmas.data[vm->sbytes[dst + k].tma - 1];
         ok = sv_error(vm, in->op,
