@@ -34,6 +34,7 @@ typedef struct Tr {
   LLVMBuilderRef b;
   LLVMValueRef fn;
   LLVMValueRef smem; /* the dynamic shared memory symbol, created on use */
+  bool tma;          /* a kernel has simt.tma_load: tl_smem is 1024-aligned */
   Map map;
   bool failed;
 } Tr;
@@ -369,7 +370,10 @@ static LLVMValueRef smem_base(Tr *t) {
     LLVMTypeRef ty = LLVMArrayType2(LLVMInt8TypeInContext(t->lc), 0);
     t->smem = LLVMAddGlobalInAddressSpace(t->mod, ty, "tl_smem", 3);
     LLVMSetLinkage(t->smem, LLVMExternalLinkage);
-    LLVMSetAlignment(t->smem, 16);
+    /* A swizzled TMA box is placed at a multiple of the swizzle's
+     * 1024-byte repeat from smem_base (docs/simt.md): ask for that
+     * alignment of the base itself. */
+    LLVMSetAlignment(t->smem, t->tma ? 1024 : 16);
   }
   return t->smem;
 }
@@ -1216,6 +1220,8 @@ static void check_op(TlOp *op, void *user) {
   unsigned min_ptx;
   if (!tl_simt_op_needs(op, &feature, &min_ptx))
     return;
+  if (tl_op_id(op) == TL_OP_SIMT_TMA_LOAD)
+    t->tma = true;
   char what[64];
   const TlMmaForm *m = tl_simt_mma_form(op);
   const TlLdmatrixForm *l = tl_simt_ldmatrix_form(op);
