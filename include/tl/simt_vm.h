@@ -10,8 +10,10 @@
  * Arithmetic is exact or rounded as PTX rounds (cvt with every rounding
  * mode, f16x2/bf16x2 through lib/dtype's exact helpers, lop3/prmt through
  * its register-op emulator). Memory accesses are checked: bounds, alignment,
- * uninitialised shared memory, cp.async data read before its wait, data
- * races between barriers; barriers reached by only part of the block and
+ * uninitialised shared memory, cp.async data read before its wait, TMA
+ * data read before its mbarrier phase completes or without a wait for it,
+ * waits that nothing can complete (deadlock), data races between
+ * barriers; barriers reached by only part of the block and
  * warp-collective ops run by part of a warp are errors. docs/vm.md
  * ("The thread-level VM") states the semantics.
  *

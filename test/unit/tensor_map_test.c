@@ -12,6 +12,11 @@
 
 #include <stdlib.h>
 
+static void capture(const TlDiag *d, void *user) {
+  tl_str_printf(user, "%u:%u: %s: %s\n", d->loc.line, d->loc.col,
+                tl_diag_severity_name(d->severity), d->message);
+}
+
 static TlTensorMapDesc base_desc(void) {
   TlTensorMapDesc d;
   memset(&d, 0, sizeof d);
@@ -236,6 +241,51 @@ static void run_load(const char *what, TlTensorMapDesc d, size_t tbytes,
   free(text);
 }
 
+/* A kernel handed bytes that are not TL's encoding (the driver's, or
+ * zeros) fails at its first load with the decoder's message. */
+static void test_bad_map(void) {
+  const char *text =
+      "func @k(%tm: !simt.tensormap) attributes {kernel} {\n"
+      "  %s = simt.smem_base : -> !simt.ptr<shared>\n"
+      "  %c1 = arith.constant 1 : i32\n"
+      "  %c0 = arith.constant 0 : i32\n"
+      "  %c128 = arith.constant 128 : i32\n"
+      "  %d = simt.ptr_add %s, %c128 : !simt.ptr<shared>, i32 -> "
+      "!simt.ptr<shared>\n"
+      "  simt.mbarrier_init %s, %c1 : !simt.ptr<shared>, i32\n"
+      "  simt.tma_load %d, %tm, %s, %c0 : !simt.ptr<shared>, "
+      "!simt.tensormap, !simt.ptr<shared>, i32\n"
+      "  return\n"
+      "}\n";
+  TlContext *ctx = tl_context_create();
+  tl_register_all_dialects(ctx);
+  TlStr diags = {0};
+  tl_diag_set_handler(tl_context_diag(ctx), capture, &diags);
+  TlModule *m = tl_parse_module(ctx, "k.tl", text, strlen(text), 1);
+  CHECK(m && !TL_FAILED(tl_verify(tl_module_op(m))));
+  uint8_t map[TL_TENSOR_MAP_BYTES] = {0};
+  TlVmArg args[2] = {tl_vm_arg_buffer(map, sizeof map, tl_dtype_uint(8)),
+                     tl_vm_arg_buffer(map, 64, tl_dtype_uint(8))};
+  TlSimtLaunch l = {{1, 1, 1}, {1, 1, 1}, 4096};
+  TlSimtVm *vm = tl_simt_vm_create(ctx);
+  CHECK(m && TL_FAILED(tl_simt_vm_run_named(vm, m, NULL, &l, 1, args)));
+  CHECK(strstr(tl_str_cstr(&diags),
+               "8:3: error: 'simt.tma_load' op thread 0 (warp 0, lane 0) "
+               "loads through a bad tensor map: not a tensor map made for "
+               "the VM (its first 4 bytes are not 'TLtm')\n") != NULL);
+  /* A parameter given fewer than 128 bytes is refused at the launch. */
+  tl_str_clear(&diags);
+  CHECK(m && TL_FAILED(tl_simt_vm_run_named(vm, m, NULL, &l, 1, args + 1)));
+  CHECK(strstr(tl_str_cstr(&diags),
+               "parameter 'tm' (!simt.tensormap) needs a buffer of the 128 "
+               "bytes of a tensor map") != NULL);
+  tl_simt_vm_destroy(vm);
+  if (m)
+    tl_module_destroy(m);
+  tl_context_destroy(ctx);
+  tl_str_free(&diags);
+}
+
 static void test_loads(void) {
   TlTensorMapDesc d;
   memset(&d, 0, sizeof d);
@@ -277,5 +327,6 @@ int main(void) {
   test_rules();
   test_encoding();
   test_loads();
+  test_bad_map();
   return unit_report();
 }
