@@ -29,7 +29,7 @@
 
 /* !simt.vec<NxT>: param 0 = N (i64), param 1 = element type.
  * !simt.ptr<global|shared>: param 0 = address space (i64, TlSimtSpace). */
-extern const TlTypeDef simt_vec_def, simt_ptr_def;
+extern const TlTypeDef simt_vec_def, simt_ptr_def, simt_tensormap_def;
 
 TlType *tl_simt_vec_type(TlContext *ctx, unsigned n, TlType *elem) {
   if (n < 1 || n > 16 || !tl_type_is_scalar(elem))
@@ -119,8 +119,30 @@ static void ptr_print(const TlType *t, TlStr *out) {
               tl_simt_ptr_space(t) == TL_SIMT_GLOBAL ? "<global>" : "<shared>");
 }
 
+/* !simt.tensormap has no parameters. */
+static TlType *tensormap_parse(TlParser *p, const TlTypeDef *def) {
+  (void)def;
+  return tl_simt_tensormap_type(tl_parser_context(p));
+}
+
+static void tensormap_print(const TlType *t, TlStr *out) {
+  (void)t;
+  (void)out;
+}
+
 const TlTypeDef simt_vec_def = {"simt.vec", vec_parse, vec_print};
 const TlTypeDef simt_ptr_def = {"simt.ptr", ptr_parse, ptr_print};
+const TlTypeDef simt_tensormap_def = {"simt.tensormap", tensormap_parse,
+                                      tensormap_print};
+
+TlType *tl_simt_tensormap_type(TlContext *ctx) {
+  return tl_type_dialect(ctx, &simt_tensormap_def, 0, NULL);
+}
+
+bool tl_simt_is_tensormap(const TlType *t) {
+  return t && tl_type_kind(t) == TL_TYPE_DIALECT &&
+         tl_type_def(t) == &simt_tensormap_def;
+}
 
 /*===--- Helpers ---------------------------------------------------------===*/
 
@@ -937,7 +959,23 @@ bool tl_simt_op_needs(const TlOp *op, TlFeature *feature, unsigned *min_ptx) {
     *min_ptx = 0;
     return true;
   }
-  return false;
+  /* The mbarrier forms with transaction counts, try_wait.parity and the
+   * tensor copies are sm_90 and PTX 8.0. */
+  switch (tl_op_id(op)) {
+  case TL_OP_SIMT_MBARRIER_INIT:
+  case TL_OP_SIMT_MBARRIER_ARRIVE:
+  case TL_OP_SIMT_MBARRIER_ARRIVE_EXPECT_TX:
+  case TL_OP_SIMT_MBARRIER_EXPECT_TX:
+  case TL_OP_SIMT_MBARRIER_TRY_WAIT:
+  case TL_OP_SIMT_FENCE_PROXY_ASYNC:
+  case TL_OP_SIMT_FENCE_MBARRIER_INIT:
+  case TL_OP_SIMT_TMA_LOAD:
+    *feature = TL_FEATURE_TMA;
+    *min_ptx = 80;
+    return true;
+  default:
+    return false;
+  }
 }
 
 /*===--- Register operations ---------------------------------------------===*/
@@ -1386,6 +1424,77 @@ static TlResult build_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
+/*===--- mbarrier and TMA ------------------------------------------------===*/
+
+static bool is_shared_ptr(const TlType *t) {
+  return tl_simt_is_ptr(t) && tl_simt_ptr_space(t) == TL_SIMT_SHARED;
+}
+
+/* A constant operand i outside lo..hi: "<what> V is outside lo..hi". */
+static TlResult const_in(TlOp *op, unsigned i, const char *what, int64_t lo,
+                         int64_t hi) {
+  int64_t v;
+  if (!const_int(op, i, &v) || (v >= lo && v <= hi))
+    return TL_SUCCESS;
+  tl_op_emit_error(op, "%s %lld is outside %lld..%lld", what, (long long)v,
+                   (long long)lo, (long long)hi);
+  return TL_FAILURE;
+}
+
+/* The mbarrier ops take the barrier, an 8-byte object in shared memory,
+ * first. PTX limits the arrival count to 1..2^20-1 and a transaction
+ * count to 0..2^20-1; try_wait.parity's parity is 0 or 1. */
+static TlResult mbarrier_verify(TlOp *op) {
+  TlOpId id = tl_op_id(op);
+  bool wait = id == TL_OP_SIMT_MBARRIER_TRY_WAIT;
+  unsigned nops = id == TL_OP_SIMT_MBARRIER_ARRIVE ? 1 : 2;
+  if (TL_FAILED(counts(op, nops, wait ? 1 : 0)) ||
+      TL_FAILED(attrs_ok(op, NULL, 0)))
+    return TL_FAILURE;
+  if (!is_shared_ptr(ot(op, 0)))
+    return bad(op, "the mbarrier", "!simt.ptr<shared>", ot(op, 0));
+  if (nops == 1)
+    return TL_SUCCESS;
+  const char *what = id == TL_OP_SIMT_MBARRIER_INIT ? "the arrival count"
+                     : wait                         ? "the phase parity"
+                                                    : "the transaction count";
+  if (!is_i32(op, ot(op, 1)))
+    return bad(op, what, "i32 or u32", ot(op, 1));
+  if (wait && rt(op, 0) != tl_type_bool(tl_op_context(op)))
+    return bad(op, "the result", "i1", rt(op, 0));
+  if (id == TL_OP_SIMT_MBARRIER_INIT)
+    return const_in(op, 1, "arrival count", 1, (1 << 20) - 1);
+  if (wait)
+    return const_in(op, 1, "phase parity", 0, 1);
+  return const_in(op, 1, "transaction count", 0, (1 << 20) - 1);
+}
+
+/* cp.async.bulk.tensor.Nd.shared::cluster.global.tile
+ * .mbarrier::complete_tx::bytes [dst], [tensormap, {c0, ...}], [mbar]:
+ * the box of the tensor map at the coordinates (innermost first) to
+ * shared memory, its bytes counted on the mbarrier. */
+static TlResult tma_load_verify(TlOp *op) {
+  unsigned n = tl_op_num_operands(op);
+  if (tl_op_num_results(op) || n < 4 || n > 6) {
+    tl_op_emit_error(op, "takes a shared destination, a tensor map, an "
+                         "mbarrier and 1 to 3 coordinates, and has no "
+                         "results");
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(attrs_ok(op, NULL, 0)))
+    return TL_FAILURE;
+  if (!is_shared_ptr(ot(op, 0)))
+    return bad(op, "the destination", "!simt.ptr<shared>", ot(op, 0));
+  if (!tl_simt_is_tensormap(ot(op, 1)))
+    return bad(op, "the tensor map", "!simt.tensormap", ot(op, 1));
+  if (!is_shared_ptr(ot(op, 2)))
+    return bad(op, "the mbarrier", "!simt.ptr<shared>", ot(op, 2));
+  for (unsigned i = 3; i < n; i++)
+    if (ot(op, i) != tl_type_int(tl_op_context(op), 32, true))
+      return bad(op, "each coordinate", "i32", ot(op, i));
+  return TL_SUCCESS;
+}
+
 /*===--- Definitions -----------------------------------------------------===*/
 
 
@@ -1431,6 +1540,14 @@ static TlResult build_verify(TlOp *op) {
 #define TL_HOOKS_SIMT_BITCAST STD(bitcast_verify)
 #define TL_HOOKS_SIMT_EXTRACT STD(extract_verify)
 #define TL_HOOKS_SIMT_BUILD STD(build_verify)
+#define TL_HOOKS_SIMT_MBARRIER_INIT STD(mbarrier_verify)
+#define TL_HOOKS_SIMT_MBARRIER_ARRIVE STD(mbarrier_verify)
+#define TL_HOOKS_SIMT_MBARRIER_ARRIVE_EXPECT_TX STD(mbarrier_verify)
+#define TL_HOOKS_SIMT_MBARRIER_EXPECT_TX STD(mbarrier_verify)
+#define TL_HOOKS_SIMT_MBARRIER_TRY_WAIT STD(mbarrier_verify)
+#define TL_HOOKS_SIMT_FENCE_PROXY_ASYNC STD(bare_verify)
+#define TL_HOOKS_SIMT_FENCE_MBARRIER_INIT STD(bare_verify)
+#define TL_HOOKS_SIMT_TMA_LOAD STD(tma_load_verify)
 
 static const TlOpDef simt_ops[] = {
 #define TL_OP TL_OP_ENTRY
@@ -1438,8 +1555,8 @@ static const TlOpDef simt_ops[] = {
 #undef TL_OP
 };
 
-static const TlTypeDef *const simt_types[] = {&simt_vec_def, &simt_ptr_def,
-                                              NULL};
+static const TlTypeDef *const simt_types[] = {
+    &simt_vec_def, &simt_ptr_def, &simt_tensormap_def, NULL};
 
 static const TlDialectDef simt_dialect = {
     .name = "simt",

@@ -4,6 +4,7 @@
  * hash and text of their PTX. */
 #define _POSIX_C_SOURCE 200809L
 #include "tl/runtime.h"
+#include "tl/tensor_map.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -82,6 +83,12 @@ struct TlRuntime {
   TL_VEC(CachedModule) modules;
   /* Optional: a driver without it cannot say whose memory a pointer is. */
   CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
+  /* Optional (CUDA 12): tensor maps, tl_runtime_tensor_map. The enums
+   * are passed as their int values. */
+  CUresult (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *,
+                                     const uint64_t *, const uint64_t *,
+                                     const unsigned *, const unsigned *, int,
+                                     int, int, int);
 };
 
 static TlResult check(TlRuntime *rt, CUresult r, const char *what) {
@@ -125,6 +132,8 @@ TlRuntime *tl_runtime_create_with_driver(TlDiagEngine *diag, int ordinal,
   CU_FUNCS(LOAD)
 #undef LOAD
   *(void **)&rt->cuPointerGetAttribute = dlsym(lib, "cuPointerGetAttribute");
+  *(void **)&rt->cuTensorMapEncodeTiled =
+      dlsym(lib, "cuTensorMapEncodeTiled");
   if (TL_FAILED(check(rt, rt->cuInit(0), "initialization")))
     goto fail;
   int count = 0;
@@ -383,4 +392,43 @@ TlResult tl_runtime_time(TlRuntime *rt, void *kernel, const TlLaunch *l,
   rt->cuEventDestroy_v2(start);
   rt->cuEventDestroy_v2(stop);
   return res;
+}
+
+/*===--- Tensor maps -------------------------------------------------------===*/
+
+/* cuTensorMapEncodeTiled's arguments: the data type by element size
+ * (UINT8, UINT16, UINT32, UINT64: a TMA copy moves bytes, so the unsigned
+ * type of the size is exact for every element type), no interleave, the
+ * swizzle (NONE, 32B, 64B, 128B = 0..3), no L2 promotion, zero fill. */
+TlResult tl_runtime_tensor_map(TlRuntime *rt, const TlTensorMapDesc *d,
+                               void *out) {
+  if (!rt->cuTensorMapEncodeTiled) {
+    tl_diag_emit(rt->diag, TL_DIAG_ERROR, tl_loc_unknown(),
+                 "the CUDA driver has no entry point cuTensorMapEncodeTiled "
+                 "(driver too old for tensor maps)");
+    return TL_FAILURE;
+  }
+  int type = d->elem_bytes == 1   ? 0
+             : d->elem_bytes == 2 ? 1
+             : d->elem_bytes == 4 ? 2
+                                  : 4;
+  int swizzle = d->swizzle == 32   ? 1
+                : d->swizzle == 64  ? 2
+                : d->swizzle == 128 ? 3
+                                    : 0;
+  unsigned es[TL_TENSOR_MAP_MAX_RANK], box[TL_TENSOR_MAP_MAX_RANK];
+  for (unsigned i = 0; i < TL_TENSOR_MAP_MAX_RANK; i++) {
+    es[i] = d->elem_strides[i] ? d->elem_strides[i] : 1;
+    box[i] = d->box[i];
+  }
+  /* The driver writes the 64-byte aligned CUtensorMap; out need not be. */
+  _Alignas(64) uint8_t map[TL_TENSOR_MAP_BYTES];
+  if (TL_FAILED(check(rt,
+                      rt->cuTensorMapEncodeTiled(
+                          map, type, d->rank, (void *)(uintptr_t)d->base,
+                          d->dims, d->strides, box, es, 0, swizzle, 0, 0),
+                      "tensor map encoding (cuTensorMapEncodeTiled)")))
+    return TL_FAILURE;
+  memcpy(out, map, sizeof map);
+  return TL_SUCCESS;
 }

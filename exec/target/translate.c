@@ -120,6 +120,10 @@ static LLVMTypeRef ltype(Tr *t, const TlType *ty) {
   }
   if (tl_simt_is_ptr(ty))
     return LLVMPointerTypeInContext(t->lc, (unsigned)tl_simt_ptr_space(ty));
+  /* A tensor map is a by-value kernel parameter, seen through its generic
+   * address (translate_func marks the parameter byval grid_constant). */
+  if (tl_simt_is_tensormap(ty))
+    return LLVMPointerTypeInContext(t->lc, 0);
   return NULL;
 }
 
@@ -766,6 +770,60 @@ static LLVMValueRef printf_op(Tr *t, TlOp *op) {
   return LLVMBuildCall2(b, fty, f, args, 2, "");
 }
 
+/*===--- mbarrier and TMA ------------------------------------------------===*/
+
+/* The mbarrier ops on a barrier in shared memory (the .shared::cta forms,
+ * CTA scope); arrive's state result is unused (waits go by parity). */
+static LLVMValueRef mbarrier_op(Tr *t, TlOp *op) {
+  LLVMValueRef args[2] = {operand(t, op, 0),
+                          tl_op_num_operands(op) > 1 ? operand(t, op, 1)
+                                                     : NULL};
+  switch (tl_op_id(op)) {
+  case TL_OP_SIMT_MBARRIER_INIT:
+    return call(t, op, "llvm.nvvm.mbarrier.init.shared", NULL, 0, args, 2);
+  case TL_OP_SIMT_MBARRIER_ARRIVE:
+    return call(t, op, "llvm.nvvm.mbarrier.arrive.shared", NULL, 0, args, 1);
+  case TL_OP_SIMT_MBARRIER_ARRIVE_EXPECT_TX:
+    return call(t, op, "llvm.nvvm.mbarrier.arrive.expect.tx.scope.cta.space.cta",
+                NULL, 0, args, 2);
+  case TL_OP_SIMT_MBARRIER_EXPECT_TX:
+    return call(t, op, "llvm.nvvm.mbarrier.expect.tx.scope.cta.space.cta", NULL,
+                0, args, 2);
+  case TL_OP_SIMT_MBARRIER_TRY_WAIT:
+    return call(t, op, "llvm.nvvm.mbarrier.try.wait.parity.scope.cta.space.cta",
+                NULL, 0, args, 2);
+  default:
+    TL_UNREACHABLE("not an mbarrier op");
+  }
+}
+
+/* cp.async.bulk.tensor.Nd...tile.mbarrier::complete_tx::bytes: the
+ * intrinsic wants the destination as a shared::cluster address
+ * (addrspace 7; a CTA's own shared window lies inside its cluster's), and
+ * takes a CTA mask, a cache hint and a CTA group, all unused here (the
+ * flags after them are 0). */
+static LLVMValueRef tma_load_op(Tr *t, TlOp *op) {
+  unsigned nc = tl_op_num_operands(op) - 3;
+  char name[64];
+  snprintf(name, sizeof name, "llvm.nvvm.cp.async.bulk.tensor.g2s.tile.%ud",
+           nc);
+  LLVMValueRef args[13];
+  unsigned n = 0;
+  args[n++] = LLVMBuildAddrSpaceCast(
+      t->b, operand(t, op, 0), LLVMPointerTypeInContext(t->lc, 7), "");
+  args[n++] = operand(t, op, 2);
+  args[n++] = operand(t, op, 1);
+  for (unsigned i = 0; i < nc; i++)
+    args[n++] = operand(t, op, 3 + i);
+  LLVMTypeRef i1 = LLVMInt1TypeInContext(t->lc);
+  args[n++] = LLVMConstInt(LLVMInt16TypeInContext(t->lc), 0, 0);
+  args[n++] = LLVMConstInt(LLVMInt64TypeInContext(t->lc), 0, 0);
+  args[n++] = LLVMConstInt(i1, 0, 0);
+  args[n++] = LLVMConstInt(i1, 0, 0);
+  args[n++] = LLVMConstInt(i32t(t), 0, 0);
+  return call(t, op, name, NULL, 0, args, n);
+}
+
 static LLVMValueRef simt_op(Tr *t, TlOp *op) {
   LLVMBuilderRef b = t->b;
   TlType *rty = tl_op_num_results(op) ? tl_value_type(tl_op_result(op, 0)) : NULL;
@@ -824,6 +882,20 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
   }
   case TL_OP_SIMT_PRINTF:
     return printf_op(t, op);
+  case TL_OP_SIMT_MBARRIER_INIT:
+  case TL_OP_SIMT_MBARRIER_ARRIVE:
+  case TL_OP_SIMT_MBARRIER_ARRIVE_EXPECT_TX:
+  case TL_OP_SIMT_MBARRIER_EXPECT_TX:
+  case TL_OP_SIMT_MBARRIER_TRY_WAIT:
+    return mbarrier_op(t, op);
+  case TL_OP_SIMT_FENCE_PROXY_ASYNC:
+    return call(t, op, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0, NULL,
+                0);
+  case TL_OP_SIMT_FENCE_MBARRIER_INIT:
+    return call(t, op, "llvm.nvvm.fence.mbarrier_init.release.cluster", NULL, 0,
+                NULL, 0);
+  case TL_OP_SIMT_TMA_LOAD:
+    return tma_load_op(t, op);
   case TL_OP_SIMT_ATOM:
   case TL_OP_SIMT_ATOM_CAS:
     return atom_op(t, op);
@@ -1159,6 +1231,8 @@ static void check_op(TlOp *op, void *user) {
              l->trans ? ".trans" : "", l->elem);
   else if (c)
     snprintf(what, sizeof what, "cp.async.%s of %u bytes", c->cache, c->bytes);
+  else if (feature == TL_FEATURE_TMA)
+    snprintf(what, sizeof what, "%s", tl_op_name(op));
   else
     snprintf(what, sizeof what, "cp.async");
   need(t, op, what, feature, min_ptx);
@@ -1218,6 +1292,24 @@ static void translate_func(Tr *t, TlOp *fn) {
     LLVMAddAttributeAtIndex(t->fn, LLVMAttributeFunctionIndex,
                             LLVMCreateStringAttribute(t->lc, "nvvm.maxntid", 12, buf,
                                                       (unsigned)strlen(buf)));
+  }
+  /* A tensor map parameter is `.param .align 64 .b8 [128]` read through
+   * its generic address (cvta.param): LLVM's byval + nvvm.grid_constant,
+   * which keeps the parameter in the param space instead of copying it to
+   * local memory. cp.async.bulk.tensor may name a tensor map there. */
+  for (unsigned i = 0; i < n; i++) {
+    if (!tl_simt_is_tensormap(tl_type_function_input(ft, i)))
+      continue;
+    LLVMTypeRef blob = LLVMArrayType2(LLVMInt8TypeInContext(t->lc), 128);
+    unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5);
+    unsigned align = LLVMGetEnumAttributeKindForName("align", 5);
+    LLVMAddAttributeAtIndex(t->fn, i + 1,
+                            LLVMCreateTypeAttribute(t->lc, byval, blob));
+    LLVMAddAttributeAtIndex(t->fn, i + 1,
+                            LLVMCreateEnumAttribute(t->lc, align, 64));
+    LLVMAddAttributeAtIndex(
+        t->fn, i + 1,
+        LLVMCreateStringAttribute(t->lc, "nvvm.grid_constant", 18, "", 0));
   }
   TlBlock *entry = tl_region_first_block(tl_op_region(fn, 0));
   for (unsigned i = 0; i < n; i++)

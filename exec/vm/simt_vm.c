@@ -13,6 +13,7 @@
 #include "tl/arch.h"
 #include "tl/layout.h"
 #include "tl/simt.h"
+#include "tl/tensor_map.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -100,6 +101,14 @@ static const SRun runner_of[TL_OP_COUNT] = {
     [TL_OP_SIMT_BITCAST] = SR_REG,
     [TL_OP_SIMT_EXTRACT] = SR_REG,
     [TL_OP_SIMT_BUILD] = SR_REG,
+    [TL_OP_SIMT_MBARRIER_INIT] = SR_OWN,
+    [TL_OP_SIMT_MBARRIER_ARRIVE] = SR_OWN,
+    [TL_OP_SIMT_MBARRIER_ARRIVE_EXPECT_TX] = SR_OWN,
+    [TL_OP_SIMT_MBARRIER_EXPECT_TX] = SR_OWN,
+    [TL_OP_SIMT_MBARRIER_TRY_WAIT] = SR_OWN,
+    [TL_OP_SIMT_FENCE_PROXY_ASYNC] = SR_OWN,
+    [TL_OP_SIMT_FENCE_MBARRIER_INIT] = SR_OWN,
+    [TL_OP_SIMT_TMA_LOAD] = SR_OWN,
 };
 
 /* How an mma form's fragments map to matrices and how its sums round. */
@@ -177,7 +186,39 @@ typedef struct SByte {
   uint32_t pending; /* 1 + index of the Copy in flight into it, or 0 */
   uint8_t init;
   TlOp *wop; /* the op of the last write */
+  /* TMA: 1 + index of the Tma in flight into the byte, or 0; once it
+   * landed, 1 + the mbarrier it completed on, the phase count that
+   * completion reached and the race epoch it landed in. */
+  uint32_t tma;
+  uint32_t tma_bar, tma_phase, tma_epoch;
 } SByte;
+
+/* An mbarrier (docs/vm.md "mbarrier and TMA"): its shared address, the
+ * arrivals a phase expects, the arrivals still missing in the current
+ * phase, the transaction bytes expected and not yet arrived (negative when
+ * a copy's bytes came first), the phases completed, and how many
+ * try_waits failed since it last changed (a deadlock shows as many). */
+#define MAX_MBARS 32
+typedef struct MBar {
+  uint32_t addr;
+  uint32_t count, missing;
+  int64_t tx;
+  uint32_t phases;
+  uint64_t stale;
+  TlOp *init_op;
+} MBar;
+
+/* A TMA load in flight until its mbarrier's phase completes: its thread,
+ * mbarrier, destination, the 128-byte lines it covers (span bytes from
+ * dst), the bytes and which of them it writes. */
+typedef struct Tma {
+  int32_t thread;
+  uint32_t bar;
+  uint32_t dst, span;
+  uint8_t *data, *mask;
+  bool landed;
+  TlOp *op;
+} Tma;
 
 typedef struct Mask {
   int32_t *t;
@@ -214,6 +255,9 @@ struct TlSimtVm {
   uint32_t *committed;   /* per thread: groups committed */
   uint8_t *active;       /* per thread scratch: in the op's active set */
   uint8_t *exited;       /* per thread: has run simt.exit in this block */
+  TL_VEC(MBar) mbars;    /* the block's mbarriers */
+  TL_VEC(Tma) tmas;      /* the block's TMA loads */
+  uint32_t *seen;        /* [thread * MAX_MBARS + bar]: phases it saw end */
   uint64_t nexits;       /* simt.exit ops run (active sets shrink after) */
   TL_VEC(uint64_t) scratch;
   bool failed;
@@ -282,6 +326,16 @@ TlType *tl_simt_vm_param_type(TlOp *func, unsigned i) {
   return tl_value_type(tl_block_arg(entry(func), i));
 }
 
+/* Global addresses: buffer parameter i starts at (i + 1) << 40, so an
+ * address names its buffer and offset, and the buffers' alignments are
+ * those of the offsets (the GPU's allocations are 256-byte aligned). */
+#define GLOBAL_SHIFT 40
+#define GLOBAL_OFF_MASK ((1ull << GLOBAL_SHIFT) - 1)
+
+uint64_t tl_simt_vm_buffer_address(unsigned param) {
+  return (uint64_t)(param + 1) << GLOBAL_SHIFT;
+}
+
 int tl_simt_vm_param_index(TlOp *func, const char *name) {
   for (unsigned i = 0; i < tl_simt_vm_num_params(func); i++)
     if (!strcmp(tl_simt_vm_param_name(func, i), name))
@@ -312,6 +366,13 @@ void tl_simt_vm_destroy(TlSimtVm *vm) {
   tl_vec_free(&vm->copies);
   tl_vec_free(&vm->live);
   tl_vec_free(&vm->scratch);
+  for (size_t i = 0; i < vm->tmas.len; i++) {
+    tl_free(vm->tmas.data[i].data);
+    tl_free(vm->tmas.data[i].mask);
+  }
+  tl_vec_free(&vm->tmas);
+  tl_vec_free(&vm->mbars);
+  tl_free(vm->seen);
   tl_free(vm->rf);
   tl_free(vm->smem);
   tl_free(vm->sbytes);
@@ -401,7 +462,7 @@ static uint32_t slot_for(TlSimtVm *vm, TlValue *v) {
  * simt pointers. */
 static bool holdable(TlType *t) {
   TlDType d;
-  if (tl_simt_is_ptr(t))
+  if (tl_simt_is_ptr(t) || tl_simt_is_tensormap(t))
     return true;
   TlType *e = elem_of(t);
   return tl_type_is_scalar(e) && (tl_vm_dtype_of(e, &d) || tl_type_is_bool(e));
@@ -543,7 +604,7 @@ static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
     ot = tl_value_type(tl_op_operand(op, 1));
   if (rt && !tl_simt_is_ptr(rt))
     in->et = etype(vm, elem_of(rt));
-  if (ot && !tl_simt_is_ptr(ot))
+  if (ot && !tl_simt_is_ptr(ot) && !tl_simt_is_tensormap(ot))
     in->et2 = etype(vm, elem_of(ot));
   if (!in->et)
     in->et = in->et2;
@@ -551,7 +612,7 @@ static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
     in->vn_out = words_of(rt);
     in->vb_out = tl_type_bitwidth(elem_of(rt));
   }
-  if (ot && !tl_simt_is_ptr(ot)) {
+  if (ot && !tl_simt_is_ptr(ot) && !tl_simt_is_tensormap(ot)) {
     in->vn_in = words_of(ot);
     in->vb_in = tl_type_bitwidth(elem_of(ot));
   }
@@ -776,14 +837,8 @@ static void unpack(const uint64_t *bits, unsigned n, unsigned eb, uint64_t *w) {
 
 /*===--- Memory ----------------------------------------------------------===*/
 
-/* Global addresses: buffer parameter i starts at (i + 1) << 40, so an
- * address names its buffer and offset, and the buffers' alignments are
- * those of the offsets (the GPU's allocations are 256-byte aligned). */
-#define GLOBAL_SHIFT 40
-#define GLOBAL_OFF_MASK ((1ull << GLOBAL_SHIFT) - 1)
-
 static uint64_t global_base(unsigned param) {
-  return (uint64_t)(param + 1) << GLOBAL_SHIFT;
+  return tl_simt_vm_buffer_address(param);
 }
 
 static const char *verb_of(bool write) { return write ? "writes" : "reads"; }
@@ -866,6 +921,40 @@ static bool pending_error(TlSimtVm *vm, SInst *in, int t, uint64_t b,
   return false;
 }
 
+/* Whether thread t may access shared byte b as far as TMA goes: no load
+ * into it is in flight, and a load that landed there since the last
+ * bar.sync completed a phase of its mbarrier that t saw end (a
+ * try_wait that returned true). Reports the error otherwise. */
+static bool tma_ready(TlSimtVm *vm, SInst *in, int t, uint64_t b,
+                      bool write) {
+  const SByte *s = &vm->sbytes[b];
+  if (s->tma) {
+    const Tma *c = &vm->tmas.data[s->tma - 1];
+    const MBar *m = &vm->mbars.data[c->bar];
+    sv_error(vm, in->op,
+             "%s %s shared address %llu while a TMA load into it is "
+             "pending (phase %u of the mbarrier at shared address %u has "
+             "not completed)",
+             who(vm, t).s, verb_of(write), (unsigned long long)b, m->phases,
+             m->addr);
+    sv_note(vm, c->op, "the TMA load, by %s", who(vm, c->thread).s);
+    return false;
+  }
+  if (s->tma_bar && s->tma_epoch == vm->epoch &&
+      vm->seen[(size_t)t * MAX_MBARS + s->tma_bar - 1] < s->tma_phase) {
+    const MBar *m = &vm->mbars.data[s->tma_bar - 1];
+    return sv_error(vm, in->op,
+                    "%s %s shared address %llu, written by a TMA load that "
+                    "completed phase %u of the mbarrier at shared address "
+                    "%u, without having waited for that phase (no "
+                    "simt.mbarrier_try_wait of it returned true in this "
+                    "thread, and no bar.sync came after one)",
+                    who(vm, t).s, verb_of(write), (unsigned long long)b,
+                    s->tma_phase - 1, m->addr);
+  }
+  return true;
+}
+
 /* Reads n shared bytes for thread t: bounds, pending copies,
  * uninitialised bytes and races are errors. */
 static bool shared_read(TlSimtVm *vm, SInst *in, int t, uint64_t addr,
@@ -877,6 +966,8 @@ static bool shared_read(TlSimtVm *vm, SInst *in, int t, uint64_t addr,
     SByte *s = &vm->sbytes[b];
     if (s->pending)
       return pending_error(vm, in, t, b, false);
+    if (!tma_ready(vm, in, t, b, false))
+      return false;
     if (!s->init)
       return sv_error(vm, in->op,
                       "%s reads uninitialised shared memory: byte %llu was "
@@ -905,6 +996,8 @@ static bool shared_write(TlSimtVm *vm, SInst *in, int t, uint64_t addr,
     uint64_t b = addr + i;
     if (vm->sbytes[b].pending)
       return pending_error(vm, in, t, b, true);
+    if (!tma_ready(vm, in, t, b, true))
+      return false;
     SByte *s = sbyte_now(vm, b);
     if (s->writer >= 0 && s->writer != t) {
       sv_error(vm, in->op,
@@ -1094,6 +1187,345 @@ static void exec_wait(TlSimtVm *vm, SInst *in, const Mask *m) {
   }
   vm->live.len = keep;
   mark_active(vm, m, 0);
+}
+
+/*===--- mbarrier and TMA ------------------------------------------------===*/
+
+/* Phases and transactions as the PTX ISA defines them: a phase completes
+ * when its arrivals are all in and its transaction count is back to zero;
+ * the next phase then expects the init count again. A TMA load is one
+ * thread's copy of a tensor map's box into shared memory whose bytes count
+ * against its mbarrier's transaction count at issue; the VM lands the data
+ * when that phase completes (one of the executions the GPU may have), and
+ * until then the bytes are pending: touching them is an error, as is
+ * touching them afterwards in a thread that has not seen the phase end.
+ * Waiting on a phase that nothing can complete any more is a deadlock,
+ * reported once the waits have failed many times over with no change to
+ * the barrier. */
+
+/* try_waits that fail in a row, per thread of the block, with the barrier
+ * unchanged, before the VM calls it a deadlock: the VM runs a block in
+ * lock-step, so a loop polling a barrier that its body never touches has
+ * no way out long before this. */
+#define DEADLOCK_POLLS 1000
+
+/* The mbarrier at thread t's address operand 0, or NULL after an error.
+ * `init` creates (or resets) it. */
+static MBar *mbar_at(TlSimtVm *vm, SInst *in, int t, bool init) {
+  uint64_t a = reg(vm, in->in[in->code == TL_OP_SIMT_TMA_LOAD ? 2 : 0], t)[0];
+  if (!shared_in_bounds(vm, in, t, a, 8, init) ||
+      !aligned(vm, in, t, a, 8, 8, init, true, "an mbarrier is 8 bytes"))
+    return NULL;
+  for (size_t i = 0; i < vm->mbars.len; i++)
+    if (vm->mbars.data[i].addr == a)
+      return &vm->mbars.data[i];
+  if (!init) {
+    sv_error(vm, in->op,
+             "%s uses the mbarrier at shared address %llu before any "
+             "simt.mbarrier_init of it",
+             who(vm, t).s, (unsigned long long)a);
+    return NULL;
+  }
+  if (vm->mbars.len == MAX_MBARS) {
+    sv_error(vm, in->op,
+             "%s initialises a %dth mbarrier; the VM keeps %d a block",
+             who(vm, t).s, MAX_MBARS + 1, MAX_MBARS);
+    return NULL;
+  }
+  MBar m;
+  memset(&m, 0, sizeof m);
+  m.addr = (uint32_t)a;
+  tl_vec_push(&vm->mbars, m);
+  return &vm->mbars.data[vm->mbars.len - 1];
+}
+
+/* Lands every TMA load of barrier `bar` still in flight: its bytes become
+ * the shared memory's, ready for the threads that see this phase end. */
+static void land(TlSimtVm *vm, uint32_t bar) {
+  for (size_t i = 0; i < vm->tmas.len; i++) {
+    Tma *c = &vm->tmas.data[i];
+    if (c->landed || c->bar != bar)
+      continue;
+    for (uint32_t k = 0; k < c->span; k++) {
+      if (!c->mask[k])
+        continue;
+      uint64_t b = c->dst + k;
+      SByte *s = sbyte_now(vm, b);
+      s->tma = 0;
+      s->tma_bar = bar + 1;
+      s->tma_phase = vm->mbars.data[bar].phases;
+      s->tma_epoch = vm->epoch;
+      s->init = 1;
+      s->writer = W_NONE;
+      s->reader = W_NONE;
+      s->wop = c->op;
+      vm->smem[b] = c->data[k];
+    }
+    c->landed = true;
+  }
+}
+
+/* Completes the current phase when its arrivals and bytes are all in. */
+static void mbar_update(TlSimtVm *vm, MBar *m) {
+  m->stale = 0;
+  if (m->missing || m->tx)
+    return;
+  m->phases++;
+  m->missing = m->count;
+  land(vm, (uint32_t)(m - vm->mbars.data));
+}
+
+/* A 32-bit count operand i of thread t, checked against lo..hi. */
+static bool count_operand(TlSimtVm *vm, SInst *in, int t, unsigned i,
+                          const char *what, int64_t lo, int64_t hi,
+                          int64_t *out) {
+  const EType *e = etype(vm, tl_value_type(tl_op_operand(in->op, i)));
+  int64_t v = e_sval(e, reg(vm, in->in[i], t)[0]);
+  if (v < lo || v > hi)
+    return sv_error(vm, in->op, "%s gives %s %lld, outside %lld..%lld",
+                    who(vm, t).s, what, (long long)v, (long long)lo,
+                    (long long)hi);
+  *out = v;
+  return true;
+}
+
+static bool exec_mbarrier(TlSimtVm *vm, SInst *in, const Mask *m) {
+  for (int j = 0; j < m->n; j++) {
+    int t = m->t[j];
+    MBar *b = mbar_at(vm, in, t, in->code == TL_OP_SIMT_MBARRIER_INIT);
+    if (!b)
+      return false;
+    uint32_t bi = (uint32_t)(b - vm->mbars.data);
+    int64_t v = 0;
+    bool arrives = in->code == TL_OP_SIMT_MBARRIER_ARRIVE ||
+                   in->code == TL_OP_SIMT_MBARRIER_ARRIVE_EXPECT_TX;
+    if (arrives && !b->missing)
+      return sv_error(vm, in->op,
+                      "%s arrives at the mbarrier at shared address %u, "
+                      "whose phase %u has all its %u arrivals (it waits for "
+                      "%lld transaction bytes)",
+                      who(vm, t).s, b->addr, b->phases, b->count,
+                      (long long)b->tx);
+    switch (in->code) {
+    case TL_OP_SIMT_MBARRIER_INIT:
+      if (!count_operand(vm, in, t, 1, "an arrival count", 1, (1 << 20) - 1,
+                         &v))
+        return false;
+      for (size_t i = 0; i < vm->tmas.len; i++)
+        if (!vm->tmas.data[i].landed && vm->tmas.data[i].bar == bi) {
+          sv_error(vm, in->op,
+                   "%s initialises the mbarrier at shared address %u while "
+                   "a TMA load completing on it is pending",
+                   who(vm, t).s, b->addr);
+          sv_note(vm, vm->tmas.data[i].op, "the TMA load");
+          return false;
+        }
+      b->count = b->missing = (uint32_t)v;
+      b->tx = 0;
+      b->phases = 0;
+      b->stale = 0;
+      b->init_op = in->op;
+      for (int k = 0; k < vm->T; k++)
+        vm->seen[(size_t)k * MAX_MBARS + bi] = 0;
+      break;
+    case TL_OP_SIMT_MBARRIER_EXPECT_TX:
+    case TL_OP_SIMT_MBARRIER_ARRIVE_EXPECT_TX:
+      if (!count_operand(vm, in, t, 1, "a transaction count", 0,
+                         (1 << 20) - 1, &v))
+        return false;
+      /* arrive.expect_tx: the bytes first, then the arrival. */
+      b->tx += v;
+      if (in->code == TL_OP_SIMT_MBARRIER_ARRIVE_EXPECT_TX)
+        b->missing--;
+      mbar_update(vm, b);
+      break;
+    case TL_OP_SIMT_MBARRIER_ARRIVE:
+      b->missing--;
+      mbar_update(vm, b);
+      break;
+    case TL_OP_SIMT_MBARRIER_TRY_WAIT: {
+      uint64_t parity = reg(vm, in->in[1], t)[0] & 1;
+      bool done = (b->phases & 1) != parity;
+      reg(vm, in->out[0], t)[0] = done;
+      if (done) {
+        vm->seen[(size_t)t * MAX_MBARS + bi] = b->phases;
+        break;
+      }
+      if (++b->stale > (uint64_t)DEADLOCK_POLLS * (uint64_t)vm->T) {
+        sv_error(vm, in->op,
+                 "deadlock: %s waits for phase %u of the mbarrier at shared "
+                 "address %u, which nothing can complete any more: %u of its "
+                 "%u arrivals are missing and its transaction count is %lld "
+                 "bytes",
+                 who(vm, t).s, b->phases, b->addr, b->missing, b->count,
+                 (long long)b->tx);
+        sv_note(vm, b->init_op, "the mbarrier's initialisation");
+        return false;
+      }
+      break;
+    }
+    default:
+      TL_UNREACHABLE("not an mbarrier op");
+    }
+  }
+  return true;
+}
+
+/* Applies the swizzle of a tensor map to a shared address: the 16-byte
+ * chunk index (bits 4..6) XOR the 128-byte row index (bits 7..9), masked
+ * to the span's chunks (32 B: 1 bit, 64 B: 2, 128 B: 3). The pattern
+ * repeats every 8 rows of 128 bytes. */
+static uint64_t swizzle(uint64_t a, unsigned span) {
+  if (!span)
+    return a;
+  uint64_t mask = span / 16 - 1;
+  return a ^ (((a >> 7) & mask) << 4);
+}
+
+/* A TMA load into byte b, issued by thread t, races with the accesses of
+ * other threads since the last bar.sync (they may still be reading what
+ * the copy overwrites). */
+static bool tma_overwrite_ok(TlSimtVm *vm, SInst *in, int t, uint64_t b) {
+  SByte *s = sbyte_now(vm, b);
+  int other = s->writer >= 0 && s->writer != t   ? s->writer
+              : s->reader >= 0 && s->reader != t ? s->reader
+              : s->reader == R_MANY              ? -2
+                                                 : -1;
+  if (other == -1)
+    return true;
+  if (other == -2)
+    return sv_error(vm, in->op,
+                    "data race: the TMA load of %s overwrites shared address "
+                    "%llu, read by other threads since the last barrier",
+                    who(vm, t).s, (unsigned long long)b);
+  return sv_error(vm, in->op,
+                  "data race: the TMA load of %s overwrites shared address "
+                  "%llu, %s by %s since the last barrier",
+                  who(vm, t).s, (unsigned long long)b,
+                  s->writer == other ? "written" : "read", who(vm, other).s);
+}
+
+static bool exec_tma_load(TlSimtVm *vm, SInst *in, const Mask *m) {
+  unsigned rank = in->nin - 3;
+  for (int j = 0; j < m->n; j++) {
+    int t = m->t[j];
+    uint64_t dst = reg(vm, in->in[0], t)[0];
+    uint64_t map = reg(vm, in->in[1], t)[0];
+    uint8_t *mp = global_at(vm, in, t, map, TL_TENSOR_MAP_BYTES, false);
+    if (!mp)
+      return false;
+    TlTensorMapDesc d;
+    TlErr err;
+    if (!tl_tensor_map_decode(mp, &d, &err))
+      return sv_error(vm, in->op, "%s loads through a bad tensor map: %s",
+                      who(vm, t).s, err.msg);
+    if (d.rank != rank)
+      return sv_error(vm, in->op,
+                      "%s gives %u coordinates for a tensor map of %u "
+                      "dimensions",
+                      who(vm, t).s, rank, d.rank);
+    MBar *b = mbar_at(vm, in, t, false);
+    if (!b)
+      return false;
+    /* Elements loaded a dimension: the box over its element stride. */
+    uint64_t n[3] = {1, 1, 1}, elems = 1;
+    for (unsigned i = 0; i < rank; i++) {
+      uint32_t es = d.elem_strides[i] ? d.elem_strides[i] : 1;
+      n[i] = (d.box[i] + es - 1) / es;
+      elems *= n[i];
+    }
+    uint64_t size = elems * d.elem_bytes;
+    /* The PTX ISA wants a 128-byte aligned destination; TL also wants a
+     * swizzled one aligned to the pattern's repeat (8 rows of 128 bytes),
+     * where the pattern over the box is the same whether the hardware
+     * swizzles by address or by offset in the box. */
+    uint64_t need = d.swizzle ? 1024 : 128;
+    if (!shared_in_bounds(vm, in, t, dst, (unsigned)size, true) ||
+        !aligned(vm, in, t, dst, need, (unsigned)size, true, true,
+                 d.swizzle ? "a swizzled TMA destination is aligned to the "
+                             "pattern's 1024 bytes"
+                           : "a TMA destination is 128-byte aligned"))
+      return false;
+    Tma c;
+    memset(&c, 0, sizeof c);
+    c.thread = t;
+    c.bar = (uint32_t)(b - vm->mbars.data);
+    c.dst = (uint32_t)dst;
+    c.span = (uint32_t)((size + 127) / 128 * 128);
+    if (dst + c.span > (uint64_t)vm->smem_size)
+      c.span = (uint32_t)(vm->smem_size - (int64_t)dst);
+    c.data = tl_xcalloc(c.span ? c.span : 1, 1);
+    c.mask = tl_xcalloc(c.span ? c.span : 1, 1);
+    c.op = in->op;
+    int64_t at[3];
+    for (unsigned i = 0; i < rank; i++)
+      at[i] = e_sval(etype(vm, tl_value_type(tl_op_operand(in->op, 3 + i))),
+                     reg(vm, in->in[3 + i], t)[0]);
+    bool ok = true;
+    for (uint64_t e = 0; e < elems && ok; e++) {
+      /* The element's place in the box (dimension 0 fastest) and in the
+       * tensor; elements outside the tensor are zero. */
+      uint64_t r = e, gaddr = d.base;
+      bool inside = true;
+      for (unsigned i = 0; i < rank; i++) {
+        uint64_t k = r % n[i];
+        r /= n[i];
+        uint32_t es = d.elem_strides[i] ? d.elem_strides[i] : 1;
+        int64_t g = at[i] + (int64_t)(k * es);
+        if (g < 0 || (uint64_t)g >= d.dims[i])
+          inside = false;
+        else
+          gaddr += (uint64_t)g * (i ? d.strides[i - 1] : d.elem_bytes);
+      }
+      uint64_t sa = swizzle(dst + e * d.elem_bytes, d.swizzle) - dst;
+      if (sa + d.elem_bytes > c.span) {
+        ok = sv_error(vm, in->op,
+                      "%s: the swizzled box runs past the block's shared "
+                      "memory",
+                      who(vm, t).s);
+        break;
+      }
+      if (inside) {
+        uint8_t *p = global_at(vm, in, t, gaddr, d.elem_bytes, false);
+        if (!p) {
+          ok = false;
+          break;
+        }
+        memcpy(c.data + sa, p, d.elem_bytes);
+      }
+      memset(c.mask + sa, 1, d.elem_bytes);
+    }
+    for (uint32_t k = 0; ok && k < c.span; k++) {
+      if (!c.mask[k])
+        continue;
+      if (vm->sbytes[dst + k].pending) {
+        ok = pending_error(vm, in, t, dst + k, true);
+      } else if (!tma_overwrite_ok(vm, in, t, dst + k)) {
+        ok = false;
+      } else if (vm->sbytes[dst + k].tma) {
+        const Tma *o = &vm->tmas.data[vm->sbytes[dst + k].tma - 1];
+        ok = sv_error(vm, in->op,
+                      "%s loads into shared address %llu while another TMA "
+                      "load into it is pending",
+                      who(vm, t).s, (unsigned long long)(dst + k));
+        sv_note(vm, o->op, "the other TMA load, by %s", who(vm, o->thread).s);
+      }
+    }
+    if (!ok) {
+      tl_free(c.data);
+      tl_free(c.mask);
+      return false;
+    }
+    uint32_t id = (uint32_t)vm->tmas.len;
+    tl_vec_push(&vm->tmas, c);
+    for (uint32_t k = 0; k < c.span; k++)
+      if (c.mask[k])
+        vm->sbytes[dst + k].tma = id + 1;
+    /* complete_tx: the bytes count against the barrier's transactions. */
+    b->tx -= (int64_t)size;
+    mbar_update(vm, b);
+  }
+  return true;
 }
 
 /*===--- Warp-collective ops ---------------------------------------------===*/
@@ -1882,7 +2314,19 @@ static bool run_inst(TlSimtVm *vm, SInst *in, const Mask *m) {
     ok = exec_atom(vm, in, m);
     break;
   case TL_OP_SIMT_FENCE:
+  case TL_OP_SIMT_FENCE_PROXY_ASYNC:
+  case TL_OP_SIMT_FENCE_MBARRIER_INIT:
     ok = true;
+    break;
+  case TL_OP_SIMT_MBARRIER_INIT:
+  case TL_OP_SIMT_MBARRIER_ARRIVE:
+  case TL_OP_SIMT_MBARRIER_ARRIVE_EXPECT_TX:
+  case TL_OP_SIMT_MBARRIER_EXPECT_TX:
+  case TL_OP_SIMT_MBARRIER_TRY_WAIT:
+    ok = exec_mbarrier(vm, in, m);
+    break;
+  case TL_OP_SIMT_TMA_LOAD:
+    ok = exec_tma_load(vm, in, m);
     break;
   case TL_OP_SIMT_LDMATRIX:
     ok = exec_ldmatrix(vm, in, m);
@@ -1968,7 +2412,18 @@ static bool bind(TlSimtVm *vm, TlOp *func, unsigned nargs,
     const char *name = tl_simt_vm_param_name(func, i);
     const TlVmArg *a = &args[i];
     uint64_t v;
-    if (tl_simt_is_ptr(t)) {
+    if (tl_simt_is_tensormap(t)) {
+      /* The 128 bytes of TL's encoding, in a buffer (docs/runtime.md). */
+      if (a->kind != TL_VM_ARG_BUFFER || !a->data ||
+          a->size < TL_TENSOR_MAP_BYTES) {
+        tl_op_emit_error(func,
+                         "parameter '%s' (!simt.tensormap) needs a buffer of "
+                         "the %d bytes of a tensor map",
+                         name, TL_TENSOR_MAP_BYTES);
+        return false;
+      }
+      v = global_base(i);
+    } else if (tl_simt_is_ptr(t)) {
       if (tl_simt_ptr_space(t) != TL_SIMT_GLOBAL) {
         tl_op_emit_error(func,
                          "parameter '%s' is a shared pointer; kernel "
@@ -2030,6 +2485,13 @@ static void block_begin(TlSimtVm *vm) {
   vm->copies.len = 0;
   vm->live.len = 0;
   vm->epoch = 1;
+  for (size_t i = 0; i < vm->tmas.len; i++) {
+    tl_free(vm->tmas.data[i].data);
+    tl_free(vm->tmas.data[i].mask);
+  }
+  vm->tmas.len = 0;
+  vm->mbars.len = 0;
+  memset(vm->seen, 0, sizeof(uint32_t) * (size_t)vm->T * MAX_MBARS);
 }
 
 /* Copies nobody waited for are an error: their data may never land. A
@@ -2045,6 +2507,19 @@ static bool block_end(TlSimtVm *vm) {
                     "pending when the kernel ends (no cp.async.wait_group "
                     "completed it)",
                     who(vm, c->thread).s, c->dst);
+  }
+  for (size_t i = 0; i < vm->tmas.len; i++) {
+    const Tma *c = &vm->tmas.data[i];
+    if (c->landed || vm->exited[c->thread])
+      continue;
+    const MBar *b = &vm->mbars.data[c->bar];
+    return sv_error(vm, c->op,
+                    "the TMA load of %s into shared address %u is still "
+                    "pending when the kernel ends: phase %u of its mbarrier "
+                    "at shared address %u never completed (%u of %u "
+                    "arrivals missing, transaction count %lld bytes)",
+                    who(vm, c->thread).s, c->dst, b->phases, b->addr,
+                    b->missing, b->count, (long long)b->tx);
   }
   return true;
 }
@@ -2088,6 +2563,8 @@ TlResult tl_simt_vm_run(TlSimtVm *vm, TlOp *func, const TlSimtLaunch *launch,
   vm->committed = tl_xmalloc(sizeof(uint32_t) * (size_t)vm->T);
   vm->active = tl_xcalloc((size_t)vm->T, 1);
   vm->exited = tl_xcalloc((size_t)vm->T, 1);
+  tl_free(vm->seen);
+  vm->seen = tl_xcalloc((size_t)vm->T * MAX_MBARS, sizeof(uint32_t));
   TlResult result = TL_SUCCESS;
   if (!bind(vm, func, nargs, args)) {
     result = TL_FAILURE;

@@ -56,6 +56,16 @@ TlResult tl_runtime_download(TlRuntime *rt, void *dst, TlDevPtr src,
 TlResult tl_runtime_memset(TlRuntime *rt, TlDevPtr dst, uint8_t value,
                            size_t bytes);
 
+/* Fills out[0..128) with the driver's tensor map for d
+ * (cuTensorMapEncodeTiled; d->base is a device address): the value of a
+ * !simt.tensormap kernel parameter, passed by value at the launch. Check d
+ * with tl_tensor_map_check first for TL's message; the driver's error
+ * (CUDA_ERROR_INVALID_VALUE) otherwise. Fails with a diagnostic when the
+ * driver lacks the entry point (drivers before CUDA 12). */
+struct TlTensorMapDesc;
+TlResult tl_runtime_tensor_map(TlRuntime *rt,
+                               const struct TlTensorMapDesc *d, void *out);
+
 typedef struct TlLaunch {
   unsigned grid[3], block[3];
   unsigned smem_bytes; /* dynamic shared memory; above 48 KB the kernel's

@@ -36,6 +36,12 @@ TlSimtSpace tl_simt_ptr_space(const TlType *t);
 /* Bits of a scalar or vector register value, 0 for other types. */
 unsigned tl_simt_value_bits(const TlType *t);
 
+/* !simt.tensormap: a TMA tensor map, a kernel parameter passed by value
+ * (128 bytes, docs/simt.md "mbarrier and TMA"). Uniqued in ctx; never
+ * NULL. tl_simt_is_tensormap is false for NULL. */
+TlType *tl_simt_tensormap_type(TlContext *ctx);
+bool tl_simt_is_tensormap(const TlType *t);
+
 /* The rows of the form table (include/tl/forms.def) of simt.mma,
  * simt.ldmatrix and simt.cp_async ops, read from their attributes: never
  * NULL for a verified op of that name; NULL for another op or a form the
@@ -45,8 +51,9 @@ const TlLdmatrixForm *tl_simt_ldmatrix_form(const TlOp *op);
 const TlCpAsyncForm *tl_simt_cp_async_form(const TlOp *op);
 /* What a target needs to run op: true, with the feature and the first PTX
  * ISA (x 10), for an op whose form is a row of the form table (and
- * cp.async's commit and wait, which need cp.async); false for the others,
- * which every target runs. */
+ * cp.async's commit and wait, which need cp.async; the mbarrier, TMA and
+ * async-proxy fence ops, which need TMA); false for the others, which
+ * every target runs. */
 bool tl_simt_op_needs(const TlOp *op, TlFeature *feature, unsigned *min_ptx);
 
 /* One conversion of a simt.printf format: text[start, end) is the whole

@@ -10,8 +10,10 @@
  * Arithmetic is exact or rounded as PTX rounds (cvt with every rounding
  * mode, f16x2/bf16x2 through lib/dtype's exact helpers, lop3/prmt through
  * its register-op emulator). Memory accesses are checked: bounds, alignment,
- * uninitialised shared memory, cp.async data read before its wait, data
- * races between barriers; barriers reached by only part of the block and
+ * uninitialised shared memory, cp.async data read before its wait, TMA
+ * data read before its mbarrier phase completes or without a wait for it,
+ * waits that nothing can complete (deadlock), data races between
+ * barriers; barriers reached by only part of the block and
  * warp-collective ops run by part of a warp are errors. docs/vm.md
  * ("The thread-level VM") states the semantics.
  *
@@ -67,11 +69,15 @@ unsigned tl_simt_vm_num_params(TlOp *func);
 const char *tl_simt_vm_param_name(TlOp *func, unsigned i);
 TlType *tl_simt_vm_param_type(TlOp *func, unsigned i);
 int tl_simt_vm_param_index(TlOp *func, const char *name);
+/* The VM's global address of the first byte of buffer parameter `param`
+ * (the base a tensor map over that buffer names; tl/tensor_map.h). */
+uint64_t tl_simt_vm_buffer_address(unsigned param);
 
 /* Runs a verified simt kernel with args[0..nargs), one per parameter:
  * TL_VM_ARG_BUFFER for !simt.ptr<global> parameters (the bytes at data,
  * `size` of them, read and written in place; the dtype is not used:
- * simt memory is bytes), TL_VM_ARG_INT or TL_VM_ARG_FLOAT for scalars
+ * simt memory is bytes) and for !simt.tensormap ones (the 128 bytes of
+ * tl_tensor_map_encode), TL_VM_ARG_INT or TL_VM_ARG_FLOAT for scalars
  * (as tl_vm_run binds them). A buffer's first byte is 256-byte aligned as
  * the GPU's allocations are, whatever the host address. Returns TL_SUCCESS,
  * or TL_FAILURE after an error diagnostic (bad arguments or launch at the

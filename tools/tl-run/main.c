@@ -20,6 +20,7 @@
 #include "tl/dialects.h"
 #include "tl/simt.h"
 #include "tl/simt_vm.h"
+#include "tl/tensor_map.h"
 #include "tl/pass.h"
 #include "tl/program.h"
 #include "tl/runtime.h"
@@ -41,6 +42,7 @@ typedef struct Pair {
 
 typedef struct Options {
   bool vm, simt;
+  bool gpu; /* --simt --gpu */
   bool block_given, grid_given, smem_given;
   int64_t grid[3], block[3], smem; /* --simt launch */
   bool mma_sm90;                   /* --mma sm90 */
@@ -64,6 +66,12 @@ typedef struct Arg {
   int rank;
   int64_t shape[TL_NPY_MAX_RANK];
   size_t count; /* elements of a buffer */
+  /* A tensor map (--arg NAME=tmap:...): its spec until bound, the buffer
+   * parameter it maps (-1: none) and its description, whose base is the
+   * VM's address of that buffer. */
+  const char *tmap_spec;
+  int tmap_of;
+  TlTensorMapDesc tmap;
 } Arg;
 
 static int fail(const char *fmt, ...) TL_PRINTF(1, 2);
@@ -116,6 +124,8 @@ static void usage(FILE *out) {
         "  --smem BYTES          --simt: dynamic shared memory per block "
         "(default:\n"
         "                        the kernel's 'smem_bytes' attribute, or 0)\n"
+        "  --gpu                 --simt: run the kernel on the GPU too and\n"
+        "                        require its buffers to equal the VM's\n"
         "  --mma MODEL           --simt: how mma sums floats: sequential "
         "(tl.dot's\n"
         "                        order, the default) or sm90 (the H200's "
@@ -126,7 +136,12 @@ static void usage(FILE *out) {
         "scalars,\n"
         "                        and for pointers rand:DTYPE:SHAPE,\n"
         "                        zeros:DTYPE:SHAPE (SHAPE as 64x1024) or "
-        "FILE.npy\n"
+        "FILE.npy;\n"
+        "                        for a --simt !simt.tensormap,\n"
+        "                        tmap:BUFFER:box=DIMS[:swizzle=S], a tiled\n"
+        "                        map over another argument's buffer (DIMS\n"
+        "                        as 64x64, outermost first; S none, 32B,\n"
+        "                        64B or 128B)\n"
         "  --save NAME=FILE.npy  write a buffer after the run\n"
         "  --check NAME=REF.npy  compare a buffer with a reference after the "
         "run\n"
@@ -252,6 +267,8 @@ static int parse_args(int argc, char **argv, Options *o) {
       o->vm = true;
     } else if (!strcmp(a, "--simt")) {
       o->simt = true;
+    } else if (!strcmp(a, "--gpu")) {
+      o->gpu = true;
     } else if (!strcmp(a, "--bench")) {
       o->bench = true;
     } else if (!strcmp(a, "--json")) {
@@ -355,6 +372,9 @@ static int parse_args(int argc, char **argv, Options *o) {
     return fail("no input file (run 'tl-run --help' for usage)");
   if (o->vm && o->simt)
     return fail("--vm runs a tl.kernel and --simt a simt func; give one");
+  if (o->gpu && !o->simt)
+    return fail("--gpu applies to --simt (a tl.kernel runs on the GPU "
+                "without --vm)");
   if ((o->vm || o->simt) && (o->bench || o->no_vm_check || o->flops))
     return fail("--bench, --json, --flops and --no-vm-check apply to GPU runs "
                 "(no --vm or --simt)");
@@ -510,6 +530,100 @@ static bool bind_buffer(const Options *o, const char *name, const char *spec,
   return true;
 }
 
+/* A tensor map over buffer argument BUFFER, from
+ * tmap:BUFFER:box=DIMS[:swizzle=S]: the buffer's shape (outermost first,
+ * reversed into the map's dimensions, innermost first), its element size,
+ * its contiguous strides, the box (outermost first as well) and the
+ * swizzle. The map's bytes are TL's encoding, over the VM's address of the
+ * buffer; a GPU run encodes the same description for the device. */
+static bool bind_tmap(TlOp *kernel, const char *name, Arg *args, Arg *a) {
+  const char *spec = a->tmap_spec;
+  static const char *const form =
+      "tmap:BUFFER:box=DIMS[:swizzle=none|32B|64B|128B]";
+  const char *buf = spec + 5, *colon = strchr(buf, ':');
+  if (!colon || strncmp(colon + 1, "box=", 4))
+    return !fail("--arg %s: expected %s, not '%s'", name, form, spec);
+  char bname[128];
+  snprintf(bname, sizeof bname, "%.*s", (int)(colon - buf), buf);
+  int k = param_index(kernel, bname);
+  if (k < 0 || !is_pointer(param_type(kernel, (unsigned)k)))
+    return !fail("--arg %s: the kernel @%s has no pointer parameter '%s'",
+                 name, tl_symbol_name(kernel), bname);
+  const Arg *b = &args[k];
+  if (!b->given || b->vm.kind != TL_VM_ARG_BUFFER)
+    return !fail("--arg %s: no --arg gives the buffer '%s' it maps", name,
+                 bname);
+  unsigned bits = tl_dtype_bits(b->vm.dtype);
+  if (bits % 8 || (bits != 8 && bits != 16 && bits != 32 && bits != 64))
+    return !fail("--arg %s: '%s' holds %s; a tensor map's elements are 1, 2, "
+                 "4 or 8 bytes",
+                 name, bname, tl_dtype_name(b->vm.dtype));
+  if (b->rank < 1 || b->rank > TL_TENSOR_MAP_MAX_RANK)
+    return !fail("--arg %s: '%s' has %d dimensions; a tensor map has 1 to %d",
+                 name, bname, b->rank, TL_TENSOR_MAP_MAX_RANK);
+  /* The box, outermost first, up to the next ':'. */
+  const char *dims = colon + 5, *end = strchr(dims, ':');
+  char boxtext[64];
+  snprintf(boxtext, sizeof boxtext, "%.*s",
+           (int)(end ? (size_t)(end - dims) : strlen(dims)), dims);
+  Arg box;
+  memset(&box, 0, sizeof box);
+  if (!parse_shape(boxtext, &box))
+    return !fail("--arg %s: bad box '%s' (write it as 64x64)", name, boxtext);
+  if (box.rank != b->rank)
+    return !fail("--arg %s: the box has %d dimension%s, but '%s' has %d", name,
+                 box.rank, box.rank == 1 ? "" : "s", bname, b->rank);
+  unsigned swizzle = 0;
+  if (end) {
+    const char *sw = end + 1;
+    if (strncmp(sw, "swizzle=", 8))
+      return !fail("--arg %s: expected %s, not '%s'", name, form, spec);
+    sw += 8;
+    if (!strcmp(sw, "none"))
+      swizzle = 0;
+    else if (!strcmp(sw, "32B"))
+      swizzle = 32;
+    else if (!strcmp(sw, "64B"))
+      swizzle = 64;
+    else if (!strcmp(sw, "128B"))
+      swizzle = 128;
+    else
+      return !fail("--arg %s: unknown swizzle '%s' (none, 32B, 64B or 128B)",
+                   name, sw);
+  }
+  TlTensorMapDesc *d = &a->tmap;
+  memset(d, 0, sizeof *d);
+  d->base = tl_simt_vm_buffer_address((unsigned)k);
+  d->rank = (unsigned)b->rank;
+  d->elem_bytes = bits / 8;
+  d->swizzle = swizzle;
+  uint64_t stride = d->elem_bytes;
+  for (unsigned i = 0; i < d->rank; i++) {
+    unsigned r = d->rank - 1 - i; /* the shape's index of map dimension i */
+    d->dims[i] = (uint64_t)b->shape[r];
+    d->box[i] = box.shape[r] > 0 && box.shape[r] < (1 << 30)
+                    ? (uint32_t)box.shape[r]
+                    : (1u << 30);
+    d->elem_strides[i] = 1;
+    stride *= (uint64_t)b->shape[r];
+    if (i + 1 < d->rank)
+      d->strides[i] = stride;
+  }
+  uint8_t *bytes = tl_xcalloc(TL_TENSOR_MAP_BYTES, 1);
+  TlErr err;
+  if (!tl_tensor_map_encode(d, bytes, &err)) {
+    tl_free(bytes);
+    return !fail("--arg %s: bad tensor map over '%s': %s", name, bname,
+                 err.msg);
+  }
+  a->tmap_of = k;
+  a->vm = tl_vm_arg_buffer(bytes, TL_TENSOR_MAP_BYTES, tl_dtype_uint(8));
+  a->rank = 1;
+  a->shape[0] = TL_TENSOR_MAP_BYTES;
+  a->count = TL_TENSOR_MAP_BYTES;
+  return true;
+}
+
 static bool bind_args(const Options *o, TlOp *kernel, Arg *args) {
   uint64_t rng = o->seed * 0x2545f4914f6cdd1dull + 1;
   unsigned n = num_params(kernel);
@@ -523,7 +637,16 @@ static bool bind_args(const Options *o, TlOp *kernel, Arg *args) {
       return !fail("--arg %s is given twice", p->name);
     TlType *t = param_type(kernel, (unsigned)k);
     args[k].given = true;
-    if (is_pointer(t)) {
+    args[k].tmap_of = -1;
+    if (tl_simt_is_tensormap(t)) {
+      /* Bound after the buffers it may name. */
+      if (strncmp(p->value, "tmap:", 5))
+        return !fail("--arg %s: the parameter is a tensor map; expected "
+                     "tmap:BUFFER:box=DIMS[:swizzle=none|32B|64B|128B], not "
+                     "'%s'",
+                     p->name, p->value);
+      args[k].tmap_spec = p->value;
+    } else if (is_pointer(t)) {
       if (!bind_buffer(o, p->name, p->value, t, &args[k], &rng))
         return false;
     } else if (tl_type_is_float(t)) {
@@ -544,6 +667,10 @@ static bool bind_args(const Options *o, TlOp *kernel, Arg *args) {
     if (!args[i].given)
       return !fail("no --arg for parameter '%s' of @%s", param_name(kernel, i),
                    tl_symbol_name(kernel));
+  for (unsigned i = 0; i < n; i++)
+    if (args[i].tmap_spec &&
+        !bind_tmap(kernel, param_name(kernel, i), args, &args[i]))
+      return false;
   return true;
 }
 
@@ -676,6 +803,11 @@ static void print_buffer(const char *name, const Arg *a) {
 }
 
 /*===--- GPU ------------------------------------------------------------===*/
+
+/* Whether argument i (of the n bound) is a tensor map. */
+static bool args_tmap(const Arg *args, unsigned n, unsigned i) {
+  return i < n && args[i].tmap_spec != NULL;
+}
 
 /* Compiles the kernel of `text` for the device (the runtime API's
  * compile step: a second parse, lowered to simt and through tl-llc's
@@ -921,6 +1053,106 @@ out:
     if (ref[i].kind == TL_VM_ARG_BUFFER && !o->no_vm_check && ref[i].data != args[i].vm.data)
       tl_free(ref[i].data);
   tl_free(ref);
+  return ok;
+}
+
+/* --simt --gpu: the simt kernel on the GPU with the bound arguments
+ * (tensor maps encoded by the driver over the device copies of their
+ * buffers), then on the thread-level VM (vargs, TL's encodings); every
+ * buffer must then hold the same bytes on both, and the GPU's are kept
+ * for --save, --check and --print. */
+static bool run_simt_gpu(const Options *o, TlContext *ctx, TlRuntime *rt,
+                         TlSimtVm *svm, TlOp *kernel, Arg *args, TlVmArg *vargs,
+                         unsigned nargs, const TlSimtLaunch *sl,
+                         const char *text, size_t len) {
+  bool ok = false;
+  TlDevPtr *dev = tl_xcalloc(nargs + 1, sizeof *dev);
+  TlScalarArg *vals = tl_xcalloc(nargs + 1, sizeof *vals);
+  void **kargs = tl_xcalloc(nargs + 1, sizeof *kargs);
+  uint8_t (*maps)[TL_TENSOR_MAP_BYTES] =
+      tl_xcalloc(nargs + 1, TL_TENSOR_MAP_BYTES);
+  uint8_t **got = tl_xcalloc(nargs + 1, sizeof *got);
+  unsigned smem = 0;
+  int64_t ws = 0;
+  void *k = gpu_compile(ctx, rt, o->input, text, len, tl_symbol_name(kernel),
+                        &smem, &ws);
+  if (!k)
+    goto out;
+  for (unsigned i = 0; i < nargs; i++) {
+    TlVmArg *a = &vargs[i];
+    if (args_tmap(args, nargs, i))
+      continue;
+    if (a->kind == TL_VM_ARG_BUFFER) {
+      if (!(dev[i] = tl_runtime_alloc(rt, a->size ? a->size : 1)) ||
+          TL_FAILED(tl_runtime_upload(rt, dev[i], a->data, a->size)))
+        goto out;
+      kargs[i] = &dev[i];
+    } else {
+      if (!tl_scalar_arg(param_type(kernel, i), a->kind == TL_VM_ARG_FLOAT,
+                         a->i, a->f, &vals[i])) {
+        fail("parameter %s: scalars of this type cannot be passed to the GPU",
+             param_name(kernel, i));
+        goto out;
+      }
+      kargs[i] = &vals[i];
+    }
+  }
+  /* Tensor maps over the device copies of their buffers. */
+  for (unsigned i = 0; i < nargs; i++) {
+    if (!args_tmap(args, nargs, i))
+      continue;
+    TlTensorMapDesc d = args[i].tmap;
+    d.base = dev[args[i].tmap_of];
+    if (TL_FAILED(tl_runtime_tensor_map(rt, &d, maps[i])))
+      goto out;
+    kargs[i] = maps[i];
+  }
+  TlLaunch l = {{(unsigned)sl->grid[0], (unsigned)sl->grid[1],
+                 (unsigned)sl->grid[2]},
+                {(unsigned)sl->block[0], (unsigned)sl->block[1],
+                 (unsigned)sl->block[2]},
+                (unsigned)sl->smem_bytes};
+  if (TL_FAILED(tl_runtime_launch(rt, k, &l, kargs)))
+    goto out;
+  for (unsigned i = 0; i < nargs; i++) {
+    if (!dev[i])
+      continue;
+    got[i] = tl_xmalloc(vargs[i].size ? vargs[i].size : 1);
+    if (TL_FAILED(tl_runtime_download(rt, got[i], dev[i], vargs[i].size)))
+      goto out;
+  }
+  if (TL_FAILED(tl_simt_vm_run(svm, kernel, sl, nargs, vargs)))
+    goto out;
+  ok = true;
+  for (unsigned i = 0; i < nargs; i++) {
+    if (!got[i])
+      continue;
+    size_t n = vargs[i].size, bad = 0, first = 0;
+    for (size_t b = 0; b < n; b++)
+      if (got[i][b] != ((uint8_t *)vargs[i].data)[b] && !bad++)
+        first = b;
+    if (bad) {
+      fail("%s: %zu of %zu bytes differ between the GPU and the VM (the "
+           "first at byte %zu: gpu %u, vm %u)",
+           param_name(kernel, i), bad, n, first, got[i][first],
+           ((uint8_t *)vargs[i].data)[first]);
+      ok = false;
+    } else {
+      printf("gpu %s: matches the VM (%zu bytes)\n", param_name(kernel, i), n);
+      memcpy(vargs[i].data, got[i], n);
+    }
+  }
+out:
+  for (unsigned i = 0; i < nargs; i++) {
+    if (dev[i])
+      tl_runtime_free(rt, dev[i]);
+    tl_free(got[i]);
+  }
+  tl_free(dev);
+  tl_free(vals);
+  tl_free(kargs);
+  tl_free(maps);
+  tl_free(got);
   return ok;
 }
 
@@ -1402,7 +1634,19 @@ int main(int argc, char **argv) {
       vargs[nparams].data = tl_xcalloc((size_t)wb, 1);
       vargs[nparams].dtype = tl_dtype_uint(8);
     }
-    r = tl_simt_vm_run(svm, kernel, &launch, nparams + (wb > 0), vargs);
+    if (o.gpu) {
+      if (!rt && !(rt = tl_runtime_create(tl_context_diag(ctx), 0))) {
+        fail("cannot run on the GPU (leave out --gpu to run on the VM only)");
+        r = TL_FAILURE;
+      } else {
+        r = run_simt_gpu(&o, ctx, rt, svm, kernel, args, vargs,
+                         nparams + (wb > 0), &launch, text, len)
+                ? TL_SUCCESS
+                : TL_FAILURE;
+      }
+    } else {
+      r = tl_simt_vm_run(svm, kernel, &launch, nparams + (wb > 0), vargs);
+    }
     if (wb)
       tl_free(vargs[nparams].data);
     tl_simt_vm_destroy(svm);
