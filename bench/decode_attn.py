@@ -68,7 +68,7 @@ def kernel_args(b, l, kt, ns, defines=None, files=None):
                 ns=str(ns), scale=repr(D ** -0.5),
                 wo="zeros:f32:%d" % (nbh * ns * 16 * D if ns > 1 else 4),
                 wml="zeros:f32:%d" % (nbh * ns * 32 if ns > 1 else 4),
-                locks="zeros:u32:%d" % nbh)
+                locks="zeros:u32:%d" % nbh, np=str(ns), p0="0")
     return defs, args
 
 

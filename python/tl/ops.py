@@ -302,12 +302,12 @@ def decode_attention(q, cache, scale=None, splits=None):
         wml = torch.empty(nwml, dtype=torch.float32, device=q.device)
         locks = torch.zeros(nbh, dtype=torch.int32, device=q.device).view(torch.uint32)
         k(q.contiguous(), c.kc, c.vc, c.ks, c.vs, o, nbh, c.length, c.capacity, ns,
-          float(scale), wo, wml, locks)
+          float(scale), wo, wml, locks, ns, 0)
     else:
         o = np.zeros((b, hq, d), np.float16)
         k.run_vm(np.ascontiguousarray(q), c.kc, c.vc, c.ks, c.vs, o, nbh, c.length,
                  c.capacity, ns, float(scale), np.zeros(nwo, np.float32),
-                 np.zeros(nwml, np.float32), np.zeros(nbh, np.uint32))
+                 np.zeros(nwml, np.float32), np.zeros(nbh, np.uint32), ns, 0)
     return o
 
 
