@@ -1,7 +1,7 @@
 """NumPy reference and driver of the decode attention (kernels/decode_attn.tl)
-and its KV-cache writer (kernels/kv_quant.tl).
+and its KV-cache writers (kernels/kv_quant.tl, kernels/kc_quant.tl).
 
-  decode_attn.py gen PREFIX B HQ HKV D L CAP KT SEED
+  decode_attn.py gen PREFIX B HQ HKV D L CAP KT SEED [--kc NR]
       writes PREFIX.q.npy (f16 [B, HQ, D]), PREFIX.k.npy, PREFIX.v.npy (f16
       [B, HKV, L, D], the tokens), and the cache the kernel reads:
       PREFIX.kc.npy, PREFIX.vc.npy (KT codes [B HKV, CAP, D], tokens past L
@@ -9,11 +9,20 @@ and its KV-cache writer (kernels/kv_quant.tl).
       their bytes, a u1 array, and PREFIX.ks.npy,
       PREFIX.vs.npy (f16 [B HKV, 2, CAP]: per token the scale and the zero
       point; scale 1 and zero 0 for f16). KT is u8, u4, u2 or f16.
-  decode_attn.py check PREFIX O.npy B HQ HKV D L KT [--scale S] [--tol T]
+      --kc NR (KT u8, u4 or u2; CAP a multiple of NR): the cache of
+      decode_attn.tl's KQ = 1 with an f16 residual. The first LQ = L - L %
+      NR tokens are quantised, K per channel over blocks of NR tokens
+      (PREFIX.ks.npy f16 [B HKV, 2, CAP / NR, D]: per block and channel the
+      scale and the zero point), V per token as above; the last L % NR
+      tokens are the residual PREFIX.rk.npy, PREFIX.rv.npy (f16 [B HKV, NR,
+      D] as bytes, tokens past L % NR zero). K then also has per-channel
+      spreads and offsets and a channel constant over block 0.
+  decode_attn.py check PREFIX O.npy B HQ HKV D L KT [--kc NR] [--scale S] [--tol T]
       compares the kernel's output O.npy (f16 [B, HQ, D]) with attention
       computed in float64 from the dequantised cache (scale * code + zero,
-      exact) with softmax scale S (default 1 / sqrt(D)); prints the error
-      and exits 1 when it is above the bound.
+      exact; with --kc the quantised LQ tokens and the f16 residual) with
+      softmax scale S (default 1 / sqrt(D)); prints the error and exits 1
+      when it is above the bound.
 
 Quantisation (the writer's arithmetic, operation for operation, so the
 codes and the f16 scales and zero points match bit for bit):
@@ -40,6 +49,29 @@ of 2^-10 |o| in the norm. The check requires both
   ||o - ref||_2 <= 2^-9 ||ref||_2       norm-wise
 (--tol changes 2^-9). A wrong head mapping, a lost token or a wrong scale
 is off by far more (see test/kernels/decode_attn-ref.test).
+
+Channel-wise K (--kc; the same quantiser per channel over a block of NR
+tokens instead of per token, codes and f16 scales and zero points bit for
+bit kernels/kc_quant.tl's). The kernel folds the block's channel scales
+into q: its scores are (q s) . c_j + sum_c q_c z_c with q_c s_c rounded to
+f16, where the exact score is sum_c q_c (s_c c_jc + z_c). The rounding
+errors e_c = f16(q_c s_c) - q_c s_c (|e_c| <= 2^-11 |q_c s_c|; the product
+of two f16 is exact in float64 and NumPy rounds it as the GPU does, so e
+is computed, not bounded) change the score j of a head by
+  delta_j = scale |sum_c e_c c_jc| + scale D 2^-24 (sum_c |q_c s_c| c_jc
+            + sum_c |q_c z_c|)
+(the second term bounds the f32 sums, the mma's and sum(q z)). With every
+score moved by at most delta = max_j delta_j, each softmax weight moves by
+a factor within [e^-2delta, e^2delta] (the numerator by e^+-delta, the
+normaliser by the same), so the output moves by at most (e^(2 delta) - 1)
+sum_j P_j |V_j|. The check for --kc therefore requires, per head,
+  |o - ref| <= (2^-9 + e^(2 delta) - 1) sum_j P_j |V_j|  element by element
+and norm-wise ||o - ref||_2 <= 2^-9 ||ref||_2 + ||(e^(2 delta) - 1)
+sum_j P_j |V_j|||_2; the residual tokens (f16, read as the f16 cache is)
+and V add nothing beyond the 2^-9 above. At D = 64 and 128 with the
+generated data e^(2 delta) - 1 is 2^-7 to 2^-6 (printed); the channel
+scales of a wrong block, two channels' scales swapped or a lost residual
+token are off by more (test/kernels/decode_attn-kc.test).
 """
 import sys
 
@@ -244,6 +276,8 @@ def check(prefix, out, b, hq, hkv, d, l, kt, scale, tol, nr=None):
 
 
 def main(argv):
+    if len(argv) < 2:
+        raise SystemExit(__doc__)
     if argv[1] == "gen":
         rest, nr = argv[11:], None
         while rest:
