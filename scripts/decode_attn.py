@@ -231,15 +231,20 @@ def kc_rounding(q, codes, st, zt, scale):
     f32 sums (the mma's and sum(q z)) add at most D 2^-24 of the sums of
     the terms' magnitudes"""
     b, hq, d = q.shape
-    g = hq // codes.shape[1]
-    qf = q.astype(np.float64).reshape(b, -1, g, 1, d)
-    qs = qf * st.astype(np.float64)[:, :, None]
-    e = qs.astype(np.float16).astype(np.float64) - qs
-    c = codes[:, :, None].astype(np.float64)
-    dl = np.abs(np.sum(e * c, axis=-1))
-    dl += d * 2.0 ** -24 * (np.sum(np.abs(qs) * c, axis=-1) + np.sum(
-        np.abs(qf * zt.astype(np.float64)[:, :, None]), axis=-1))
-    return scale * dl.max(axis=-1).reshape(b, hq)
+    hkv = codes.shape[1]
+    g = hq // hkv
+    out = np.zeros((b, hkv, g))
+    for i in range(b):  # one KV head at a time: [G, LQ, D] products
+        for h in range(hkv):
+            qf = q[i, h * g:(h + 1) * g].astype(np.float64)[:, None]
+            qs = qf * st[i, h].astype(np.float64)
+            e = qs.astype(np.float16).astype(np.float64) - qs
+            c = codes[i, h].astype(np.float64)
+            dl = np.abs(np.sum(e * c, axis=-1))
+            dl += d * 2.0 ** -24 * (np.sum(np.abs(qs) * c, axis=-1) + np.sum(
+                np.abs(qf * zt[i, h].astype(np.float64)), axis=-1))
+            out[i, h] = dl.max(axis=-1)
+    return scale * out.reshape(b, hq)
 
 
 def check(prefix, out, b, hq, hkv, d, l, kt, scale, tol, nr=None):
