@@ -313,6 +313,8 @@ def main(argv):
             else:
                 raise SystemExit("unknown option " + rest[0])
             rest = rest[2:]
+        if nr and kt not in QMAX:
+            raise SystemExit("check --kc %d: codes u8, u4 or u2, not %s" % (nr, kt))
         return check(prefix, out, b, hq, hkv, d, l, kt, scale, tol, nr)
     raise SystemExit(__doc__)
 
