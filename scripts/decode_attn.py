@@ -58,9 +58,10 @@ f16, where the exact score is sum_c q_c (s_c c_jc + z_c). The rounding
 errors e_c = f16(q_c s_c) - q_c s_c (|e_c| <= 2^-11 |q_c s_c|; the product
 of two f16 is exact in float64 and NumPy rounds it as the GPU does, so e
 is computed, not bounded) change the score j of a head by
-  delta_j = scale |sum_c e_c c_jc| + scale D 2^-24 (sum_c |q_c s_c| c_jc
+  delta_j = scale |sum_c e_c c_jc| + scale 2 D 2^-24 (sum_c |q_c s_c| c_jc
             + sum_c |q_c z_c|)
-(the second term bounds the f32 sums, the mma's and sum(q z)). With every
+(the second term bounds the f32 sums of the 2 D products, q z by one mma
+and (q s) c_j added to it by the next). With every
 score moved by at most delta = max_j delta_j, each softmax weight moves by
 a factor within [e^-2delta, e^2delta] (the numerator by e^+-delta, the
 normaliser by the same), so the output moves by at most (e^(2 delta) - 1)
@@ -228,8 +229,8 @@ def kc_rounding(q, codes, st, zt, scale):
     kernel's arithmetic of KC: the rounding of q_c s_c to f16, e_c =
     f16(q_c s_c) - q_c s_c (the product of two f16 is exact in float64 and
     NumPy rounds it to f16 as the GPU does), gives sum_c e_c code_jc; the
-    f32 sums (the mma's and sum(q z)) add at most D 2^-24 of the sums of
-    the terms' magnitudes"""
+    f32 sums (2 D products: sum(q z), then (q s) . c_j added to it) add at
+    most 2 D 2^-24 of the sums of the terms' magnitudes"""
     b, hq, d = q.shape
     hkv = codes.shape[1]
     g = hq // hkv
@@ -241,7 +242,7 @@ def kc_rounding(q, codes, st, zt, scale):
             e = qs.astype(np.float16).astype(np.float64) - qs
             c = codes[i, h].astype(np.float64)
             dl = np.abs(np.sum(e * c, axis=-1))
-            dl += d * 2.0 ** -24 * (np.sum(np.abs(qs) * c, axis=-1) + np.sum(
+            dl += 2 * d * 2.0 ** -24 * (np.sum(np.abs(qs) * c, axis=-1) + np.sum(
                 np.abs(qf * zt[i, h].astype(np.float64)), axis=-1))
             out[i, h] = dl.max(axis=-1)
     return scale * out.reshape(b, hq)
