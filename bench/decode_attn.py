@@ -4,7 +4,7 @@ machine, with PyTorch's f16 attention timed in the same run, the way tl-run
 --bench times TL's kernels (the median of 50 event-timed runs, the L2
 cache flushed before each).
 
-  python3 bench/decode_attn.py [--bin DIR] [--quick] [--types f16,u8,u4] [--shapes B:L,...]
+  python3 bench/decode_attn.py [--bin DIR] [--quick] [--types f16,u8,u4] [--shapes B:L,...] [--kc NR,...]
 
 Shapes: Hq = 32 query heads on Hkv = 8 KV heads, D = 128, one new token a
 sequence; B = 1 with L = 4K, 16K, 64K, 128K and B = 8 with L = 32K (--quick:
@@ -22,6 +22,16 @@ points, o) over the copy bandwidth measured in the same run (a
 device-to-device copy of 1 GiB, read plus written). Before timing, the
 kernel's output at B = 1, L = 4099 is checked for each type against
 scripts/decode_attn.py's float64 reference and bound.
+
+--kc NR,...: also the KC instances (KQ = 1: K per channel over blocks of
+NR tokens, V per token) of each integer type, tuned the same way (the
+instances with NR no multiple of W BT are refused by the kernel and
+skipped), each with the f16 residual's launch of NR - 1 tokens timed on
+its own (one block a KV head; timed writing o directly, as the last slot's
+combine is timed in the quantised launch) and added; the roofline counts
+the channel scales, 2 D f16 a block, instead of K's per-token ones. Before
+timing, KC at B = 1, L = 4099 (the last 4099 % NR tokens in the residual)
+is checked against the script's reference with its KC bound.
 """
 import importlib.util
 import os
@@ -52,9 +62,13 @@ WAVES = (1, 2, 4)
 MIN_SPLIT = 256
 
 
-def kernel_args(b, l, kt, ns, defines=None, files=None):
+def kernel_args(b, l, kt, ns, defines=None, files=None, nr=None):
+    """The -D defines and --arg args of an instance over l tokens in ns
+    parts; nr: KC with blocks of nr tokens (l a multiple of nr)."""
     nbh = b * HKV
     defs = dict(D=D, G=HQ // HKV, KT=kt)
+    if nr:
+        defs.update(KQ=1, NR=nr)
     defs.update(defines or {})
     if files:
         args = dict(q=files + ".q.npy", kc=files + ".kc.npy", vc=files + ".vc.npy",
@@ -64,11 +78,13 @@ def kernel_args(b, l, kt, ns, defines=None, files=None):
                     kc="rand:u8:%d" % (nbh * l * D * BITS[kt] // 8),
                     vc="rand:u8:%d" % (nbh * l * D * BITS[kt] // 8),
                     ks="rand:f16:%dx2x%d" % (nbh, l), vs="rand:f16:%dx2x%d" % (nbh, l))
+        if nr:
+            args["ks"] = "rand:f16:%dx2x%dx%d" % (nbh, l // nr, D)
     args.update(o="zeros:f16:%dx%dx%d" % (b, HQ, D), nbh=str(nbh), len=str(l), cap=str(l),
                 ns=str(ns), scale=repr(D ** -0.5),
                 wo="zeros:f32:%d" % (nbh * ns * 16 * D if ns > 1 else 4),
                 wml="zeros:f32:%d" % (nbh * ns * 32 if ns > 1 else 4),
-                locks="zeros:u32:%d" % nbh)
+                locks="zeros:u32:%d" % nbh, np=str(ns), p0="0")
     return defs, args
 
 
@@ -84,9 +100,9 @@ def splits(b, l):
     return out
 
 
-def bench_tl(tlbin, b, l, kt, ns):
+def bench_tl(tlbin, b, l, kt, ns, nr=None):
     """(median ms, the chosen template values) of the fastest instance."""
-    defines, args = kernel_args(b, l, kt, ns)
+    defines, args = kernel_args(b, l, kt, ns, nr=nr)
     extra = ["--seed", "1", "--json", "--no-vm-check", "--retune"]
     for k, vals in TUNE.items():
         extra += ["--tune", "%s=%s" % (k, ",".join(map(str, vals)))]
@@ -112,6 +128,42 @@ def check_tl(tlbin, kt, defines, ns, b=1, l=4099):
             print("  check %s %s ns=%d: tl-run failed: %s" % (kt, defines, ns, out.strip()[-300:]))
             return False
         return ref.check(p, p + ".o.npy", b, HQ, HKV, D, l, kt, D ** -0.5, 2.0 ** -9) == 0
+
+
+def bench_residual(tlbin, b, nr):
+    """median ms of the f16 residual's launch over nr - 1 tokens (W = 4,
+    BT = 16, one part, writing o)"""
+    defines, args = kernel_args(b, nr, "f16", 1, dict(W=4, BT=16, S=2))
+    args["len"] = str(nr - 1)
+    rc, out = tl_run(tlbin, KERNEL, defines, args, ["--seed", "1", "--json", "--no-vm-check"])
+    return median_of(out)
+
+
+def check_kc(tlbin, kt, nr, defines, ns, b=1, l=4099):
+    """KC over the first l - l % nr tokens in ns parts, then the residual
+    as the last slot of ns + 1, against the script's reference"""
+    lq, lr = l - l % nr, l % nr
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "a")
+        ref.gen(p, b, HQ, HKV, D, l, lq, kt, 17, nr)
+        nbh, nt = b * HKV, ns + (lr > 0)
+        defs, args = kernel_args(b, lq, kt, nt, defines, files=p, nr=nr)
+        args.update(np=str(ns))
+        saves = ["--save", "o=%s.o.npy" % p]
+        if lr:
+            saves = [x for n in ("o", "wo", "wml", "locks") for x in ("--save", "%s=%s.%s1.npy" % (n, p, n))]
+        rc, out = tl_run(tlbin, KERNEL, defs, args, ["--no-vm-check"] + saves)
+        if rc == 0 and lr:
+            rdefs, rargs = kernel_args(b, lr, "f16", nt, dict(W=4, BT=16, S=3), files=p)
+            rargs.update(kc=p + ".rk.npy", vc=p + ".rv.npy", ks="zeros:f16:8", vs="zeros:f16:8",
+                         cap=str(nr), np="1", p0=str(ns),
+                         **{n: "%s.%s1.npy" % (p, n) for n in ("o", "wo", "wml", "locks")})
+            rc, out = tl_run(tlbin, KERNEL, rdefs, rargs, ["--no-vm-check", "--save", "o=%s.o.npy" % p])
+        if rc:
+            print("  check KC %s NR=%d %s ns=%d: tl-run failed: %s" % (
+                kt, nr, defines, ns, out.strip()[-300:]))
+            return False
+        return ref.check(p, p + ".o.npy", b, HQ, HKV, D, l, kt, D ** -0.5, 2.0 ** -9, nr) == 0
 
 
 def peer_sdpa(torch, b, l):
@@ -142,9 +194,11 @@ def peer_flash(torch, b, l):
     return timed(lambda: flash_attn_with_kvcache(q, k, v, cache_seqlens=lens))
 
 
-def must_bytes(b, l, kt):
+def must_bytes(b, l, kt, nr=None):
     codes = 2 * b * HKV * l * D * BITS[kt] // 8
     scales = 0 if kt == "f16" else 2 * b * HKV * l * 2 * 2
+    if nr:  # V's per token, K's per channel and block
+        scales = b * HKV * l * 2 * 2 + b * HKV * (l // nr) * 2 * D * 2
     return codes + scales + 2 * b * HQ * D * 2
 
 
@@ -161,6 +215,9 @@ def main():
     if "--shapes" in sys.argv:  # B:L,B:L,...
         shapes = [tuple(int(v) for v in x.split(":"))
                   for x in sys.argv[sys.argv.index("--shapes") + 1].split(",")]
+    kcs = []
+    if "--kc" in sys.argv:
+        kcs = [int(x) for x in sys.argv[sys.argv.index("--kc") + 1].split(",")]
     import torch
     global timed
     from peers import copy_bandwidth, timed  # the same flush and median as peers.py
@@ -173,6 +230,10 @@ def main():
             good = check_tl(tlbin, kt, defines, ns)
             ok = ok and good
             print("check B=1 L=4099 %s %s ns=%d: %s" % (kt, defines, ns, "ok" if good else "FAILED"))
+        for nr in kcs if kt != "f16" else ():
+            good = check_kc(tlbin, kt, nr, dict(W=4 if nr % 64 == 0 else 2, BT=16, S=3), 16)
+            ok = ok and good
+            print("check B=1 L=4099 %s KC NR=%d ns=16: %s" % (kt, nr, "ok" if good else "FAILED"))
 
     rows = []
     for b, l in shapes:
@@ -192,14 +253,34 @@ def main():
                         best = r
             if best is None:
                 rows.append("B=%d L=%-6d %-3s no instance ran" % (b, l, kt))
-                print(rows[-1])
-                continue
-            line = ("B=%d L=%-6d %-3s TL %.4f ms (%s) %.0f GB/s (%.0f%% of roofline %.4f ms)"
-                    " | %s %.4f ms (%.0f GB/s)" % (
-                        b, l, kt, best[0], best[1], must / best[0] / 1e6, 100 * roof / best[0],
-                        roof, peer, t_peer, must_bytes(b, l, "f16") / t_peer / 1e6)) + flash
-            print(line)
-            rows.append(line)
+            else:
+                rows.append(("B=%d L=%-6d %-3s TL %.4f ms (%s) %.0f GB/s (%.0f%% of roofline %.4f ms)"
+                             " | %s %.4f ms (%.0f GB/s)" % (
+                                 b, l, kt, best[0], best[1], must / best[0] / 1e6, 100 * roof / best[0],
+                                 roof, peer, t_peer, must_bytes(b, l, "f16") / t_peer / 1e6)) + flash)
+            print(rows[-1])
+            for nr in kcs if kt != "f16" else ():
+                must = must_bytes(b, l, kt, nr)
+                roof = must / bw * 1e3
+                best = None
+                for ns in splits(b, l):
+                    r = bench_tl(tlbin, b, l, kt, ns, nr)
+                    if r is not None:
+                        print("  B=%d L=%d %s KC NR=%d %s: %.4f ms" % (b, l, kt, nr, r[1], r[0]))
+                        if best is None or r[0] < best[0]:
+                            best = r
+                res = bench_residual(tlbin, b, nr)
+                if best is None or res is None:
+                    rows.append("B=%d L=%-6d %-3s KC NR=%d no instance ran" % (b, l, kt, nr))
+                    print(rows[-1])
+                    continue
+                t = best[0] + res
+                line = ("B=%d L=%-6d %-3s KC NR=%d TL %.4f ms (%s, + residual %.4f ms) %.0f GB/s "
+                        "(%.0f%% of roofline %.4f ms) | %s %.4f ms" % (
+                            b, l, kt, nr, t, best[1], res, must / t / 1e6, 100 * roof / t,
+                            roof, peer, t_peer))
+                print(line)
+                rows.append(line)
     summary(bw, "passed" if ok else "FAILED", rows)
     return 0 if ok else 1
 

@@ -1,7 +1,7 @@
 """NumPy reference and driver of the decode attention (kernels/decode_attn.tl)
-and its KV-cache writer (kernels/kv_quant.tl).
+and its KV-cache writers (kernels/kv_quant.tl, kernels/kc_quant.tl).
 
-  decode_attn.py gen PREFIX B HQ HKV D L CAP KT SEED
+  decode_attn.py gen PREFIX B HQ HKV D L CAP KT SEED [--kc NR]
       writes PREFIX.q.npy (f16 [B, HQ, D]), PREFIX.k.npy, PREFIX.v.npy (f16
       [B, HKV, L, D], the tokens), and the cache the kernel reads:
       PREFIX.kc.npy, PREFIX.vc.npy (KT codes [B HKV, CAP, D], tokens past L
@@ -9,11 +9,20 @@ and its KV-cache writer (kernels/kv_quant.tl).
       their bytes, a u1 array, and PREFIX.ks.npy,
       PREFIX.vs.npy (f16 [B HKV, 2, CAP]: per token the scale and the zero
       point; scale 1 and zero 0 for f16). KT is u8, u4, u2 or f16.
-  decode_attn.py check PREFIX O.npy B HQ HKV D L KT [--scale S] [--tol T]
+      --kc NR (KT u8, u4 or u2; CAP a multiple of NR): the cache of
+      decode_attn.tl's KQ = 1 with an f16 residual. The first LQ = L - L %
+      NR tokens are quantised, K per channel over blocks of NR tokens
+      (PREFIX.ks.npy f16 [B HKV, 2, CAP / NR, D]: per block and channel the
+      scale and the zero point), V per token as above; the last L % NR
+      tokens are the residual PREFIX.rk.npy, PREFIX.rv.npy (f16 [B HKV, NR,
+      D] as bytes, tokens past L % NR zero). K then also has per-channel
+      spreads and offsets and a channel constant over block 0.
+  decode_attn.py check PREFIX O.npy B HQ HKV D L KT [--kc NR] [--scale S] [--tol T]
       compares the kernel's output O.npy (f16 [B, HQ, D]) with attention
       computed in float64 from the dequantised cache (scale * code + zero,
-      exact) with softmax scale S (default 1 / sqrt(D)); prints the error
-      and exits 1 when it is above the bound.
+      exact; with --kc the quantised LQ tokens and the f16 residual) with
+      softmax scale S (default 1 / sqrt(D)); prints the error and exits 1
+      when it is above the bound.
 
 Quantisation (the writer's arithmetic, operation for operation, so the
 codes and the f16 scales and zero points match bit for bit):
@@ -40,6 +49,30 @@ of 2^-10 |o| in the norm. The check requires both
   ||o - ref||_2 <= 2^-9 ||ref||_2       norm-wise
 (--tol changes 2^-9). A wrong head mapping, a lost token or a wrong scale
 is off by far more (see test/kernels/decode_attn-ref.test).
+
+Channel-wise K (--kc; the same quantiser per channel over a block of NR
+tokens instead of per token, codes and f16 scales and zero points bit for
+bit kernels/kc_quant.tl's). The kernel folds the block's channel scales
+into q: its scores are (q s) . c_j + sum_c q_c z_c with q_c s_c rounded to
+f16, where the exact score is sum_c q_c (s_c c_jc + z_c). The rounding
+errors e_c = f16(q_c s_c) - q_c s_c (|e_c| <= 2^-11 |q_c s_c|; the product
+of two f16 is exact in float64 and NumPy rounds it as the GPU does, so e
+is computed, not bounded) change the score j of a head by
+  delta_j = scale |sum_c e_c c_jc| + scale 2 D 2^-24 (sum_c |q_c s_c| c_jc
+            + sum_c |q_c z_c|)
+(the second term bounds the f32 sums of the 2 D products, q z by one mma
+and (q s) c_j added to it by the next). With every
+score moved by at most delta = max_j delta_j, each softmax weight moves by
+a factor within [e^-2delta, e^2delta] (the numerator by e^+-delta, the
+normaliser by the same), so the output moves by at most (e^(2 delta) - 1)
+sum_j P_j |V_j|. The check for --kc therefore requires, per head,
+  |o - ref| <= (2^-9 + e^(2 delta) - 1) sum_j P_j |V_j|  element by element
+and norm-wise ||o - ref||_2 <= 2^-9 ||ref||_2 + ||(e^(2 delta) - 1)
+sum_j P_j |V_j|||_2; the residual tokens (f16, read as the f16 cache is)
+and V add nothing beyond the 2^-9 above. At D = 64 and 128 with the
+generated data e^(2 delta) - 1 is 2^-7 to 2^-5.5 (printed); the channel
+scales of a wrong block, two channels' scales swapped or a lost residual
+token are off by more (test/kernels/decode_attn-kc.test).
 """
 import sys
 
@@ -71,6 +104,51 @@ def pack(q, bits):
     return np.packbits(b.astype(np.uint8).reshape(-1), bitorder="little")
 
 
+def quantise_kc(x, kt, nr):
+    """x f16 [..., T, D] (T a multiple of nr) -> codes (int64) [..., T, D],
+    scale f16, zero f16 [..., T / nr, D]: per channel over each block of nr
+    tokens, with quantise_kt's arithmetic"""
+    qmax = QMAX[kt]
+    *lead, t, d = x.shape
+    xb = x.reshape(*lead, t // nr, nr, d)
+    mx = xb.max(axis=-2)
+    mn = xb.min(axis=-2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = ((mx.astype(np.float32) - mn.astype(np.float32))
+                 / np.float32(qmax)).astype(np.float16)
+        y = ((xb.astype(np.float32) - mn.astype(np.float32)[..., None, :])
+             / scale.astype(np.float32)[..., None, :])
+        q = np.clip(np.nan_to_num(np.rint(y), nan=0.0, posinf=qmax,
+                                  neginf=0.0), 0, qmax).astype(np.int64)
+    return q.reshape(x.shape), scale, mn
+
+
+def cache_kc(x, kt, cap, nr):
+    """x f16 [B, HKV, LQ, D] (LQ a multiple of nr) -> (codes, scales [B
+    HKV, 2, CAP / nr, D] f16, values float64 [B, HKV, LQ, D], codes and
+    scales and zero points per token, int64, f16, f16 [B, HKV, LQ, D])"""
+    b, hkv, l, d = x.shape
+    q, scale, zero = quantise_kc(x, kt, nr)
+    codes = np.zeros((b * hkv, cap, d), np.int64)
+    codes[:, :l] = q.reshape(b * hkv, l, d)
+    sz = np.zeros((b * hkv, 2, cap // nr, d), np.float16)
+    sz[:, 0, :l // nr] = scale.reshape(b * hkv, l // nr, d)
+    sz[:, 1, :l // nr] = zero.reshape(b * hkv, l // nr, d)
+    st = np.repeat(scale, nr, axis=-2)
+    zt = np.repeat(zero, nr, axis=-2)
+    vals = st.astype(np.float64) * q + zt.astype(np.float64)
+    return pack(codes, int(kt[1:])), sz, vals, q, st, zt
+
+
+def residual(x, lq, nr):
+    """the residual buffer of x f16 [B, HKV, L, D]: its tokens lq .. L - 1
+    (fewer than nr) in f16, zero-padded to [B HKV, nr, D], as bytes"""
+    b, hkv, l, d = x.shape
+    r = np.zeros((b * hkv, nr, d), np.float16)
+    r[:, :l - lq] = x[:, :, lq:].reshape(b * hkv, l - lq, d)
+    return r.view(np.uint8).reshape(-1)
+
+
 def cache(x, kt, cap):
     """x f16 [B, HKV, L, D] -> (codes, scales [B HKV, 2, CAP] f16, values
     float64 [B, HKV, L, D] of the dequantised cache)"""
@@ -92,7 +170,7 @@ def cache(x, kt, cap):
     return pack(codes, int(kt[1:])), sz, vals
 
 
-def gen(prefix, b, hq, hkv, d, l, cap, kt, seed):
+def gen(prefix, b, hq, hkv, d, l, cap, kt, seed, nr=None):
     rng = np.random.default_rng(seed)
     q = rng.standard_normal((b, hq, d)).astype(np.float16)
     k = rng.standard_normal((b, hkv, l, d))
@@ -103,10 +181,28 @@ def gen(prefix, b, hq, hkv, d, l, cap, kt, seed):
         -1, 1, (b, hkv, l, 1))
     v = v * np.exp2(rng.uniform(-2, 1, (b, hkv, l, 1)))
     k[0, 0, l // 2] = 0.75
+    if nr:
+        # channel-wise: per-channel spreads and offsets (the outlier
+        # channels that KC quantisation is for) and a channel constant
+        # over the first block (scale 0)
+        k = k * np.exp2(rng.uniform(-1, 2, (b, hkv, 1, d))) + rng.uniform(
+            -2, 2, (b, hkv, 1, d))
+        k[0, 0, :nr, 3] = -1.25
     k, v = k.astype(np.float16), v.astype(np.float16)
     np.save(prefix + ".q.npy", q)
     np.save(prefix + ".k.npy", k)
     np.save(prefix + ".v.npy", v)
+    if nr:
+        lq = l - l % nr
+        codes, sz, _, _, _, _ = cache_kc(k[:, :, :lq], kt, cap, nr)
+        np.save(prefix + ".kc.npy", codes)
+        np.save(prefix + ".ks.npy", sz)
+        codes, sz, _ = cache(v[:, :, :lq], kt, cap)
+        np.save(prefix + ".vc.npy", codes)
+        np.save(prefix + ".vs.npy", sz)
+        np.save(prefix + ".rk.npy", residual(k, lq, nr))
+        np.save(prefix + ".rv.npy", residual(v, lq, nr))
+        return
     for name, x in (("k", k), ("v", v)):
         codes, sz, _ = cache(x, kt, cap)
         np.save(prefix + ".%sc.npy" % name, codes)
@@ -128,44 +224,99 @@ def reference(q, kv, vv, scale):
             np.einsum("bhl,bhld->bhd", p, np.abs(vr)))
 
 
-def check(prefix, out, b, hq, hkv, d, l, kt, scale, tol):
+def kc_rounding(q, codes, st, zt, scale):
+    """delta [B, HQ]: the largest change of a score (times scale) by the
+    kernel's arithmetic of KC: the rounding of q_c s_c to f16, e_c =
+    f16(q_c s_c) - q_c s_c (the product of two f16 is exact in float64 and
+    NumPy rounds it to f16 as the GPU does), gives sum_c e_c code_jc; the
+    f32 sums (2 D products: sum(q z), then (q s) . c_j added to it) add at
+    most 2 D 2^-24 of the sums of the terms' magnitudes"""
+    b, hq, d = q.shape
+    hkv = codes.shape[1]
+    g = hq // hkv
+    out = np.zeros((b, hkv, g))
+    for i in range(b):  # one KV head at a time: [G, LQ, D] products
+        for h in range(hkv):
+            qf = q[i, h * g:(h + 1) * g].astype(np.float64)[:, None]
+            qs = qf * st[i, h].astype(np.float64)
+            e = qs.astype(np.float16).astype(np.float64) - qs
+            c = codes[i, h].astype(np.float64)
+            dl = np.abs(np.sum(e * c, axis=-1))
+            dl += 2 * d * 2.0 ** -24 * (np.sum(np.abs(qs) * c, axis=-1) + np.sum(
+                np.abs(qf * zt[i, h].astype(np.float64)), axis=-1))
+            out[i, h] = dl.max(axis=-1)
+    return scale * out.reshape(b, hq)
+
+
+def check(prefix, out, b, hq, hkv, d, l, kt, scale, tol, nr=None):
     q = np.load(prefix + ".q.npy")
     k = np.load(prefix + ".k.npy")
     v = np.load(prefix + ".v.npy")
-    _, _, kv = cache(k, kt, l)
-    _, _, vv = cache(v, kt, l)
+    extra = np.zeros((b, hq))
+    if nr:
+        lq = l - l % nr
+        _, _, kq, codes, st, zt = cache_kc(k[:, :, :lq], kt, lq, nr)
+        _, _, vq = cache(v[:, :, :lq], kt, lq)
+        kv = np.concatenate([kq, k[:, :, lq:].astype(np.float64)], axis=2)
+        vv = np.concatenate([vq, v[:, :, lq:].astype(np.float64)], axis=2)
+        if lq:
+            extra = np.expm1(2 * kc_rounding(q, codes, st, zt, scale))
+    else:
+        _, _, kv = cache(k, kt, l)
+        _, _, vv = cache(v, kt, l)
     ref, mag = reference(q, kv, vv, scale)
     o = np.load(out).astype(np.float64).reshape(b, hq, d)
     err = np.abs(o - ref)
+    bound = (tol + extra[..., None]) * mag
     norm = np.linalg.norm(o - ref) / np.linalg.norm(ref)
+    nbound = tol + np.linalg.norm(extra[..., None] * mag) / np.linalg.norm(ref)
     worst = np.max(err / mag)
-    ok = bool(np.all(err <= tol * mag)) and norm <= tol
+    ok = bool(np.all(err <= bound)) and norm <= nbound
+    what = kt if not nr else "%s KC NR = %d, %d in f16" % (kt, nr, l % nr)
     print("%s: %d x %d x %d, L = %d, %s: norm-wise error %.3g (2^%.1f), "
-          "worst element %.3g of sum P|V| (bound 2^%d)" %
-          ("ok" if ok else "FAIL", b, hq, d, l, kt, norm,
-           np.log2(max(norm, 1e-300)), worst, int(round(np.log2(tol)))))
+          "worst element %.3g of sum P|V| (bound 2^%d%s)" %
+          ("ok" if ok else "FAIL", b, hq, d, l, what, norm,
+           np.log2(max(norm, 1e-300)), worst, int(round(np.log2(tol))),
+           " + at most 2^%.1f" % np.log2(extra.max()) if extra.max() else ""))
     return 0 if ok else 1
 
 
 def main(argv):
+    if len(argv) < 2:
+        raise SystemExit(__doc__)
     if argv[1] == "gen":
-        gen(argv[2], *map(int, argv[3:9]), argv[9], int(argv[10]))
+        rest, nr = argv[11:], None
+        while rest:
+            if rest[0] == "--kc":
+                nr = int(rest[1])
+            else:
+                raise SystemExit("unknown option " + rest[0])
+            rest = rest[2:]
+        b, hq, hkv, d, l, cap = map(int, argv[3:9])
+        if nr and (argv[9] not in QMAX or cap % nr or l > cap + nr - 1):
+            raise SystemExit("gen --kc %d: codes u8, u4 or u2, CAP a multiple "
+                             "of NR, L - L %% NR at most CAP" % nr)
+        gen(argv[2], b, hq, hkv, d, l, cap, argv[9], int(argv[10]), nr)
         return 0
     if argv[1] == "check":
         prefix, out = argv[2], argv[3]
         b, hq, hkv, d, l = map(int, argv[4:9])
         kt = argv[9]
-        scale, tol = 1 / np.sqrt(d), 2.0 ** -9
+        scale, tol, nr = 1 / np.sqrt(d), 2.0 ** -9, None
         rest = argv[10:]
         while rest:
             if rest[0] == "--scale":
                 scale = float(rest[1])
             elif rest[0] == "--tol":
                 tol = float(rest[1])
+            elif rest[0] == "--kc":
+                nr = int(rest[1])
             else:
                 raise SystemExit("unknown option " + rest[0])
             rest = rest[2:]
-        return check(prefix, out, b, hq, hkv, d, l, kt, scale, tol)
+        if nr and kt not in QMAX:
+            raise SystemExit("check --kc %d: codes u8, u4 or u2, not %s" % (nr, kt))
+        return check(prefix, out, b, hq, hkv, d, l, kt, scale, tol, nr)
     raise SystemExit(__doc__)
 
 

@@ -206,37 +206,52 @@ _KV_BITS = {"f16": 16, "u8": 8, "u4": 4, "u2": 2}
 class KVCache:
     """A KV cache in decode_attn.tl's layout: codes kc, vc (bytes [B Hkv,
     cap, D bits / 8]), per-token scales and zero points ks, vs (f16 [B Hkv,
-    2, cap]; unused for f16), and `length`, the tokens written so far."""
+    2, cap]; unused for f16), and `length`, the tokens written so far.
+    With `nr` (KC): ks is f16 [B Hkv, 2, cap / nr, D], K's scales and zero
+    points per channel and block of nr tokens, and the newest `rlen` < nr
+    tokens are in f16 in the residual buffers rk, rv (bytes [B Hkv, nr, 2
+    D]), not yet quantised; length counts them."""
 
-    def __init__(self, kc, vc, ks, vs, batch, kv_heads, head_dim, capacity, kt):
+    def __init__(self, kc, vc, ks, vs, batch, kv_heads, head_dim, capacity, kt,
+                 nr=None, rk=None, rv=None):
         self.kc, self.vc, self.ks, self.vs = kc, vc, ks, vs
         self.batch, self.kv_heads, self.head_dim = batch, kv_heads, head_dim
         self.capacity, self.kt, self.length = capacity, kt, 0
+        self.nr, self.rk, self.rv, self.rlen = nr, rk, rv, 0
 
     def __repr__(self):
-        return (f"<tl.ops.KVCache {self.kt} B={self.batch} Hkv={self.kv_heads} "
+        kc = f" KC nr={self.nr} ({self.rlen} in f16)" if self.nr else ""
+        return (f"<tl.ops.KVCache {self.kt}{kc} B={self.batch} Hkv={self.kv_heads} "
                 f"D={self.head_dim} {self.length}/{self.capacity} tokens>")
 
 
-def kv_cache(batch, kv_heads, head_dim, capacity, kt="u4", device=None):
+def kv_cache(batch, kv_heads, head_dim, capacity, kt="u4", device=None, kc=None):
     """An empty cache for `capacity` tokens (rounded up to a multiple of
-    8) of `kv_heads` heads of `head_dim` (64 or 128) channels, codes of
-    type kt (f16, u8, u4, u2). device: a torch device for a cache on the
-    GPU; None for NumPy arrays (the CPU VM)."""
+    8, and of kc) of `kv_heads` heads of `head_dim` (64 or 128) channels,
+    codes of type kt (f16, u8, u4, u2). device: a torch device for a cache
+    on the GPU; None for NumPy arrays (the CPU VM). kc: K quantised per
+    channel over blocks of kc tokens (32, 64 or 128; integer kt), the
+    newest tokens kept in f16 until their block fills (BitDecoding's KC
+    with its residual block); None: per token."""
     import numpy as np
     if kt not in _KV_BITS:
         raise ValueError(f"kt {kt!r}: expected f16, u8, u4 or u2")
     if head_dim not in (64, 128):
         raise ValueError(f"head_dim {head_dim}: expected 64 or 128")
-    cap = -(-capacity // 8) * 8
+    if kc is not None and (kc not in (32, 64, 128) or kt == "f16"):
+        raise ValueError(f"kc {kc!r}: expected 32, 64 or 128 with kt u8, u4 or u2")
+    cap = -(-capacity // (kc or 8)) * (kc or 8)
     nbh, row = batch * kv_heads, head_dim * _KV_BITS[kt] // 8
+    kss = (nbh, 2, cap // kc, head_dim) if kc else (nbh, 2, cap)
     if device is not None:
         import torch
         z = lambda *s, dt: torch.zeros(*s, dtype=dt, device=device)  # noqa: E731
-        mk = (lambda: z(nbh, cap, row, dt=torch.uint8)), (lambda: z(nbh, 2, cap, dt=torch.float16))
+        mk = (lambda r=row, n=cap: z(nbh, n, r, dt=torch.uint8)), (lambda s=(nbh, 2, cap): z(*s, dt=torch.float16))
     else:
-        mk = (lambda: np.zeros((nbh, cap, row), np.uint8)), (lambda: np.zeros((nbh, 2, cap), np.float16))
-    return KVCache(mk[0](), mk[0](), mk[1](), mk[1](), batch, kv_heads, head_dim, cap, kt)
+        mk = (lambda r=row, n=cap: np.zeros((nbh, n, r), np.uint8)), (lambda s=(nbh, 2, cap): np.zeros(s, np.float16))
+    rk, rv = (mk[0](2 * head_dim, kc), mk[0](2 * head_dim, kc)) if kc else (None, None)
+    return KVCache(mk[0](), mk[0](), mk[1](kss), mk[1](), batch, kv_heads, head_dim, cap, kt,
+                   kc, rk, rv)
 
 
 def kv_append(cache, k, v):
@@ -251,6 +266,8 @@ def kv_append(cache, k, v):
     t = int(k.shape[2])
     if c.length + t > c.capacity:
         raise ValueError(f"the cache holds {c.length} of {c.capacity} tokens: {t} more do not fit")
+    if c.nr:
+        return _kc_append(c, k, v, t)
     nbh, d, pos = c.batch * c.kv_heads, c.head_dim, c.length
     on_gpu = _is_torch(k)
     for x, codes, sz in ((k, c.kc, c.ks), (v, c.vc, c.vs)):
@@ -272,6 +289,43 @@ def kv_append(cache, k, v):
     return c
 
 
+def _kc_append(c, k, v, t):
+    """kv_append for a KC cache: the residual's tokens and the new ones,
+    whole blocks of them quantised (K by kernels/kc_quant.tl per channel,
+    V by kernels/kv_quant.tl per token) at the end of the quantised part,
+    the rest copied back to the residual"""
+    import numpy as np
+    nbh, d, nr = c.batch * c.kv_heads, c.head_dim, c.nr
+    pos, n = c.length - c.rlen, c.rlen + t
+    nb = n // nr
+    on_gpu = _is_torch(k)
+    cat = (lambda a, b: __import__("torch").cat([a, b], 1)) if on_gpu else \
+        (lambda a, b: np.concatenate([a, b], 1))
+    f16 = (lambda r: r.view(k.dtype)) if on_gpu else (lambda r: r.view(np.float16))
+    kq, vq = _kernel("kc_quant.tl", D=d, KT=c.kt, NR=nr), _kernel("kv_quant.tl", D=d, KT=c.kt)
+    for x, res, codes, sz in ((k, c.rk, c.kc, c.ks), (v, c.rv, c.vc, c.vs)):
+        r = f16(res)
+        xs = cat(r[:, :c.rlen], x.reshape(nbh, t, d))
+        xs = xs.contiguous() if on_gpu else np.ascontiguousarray(xs)
+        if x is k and nb:
+            xk = xs[:, :nb * nr]
+            xk = xk.contiguous() if on_gpu else np.ascontiguousarray(xk)
+            args = (xk, codes, sz, nbh, nb, pos, c.capacity)
+            kq(*args) if on_gpu else kq.run_vm(*args)
+        elif x is v:
+            for s in range(0, nb * nr, 65535):  # the grid's y limit
+                m = min(65535, nb * nr - s)
+                xv = xs[:, s:s + m, :]
+                xv = xv.contiguous() if on_gpu else np.ascontiguousarray(xv)
+                args = (xv, codes, sz, nbh, m, pos + s, c.capacity)
+                vq(*args) if on_gpu else vq.run_vm(*args)
+        r[:, :n - nb * nr] = xs[:, nb * nr:]
+        r[:, n - nb * nr:] = 0
+    c.rlen = n - nb * nr
+    c.length += t
+    return c
+
+
 def decode_attention(q, cache, scale=None, splits=None):
     """o [B, Hq, D] = softmax(q K^T scale) V over the cache's `length`
     tokens, for one new token a sequence (q f16 [B, Hq, D]; Hq a multiple
@@ -279,7 +333,10 @@ def decode_attention(q, cache, scale=None, splits=None):
     default. splits: the blocks the length is split over (default: about
     two waves of 132 SMs, at least 256 tokens a split). Caches of 16K
     tokens and more take 32 tokens a warp and step in two stages, the
-    bench's best there (docs/performance.md)."""
+    bench's best there (docs/performance.md). A KC cache's quantised
+    tokens are one launch (KQ = 1) and its f16 residual a second that
+    takes the last slot of the split and combines (decode_attn.tl's
+    header)."""
     import numpy as np
     c = cache
     b, hq, d = (int(s) for s in q.shape)
@@ -289,8 +346,10 @@ def decode_attention(q, cache, scale=None, splits=None):
     if c.length < 1:
         raise ValueError("the cache is empty")
     nbh, g = b * c.kv_heads, hq // c.kv_heads
-    ns = splits or max(1, min(c.length // 256, -(-264 // nbh)))
     scale = d ** -0.5 if scale is None else scale
+    if c.nr:
+        return _kc_attention(q, c, float(scale), splits, nbh, g)
+    ns = splits or max(1, min(c.length // 256, -(-264 // nbh)))
     long = c.length >= 16384
     k = _kernel("decode_attn.tl", D=d, G=g, KT=c.kt, BT=32 if long else 16, S=2 if long else 3)
     on_gpu = _is_torch(q)
@@ -302,12 +361,46 @@ def decode_attention(q, cache, scale=None, splits=None):
         wml = torch.empty(nwml, dtype=torch.float32, device=q.device)
         locks = torch.zeros(nbh, dtype=torch.int32, device=q.device).view(torch.uint32)
         k(q.contiguous(), c.kc, c.vc, c.ks, c.vs, o, nbh, c.length, c.capacity, ns,
-          float(scale), wo, wml, locks)
+          float(scale), wo, wml, locks, ns, 0)
     else:
         o = np.zeros((b, hq, d), np.float16)
         k.run_vm(np.ascontiguousarray(q), c.kc, c.vc, c.ks, c.vs, o, nbh, c.length,
                  c.capacity, ns, float(scale), np.zeros(nwo, np.float32),
-                 np.zeros(nwml, np.float32), np.zeros(nbh, np.uint32))
+                 np.zeros(nwml, np.float32), np.zeros(nbh, np.uint32), ns, 0)
+    return o
+
+
+def _kc_attention(q, c, scale, splits, nbh, g):
+    import numpy as np
+    b, hq, d = (int(s) for s in q.shape)
+    lq = c.length - c.rlen
+    ns = (splits or max(1, min(lq // 256, -(-264 // nbh)))) if lq else 0
+    nt = ns + (c.rlen > 0)
+    w = 4 if c.nr % 64 == 0 else 2
+    bt = 32 if lq >= 16384 and c.nr % (32 * w) == 0 else 16
+    nwo, nwml = (nbh * nt * 16 * d, nbh * nt * 32) if nt > 1 else (4, 4)
+    on_gpu = _is_torch(q)
+    if on_gpu:
+        import torch
+        o = torch.empty(b, hq, d, dtype=torch.float16, device=q.device)
+        wo = torch.empty(nwo, dtype=torch.float32, device=q.device)
+        wml = torch.empty(nwml, dtype=torch.float32, device=q.device)
+        locks = torch.zeros(nbh, dtype=torch.int32, device=q.device).view(torch.uint32)
+        q = q.contiguous()
+    else:
+        o = np.zeros((b, hq, d), np.float16)
+        wo, wml = np.zeros(nwo, np.float32), np.zeros(nwml, np.float32)
+        locks = np.zeros(nbh, np.uint32)
+        q = np.ascontiguousarray(q)
+    if lq:
+        k = _kernel("decode_attn.tl", D=d, G=g, KT=c.kt, KQ=1, NR=c.nr, W=w, BT=bt,
+                    S=2 if bt == 32 else 3)
+        args = (q, c.kc, c.vc, c.ks, c.vs, o, nbh, lq, c.capacity, nt, scale, wo, wml, locks, ns, 0)
+        k(*args) if on_gpu else k.run_vm(*args)
+    if c.rlen:
+        k = _kernel("decode_attn.tl", D=d, G=g, KT="f16", W=w)
+        args = (q, c.rk, c.rv, c.vs, c.vs, o, nbh, c.rlen, c.nr, nt, scale, wo, wml, locks, 1, nt - 1)
+        k(*args) if on_gpu else k.run_vm(*args)
     return o
 
 

@@ -98,6 +98,27 @@ want, mag = ref_attn.reference(qq, kd, vd, d ** -0.5)
 worst = (np.abs(o.astype(np.float64) - want) / mag).max()
 assert worst <= 2 ** -9, worst
 print("kv cache u4 and decode attention (B = 2, L = 4099): ok, worst %.2g of sum P|V|" % worst)
+# The same with a KC cache (K per channel over blocks of 64 tokens, the
+# newest 4099 % 64 = 3 tokens in the f16 residual): three appends that
+# fill blocks across calls; the cache bit for bit, the attention within
+# the script's KC bound.
+cache = tl.ops.kv_cache(b, hkv, d, l, kt="u4", device="cuda", kc=64)
+for s0, s1 in ((0, 100), (100, 3000), (3000, l)):
+    tl.ops.kv_append(cache, torch.from_numpy(kk[:, :, s0:s1]).cuda(), torch.from_numpy(vv[:, :, s0:s1]).cuda())
+o = tl.ops.decode_attention(torch.from_numpy(qq).cuda(), cache).cpu().numpy()
+lq = l - l % 64
+kc, ks, kd, codes, st, zt = ref_attn.cache_kc(kk[:, :, :lq], "u4", cache.capacity, 64)
+vc, vs, vd = ref_attn.cache(vv[:, :, :lq], "u4", cache.capacity)
+assert (cache.kc.cpu().numpy().reshape(-1) == kc).all(), "the KC codes"
+assert (cache.ks.cpu().numpy() == ks).all(), "the KC scales"
+assert (cache.vc.cpu().numpy().reshape(-1) == vc).all(), "the V codes"
+assert (cache.rk.cpu().numpy().reshape(-1) == ref_attn.residual(kk, lq, 64)).all(), "the residual"
+want, mag = ref_attn.reference(qq, np.concatenate([kd, kk[:, :, lq:].astype(np.float64)], 2),
+                               np.concatenate([vd, vv[:, :, lq:].astype(np.float64)], 2), d ** -0.5)
+extra = np.expm1(2 * ref_attn.kc_rounding(qq, codes, st, zt, d ** -0.5))
+err = np.abs(o.astype(np.float64) - want)
+assert (err <= (2 ** -9 + extra[..., None]) * mag).all(), (err / mag).max()
+print("kv cache u4 KC and decode attention (B = 2, L = 4099): ok, worst %.2g of sum P|V|" % (err / mag).max())
 
 # tl.ops.wqap_matmul on the GPU: W2A8 and W4A4 at K = N = 4096, m = 1 and
 # 8, bit for bit against scripts/abq.py's quantiser and f32 epilogue.

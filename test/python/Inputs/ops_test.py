@@ -90,6 +90,39 @@ want, mag = ref_attn.reference(q, kd, vd, d ** -0.5)
 err = np.abs(o.astype(np.float64) - want)
 assert (err <= 2 ** -9 * mag).all(), (err / mag).max()
 print("kv u4, L = %d: attention within 2^-9" % l)
+# KC caches (kv_cache(kc=NR)): K per channel over blocks of NR tokens, the
+# newest tokens in the f16 residual; appends that fill blocks across
+# calls, leave a residual, fill exactly, or stay within the residual.
+# The cache bit for bit the script's, the attention within its KC bound.
+for kt, nr, d, parts in (("u4", 32, 64, (20, 50)), ("u8", 64, 128, (5, 58, 1)), ("u2", 32, 64, (10,))):
+    b, hq, hkv = 1, 8, 2
+    l = sum(parts)
+    kk = (rng.standard_normal((b, hkv, l, d)) * np.exp2(rng.uniform(-1, 2, (b, hkv, 1, d)))).astype(np.float16)
+    vv = rng.standard_normal((b, hkv, l, d)).astype(np.float16)
+    q = rng.standard_normal((b, hq, d)).astype(np.float16)
+    cache = tl.ops.kv_cache(b, hkv, d, 100, kt=kt, kc=nr)
+    s0 = 0
+    for t in parts:
+        tl.ops.kv_append(cache, kk[:, :, s0:s0 + t], vv[:, :, s0:s0 + t])
+        s0 += t
+    lq = l - l % nr
+    kc, ks, kd, codes, st, zt = ref_attn.cache_kc(kk[:, :, :lq], kt, cache.capacity, nr)
+    vc, vs, vd = ref_attn.cache(vv[:, :, :lq], kt, cache.capacity)
+    assert (cache.kc.reshape(-1) == kc).all() and (cache.ks == ks).all()
+    assert (cache.vc.reshape(-1) == vc).all() and (cache.vs == vs).all()
+    assert (cache.rk.reshape(-1) == ref_attn.residual(kk, lq, nr)).all()
+    assert (cache.rv.reshape(-1) == ref_attn.residual(vv, lq, nr)).all()
+    o = tl.ops.decode_attention(q, cache, splits=2)
+    want, mag = ref_attn.reference(q, np.concatenate([kd, kk[:, :, lq:].astype(np.float64)], 2),
+                                   np.concatenate([vd, vv[:, :, lq:].astype(np.float64)], 2), d ** -0.5)
+    extra = np.expm1(2 * ref_attn.kc_rounding(q, codes, st, zt, d ** -0.5)) if lq else np.zeros((b, hq))
+    err = np.abs(o.astype(np.float64) - want)
+    assert (err <= (2 ** -9 + extra[..., None]) * mag).all(), (kt, (err / mag).max())
+    print("kv %s KC nr=%d, %d + %d in f16: cache bit for bit, attention within the bound" % (kt, nr, lq, l - lq))
+try:
+    tl.ops.kv_cache(1, 1, 64, 64, kt="f16", kc=32)
+except ValueError as e:
+    print("refused:", e)
 
 # WqAp on the binary tensor cores: q-bit weights as bit planes, x
 # quantised per row to p bits, bit for bit against scripts/abq.py's
