@@ -169,7 +169,7 @@ struct SBody {
 
 typedef struct SKernel {
   SBody body;
-  bool has_wgmma; /* tracks register writes for the wgmma hazards */
+  bool has_wgmma; /* has wgmma ops: the VM tracks their state and hazards */
   uint32_t nslots;
   uint32_t *words; /* per slot: 64-bit words a thread's value takes */
   uint32_t *off;   /* per slot: sum of the words of the slots before it */
@@ -584,7 +584,8 @@ static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
   static const char *const shfl_modes[] = {"idx", "bfly", "up", "down", NULL};
   in->op = op;
   in->code = tl_op_id(op);
-  if (in->code == TL_OP_SIMT_WGMMA)
+  if (in->code == TL_OP_SIMT_WGMMA || in->code == TL_OP_SIMT_WGMMA_FENCE ||
+      in->code == TL_OP_SIMT_WGMMA_COMMIT || in->code == TL_OP_SIMT_WGMMA_WAIT)
     vm->compiling_wgmma = true;
   in->run = runner_of[in->code];
   if (in->run == SR_NONE) {
