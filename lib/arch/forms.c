@@ -1,6 +1,6 @@
 /* The instruction-form tables: include/tl/forms.def expanded into the
- * mma.sync, ldmatrix and cp.async rows, with lookups by the attributes
- * of the simt ops. */
+ * mma.sync, ldmatrix, cp.async and wgmma rows, with lookups by the
+ * attributes of the simt ops. */
 #include "tl/arch.h"
 
 #include <string.h>
