@@ -37,7 +37,8 @@ except ImportError:  # only bf16 cases need it
     ml_dtypes = None
 
 # name: (type, N, A source, a_major, b_major, A swizzle, B swizzle,
-#        A's K slice in its tile, scale_d)
+#        A's K slice in its tile or "loop" (every slice, in a chain),
+#        scale_d)
 CASES = {
     "f16_n8_none_k": ("f16", 8, "desc", "k", "k", "none", "none", 0, 1),
     "f16_n16_128b_k": ("f16", 16, "desc", "k", "k", "128B", "128B", 0, 1),
@@ -50,6 +51,11 @@ CASES = {
     "s8_n32_128b_k": ("s8", 32, "desc", "k", "k", "128B", "128B", 1, 1),
     "u8s8_n48_none_k": ("u8s8", 48, "desc", "k", "k", "none", "64B", 0, 1),
     "s8_n16_regs": ("s8", 16, "regs", "k", "k", None, "none", 0, 0),
+    # A K loop: 64 x 64 A and 64 x N B in 128B swizzled rows, one chain of
+    # wgmma ops stepping both descriptors by 32 bytes (2 in the address
+    # field) through the rows.
+    "f16_n32_128b_kloop": ("f16", 32, "desc", "k", "k", "128B", "128B", "loop", 1),
+    "s8_n48_64b_kloop": ("s8", 48, "desc", "k", "k", "64B", "64B", "loop", 1),
 }
 
 CHUNKS = {"none": 1, "32B": 2, "64B": 4, "128B": 8}
@@ -155,12 +161,15 @@ def gen(d, name, proxy_fence=False):
     ka = K
     if asrc == "desc" and am == "k" and asw != "none":
         ka = 16 * CHUNKS[asw] // es
+    loop = slice_ == "loop"
+    kb = ka if loop else K  # B's K extent
+    steps = ka // K if loop else 1
     if ty in ("f16", "bf16"):
-        atile, b, c = rand(64, ka), rand(K, N), rand(64, N).astype(cty)
+        atile, b, c = rand(64, ka), rand(kb, N), rand(64, N).astype(cty)
     else:
-        atile, b = rand8(at, 64, ka), rand8(bt, K, N)
+        atile, b = rand8(at, 64, ka), rand8(bt, kb, N)
         c = rng.integers(-1000, 1000, (64, N)).astype(cty)
-    a = atile[:, slice_ * K:(slice_ + 1) * K]
+    a = atile if loop else atile[:, slice_ * K:(slice_ + 1) * K]
     img_size, a_base, b_base = 0, 0, 0
     parts = []
     if asrc == "desc":
@@ -169,7 +178,7 @@ def gen(d, name, proxy_fence=False):
         size = extent(am, asw, es, *amat.shape, alb, asb)
         parts.append((0, amat, am, asw, alb, asb))
         b_base = size
-    blb, bsb = strides(bm, bsw, es, N, K)
+    blb, bsb = strides(bm, bsw, es, N, kb)
     bmat = np.ascontiguousarray(b.T)
     parts.append((b_base, bmat, bm, bsw, blb, bsb))
     img_size = b_base + extent(bm, bsw, es, *bmat.shape, blb, bsb)
@@ -207,7 +216,7 @@ def gen(d, name, proxy_fence=False):
         e("  simt.fence_proxy_async")
     e("  simt.barrier")
     if asrc == "desc":
-        e("  %%aoff = arith.constant %d : i32" % (slice_ * K * es))
+        e("  %%aoff = arith.constant %d : i32" % (0 if loop else slice_ * K * es))
         e("  %as = simt.ptr_add %s, %aoff : !simt.ptr<shared>, i32 -> !simt.ptr<shared>")
         e("  %%da = simt.wgmma_desc %%as {swizzle = \"%s\", lbo = %d, sbo = %d} : "
           "!simt.ptr<shared> -> i64" % (asw, parts[0][4], parts[0][5]))
@@ -288,11 +297,24 @@ def gen(d, name, proxy_fence=False):
         tys.append("i1")
     elif scale_d == 0:
         attrs += ", scale_d = 0"
-    res = ["%%d%d" % i for i in range(tiles)]
     e("  simt.wgmma_fence")
-    e("  %s = simt.wgmma %s {%s} : %s -> %s" % (
-        ", ".join(res), ", ".join(ops), attrs, ", ".join(tys),
-        ", ".join(["!simt.vec<4x%s>" % ety] * tiles)))
+    for st in range(steps):
+        res = ["%%d%d" % i for i in range(tiles)]
+        if steps > 1:
+            # Step k: both descriptors advance k * K * es bytes, the
+            # address field k * K * es / 16; each step accumulates on the
+            # last one's tiles.
+            res = ["%%s%d_%d" % (st, i) for i in range(tiles)]
+            if st == steps - 1:
+                res = ["%%d%d" % i for i in range(tiles)]
+            e("  %%step%d = arith.constant %d : i64" % (st, st * K * es // 16))
+            e("  %%da%d = arith.addi %%da, %%step%d : i64" % (st, st))
+            e("  %%db%d = arith.addi %%db, %%step%d : i64" % (st, st))
+            ops[0], ops[1] = "%%da%d" % st, "%%db%d" % st
+        e("  %s = simt.wgmma %s {%s} : %s -> %s" % (
+            ", ".join(res), ", ".join(ops), attrs, ", ".join(tys),
+            ", ".join(["!simt.vec<4x%s>" % ety] * tiles)))
+        ops[2:2 + tiles] = res
     e("  simt.wgmma_commit")
     e("  simt.wgmma_wait {n = 0}")
     for i in range(tiles):
