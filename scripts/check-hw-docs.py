@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Checks the docs' copies of the hardware tables against the tables:
 the mma table of docs/simt.md (`simt.mma`) against the TL_MMA_FORM rows of
-include/tl/forms.def, and the target table of docs/target.md ("Targets")
+include/tl/forms.def, its wgmma table (`simt.wgmma`) against the
+TL_WGMMA_FORM rows, and the target table of docs/target.md ("Targets")
 against the TL_TARGET rows of include/tl/targets.def. Every row must be
 in both, with the same columns. Prints one line per difference and exits
 1 if there is any; --root points at another tree (for the test of the
 check itself).
 
 A doc row may stand for several forms: "`s8` or `u8`, each" is every pair
-of the two types."""
+of the two types; in the wgmma table "`s8` or `u8`, the same" is s8 x s8
+and u8 x u8, "`s8` with `u8`, either order" s8 x u8 and u8 x s8."""
 import argparse
 import os
 import re
@@ -65,6 +67,45 @@ def table_forms(root):
     return out
 
 
+WGMMA_HEADING = ("## Warpgroup mma: `simt.wgmma`, `simt.wgmma_fence`, "
+                 "`simt.wgmma_commit`, `simt.wgmma_wait`, `simt.wgmma_desc`")
+
+
+def wgmma_ns(n8_max):
+    """The doc's N cell of a form: multiples of 8 up to n8_max, then of 16."""
+    if n8_max >= 256:
+        return "8, 16, ..., 256"
+    small = list(range(8, n8_max + 1, 8))
+    return ", ".join(str(n) for n in small + [n8_max + 16, n8_max + 32]) + ", ..., 256"
+
+
+def doc_wgmma(path):
+    """(a, b, acc, K, N, A registers, majors, PTX) of every form of
+    docs/simt.md's wgmma table; "as above" repeats the previous N."""
+    out, last_n = [], ""
+    for c in table_rows(path, WGMMA_HEADING, r"`(?!a_type)\w+`.*"):
+        names, types = ticks(c[0]), c[0]
+        if "the same" in types:
+            pairs = [(t, t) for t in names]
+        elif "either order" in types:
+            pairs = [(names[0], names[1]), (names[1], names[0])]
+        else:
+            pairs = [(names[0], names[1])]
+        n = last_n if c[3] == "as above" else c[3]
+        last_n = n
+        for a, b in pairs:
+            out.append((a, b, ticks(c[1])[0], c[2], n, ticks(c[4])[0],
+                        "mn" in ticks(c[5]), c[6]))
+    return out
+
+
+def table_wgmma(root):
+    return [(f["a_type"], f["b_type"], f["acc_type"], str(f["k"]), wgmma_ns(f["n8_max"]),
+             "%dxi32" % f["a_regs"], bool(f["trans"]),
+             "%d.%d" % (f["min_ptx"] // 10, f["min_ptx"] % 10))
+            for f in hwtables.forms(root)["wgmma"]]
+
+
 def doc_targets(path):
     """(name, sm, shared memory, lowest PTX, default PTX) of every row of
     docs/target.md's target table."""
@@ -101,10 +142,14 @@ def main():
     forms, targets = table_forms(r), table_targets(r)
     bad = compare("mma form", doc_forms(os.path.join(r, "docs/simt.md")), forms,
                   "docs/simt.md", "include/tl/forms.def")
+    wgmma = table_wgmma(r)
+    bad += compare("wgmma form", doc_wgmma(os.path.join(r, "docs/simt.md")), wgmma,
+                   "docs/simt.md", "include/tl/forms.def")
     bad += compare("target", doc_targets(os.path.join(r, "docs/target.md")), targets,
                    "docs/target.md", "include/tl/targets.def")
-    print("%d mma forms and %d targets checked, %d differences" % (len(forms), len(targets), bad))
-    return 1 if bad or not forms or not targets else 0
+    print("%d mma forms, %d wgmma forms and %d targets checked, %d differences"
+          % (len(forms), len(wgmma), len(targets), bad))
+    return 1 if bad or not forms or not wgmma or not targets else 0
 
 
 if __name__ == "__main__":

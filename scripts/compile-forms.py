@@ -7,7 +7,9 @@ its feature, and where ptxas is given assembles the PTX:
 
 For each target, one module holds one simt kernel per form the target
 has: each mma form (and its .satfinite variant where it takes one), each
-ldmatrix form, each cp.async form with and without a source size. tl-llc
+ldmatrix form, each cp.async form with and without a source size, each
+wgmma form with A from a descriptor and from registers at N = 8 and 256
+(wgmma has one asm instruction per kernel too). tl-llc
 compiles it without -mptx (so at the first PTX ISA that has all its
 forms); the PTX must hold one instruction of each kind per kernel. Prints
 one line per target and ends with "N kernels on T targets, F failed";
@@ -65,6 +67,28 @@ def cp_async_kernel(k, f, zfill):
             % (k, ", %x" if zfill else "", f["bytes"], f["cache"], ", i32" if zfill else ""))
 
 
+def wgmma_kernel(k, f, a_regs, n):
+    acc = "f32" if f["acc_type"] == "f32" else "i32"
+    tile = vec(4, acc)
+    tiles = n // 8
+    ops = ", ".join(["%c"] * tiles)
+    res = ", ".join("%%d%d" % i for i in range(tiles))
+    a, ta = ("%a", vec(4, "i32")) if a_regs else ("%m", "i64")
+    attrs = 'shape = "m64n%dk%d", a_type = "%s", b_type = "%s", acc_type = "%s"' % (
+        n, f["k"], f["a_type"], f["b_type"], f["acc_type"])
+    return ("func @k%d(%%p: !simt.ptr<global>, %%x: i32, %%y: f32) attributes {kernel, threads = 128} {\n"
+            "  %%s = simt.smem_base : -> !simt.ptr<shared>\n"
+            "  %%m = simt.wgmma_desc %%s {swizzle = \"128B\", sbo = 1024} : !simt.ptr<shared> -> i64\n"
+            % k + build("a", 4, "i32", "%x") + build("c", 4, acc, "%y" if acc == "f32" else "%x")
+            + "  simt.wgmma_fence\n"
+            + "  %s = simt.wgmma %s, %%m, %s {%s} : %s, i64, %s -> %s\n" % (
+                res, a, ops, attrs, ta, ", ".join([tile] * tiles), ", ".join([tile] * tiles))
+            + "  simt.wgmma_commit\n  simt.wgmma_wait {n = 0}\n"
+            + "".join("  simt.store %%d%d, %%p : %s, !simt.ptr<global>\n" % (i, tile)
+                      for i in range(tiles))
+            + "  return\n}\n")
+
+
 def module(target, tables):
     """The module of every form the target has, and the count of each
     instruction kind its PTX must hold."""
@@ -87,6 +111,14 @@ def module(target, tables):
                 text += cp_async_kernel(k, f, zfill)
                 k += 1
                 want["cp.async.ca/cg"] += 1
+    for f in tables["wgmma"]:
+        if f["feature"] in target["features"]:
+            want.setdefault("wgmma.mma_async.sync.aligned", 0)
+            for a_regs in (False, True):
+                for n in (8, 256):
+                    text += wgmma_kernel(k, f, a_regs, n)
+                    k += 1
+                    want["wgmma.mma_async.sync.aligned"] += 1
     return text, k, want
 
 

@@ -83,7 +83,8 @@ def forms(root=ROOT):
     path = os.path.join(root, "include", "tl", "forms.def")
     return {"mma": rows(path, "TL_MMA_FORM"),
             "ldmatrix": rows(path, "TL_LDMATRIX_FORM"),
-            "cp_async": rows(path, "TL_CP_ASYNC_FORM")}
+            "cp_async": rows(path, "TL_CP_ASYNC_FORM"),
+            "wgmma": rows(path, "TL_WGMMA_FORM")}
 
 
 def targets(root=ROOT):

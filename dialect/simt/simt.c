@@ -908,6 +908,193 @@ out:
   return r;
 }
 
+/*===--- Warpgroup mma (wgmma) -------------------------------------------===*/
+
+/* wgmma.mma_async.sync.aligned.m64nNkK: the forms are the rows of the
+ * wgmma form table (include/tl/forms.def). Operands: A (a shared-memory
+ * matrix descriptor, i64, or a warp's A fragment in registers), B (a
+ * descriptor), the N/8 accumulator tiles (each one m16n8 C fragment of
+ * the matching mma form) and optionally an i1 scale-d predicate; results:
+ * the N/8 tiles of D. */
+
+/* The (a, b, acc) triples of the table, "f16 x f16 -> f32, ...". */
+static void wgmma_forms_text(TlStr *out) {
+  for (unsigned i = 0; i < tl_wgmma_form_count(); i++) {
+    const TlWgmmaForm *f = tl_wgmma_form_at(i);
+    tl_str_printf(out, "%s%s x %s -> %s", i ? ", " : "", f->a_type, f->b_type,
+                  f->acc_type);
+  }
+}
+
+/* N of a shape "m64nNkK" with the form's K, or -1 when it is not one. */
+static int64_t wgmma_shape_n(const char *shape, unsigned k) {
+  unsigned n = 0, kk = 0;
+  char back[40];
+  if (!shape || sscanf(shape, "m64n%uk%u", &n, &kk) != 2 || kk != k)
+    return -1;
+  snprintf(back, sizeof back, "m64n%uk%u", n, kk);
+  return strcmp(back, shape) ? -1 : (int64_t)n;
+}
+
+static bool is_bool_type(const TlType *t) { return tl_type_is_bool(t); }
+
+static TlResult wgmma_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {
+      {"shape", TL_ATTR_STRING, true},    {"a_type", TL_ATTR_STRING, true},
+      {"b_type", TL_ATTR_STRING, true},   {"acc_type", TL_ATTR_STRING, true},
+      {"a_major", TL_ATTR_STRING, false}, {"b_major", TL_ATTR_STRING, false},
+      {"scale_d", TL_ATTR_INT, false}};
+  static const char *const majors[] = {"k", "mn", NULL};
+  if (TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  const char *shape = str_attr(op, "shape"), *at = str_attr(op, "a_type"),
+             *bt = str_attr(op, "b_type"), *acc = str_attr(op, "acc_type");
+  const TlWgmmaForm *f = tl_wgmma_form_lookup(at, bt, acc);
+  if (!f) {
+    TlStr text = {0};
+    wgmma_forms_text(&text);
+    tl_op_emit_error(op, "wgmma %s x %s -> %s is not supported (supported: %s)",
+                     at, bt, acc, tl_str_cstr(&text));
+    tl_str_free(&text);
+    return TL_FAILURE;
+  }
+  int64_t n = wgmma_shape_n(shape, f->k);
+  if (n < 0 || !tl_wgmma_form_has_n(f, n)) {
+    if (f->n8_max >= 256)
+      tl_op_emit_error(op,
+                       "wgmma shape \"%s\" is not m64nNk%u with N a multiple "
+                       "of 8 from 8 to 256",
+                       shape, f->k);
+    else
+      tl_op_emit_error(op,
+                       "wgmma shape \"%s\" is not m64nNk%u with N a multiple "
+                       "of 8 up to %u or of 16 up to 256",
+                       shape, f->k, f->n8_max);
+    return TL_FAILURE;
+  }
+  const char *am = str_attr(op, "a_major"), *bm = str_attr(op, "b_major");
+  if ((am && !one_of(am, majors)) || (bm && !one_of(bm, majors))) {
+    tl_op_emit_error(op, "'%s' must be \"k\" or \"mn\"",
+                     am && !one_of(am, majors) ? "a_major" : "b_major");
+    return TL_FAILURE;
+  }
+  if (!f->trans && ((am && !strcmp(am, "mn")) || (bm && !strcmp(bm, "mn")))) {
+    tl_op_emit_error(op,
+                     "%s x %s wgmma reads K-major operands only (a_major and "
+                     "b_major \"k\")",
+                     at, bt);
+    return TL_FAILURE;
+  }
+  unsigned tiles = (unsigned)n / 8, nops = tl_op_num_operands(op);
+  bool pred = nops == tiles + 3 && is_bool_type(ot(op, nops - 1));
+  if (pred && tl_op_attr(op, "scale_d")) {
+    tl_op_emit_error(op, "scale_d is an attribute or an i1 operand, not both");
+    return TL_FAILURE;
+  }
+  if (nops != tiles + 2 + pred) {
+    tl_op_emit_error(op,
+                     "wgmma.%s takes A, B and %u accumulator tiles (and "
+                     "optionally an i1 scale-d), but has %u operands",
+                     shape, tiles, nops);
+    return TL_FAILURE;
+  }
+  if (tl_op_num_results(op) != tiles) {
+    tl_op_emit_error(op,
+                     "wgmma.%s has %u results (one m16n8 tile each), but has "
+                     "%u",
+                     shape, tiles, tl_op_num_results(op));
+    return TL_FAILURE;
+  }
+  int64_t sd = int_attr(op, "scale_d", 1);
+  if (sd != 0 && sd != 1) {
+    tl_op_emit_error(op, "'scale_d' must be 0 or 1, not %lld", (long long)sd);
+    return TL_FAILURE;
+  }
+  TlContext *ctx = tl_op_context(op);
+  TlType *i32 = tl_type_int(ctx, 32, true), *i64 = tl_type_int(ctx, 64, true);
+  TlType *cd = !strcmp(f->acc_type, "f32") ? tl_type_f32(ctx) : i32;
+  char want[64];
+  bool a_regs = ot(op, 0) != i64;
+  if (a_regs && !is_vec_of(ot(op, 0), f->a_regs, i32)) {
+    snprintf(want, sizeof want, "a descriptor (i64) or !simt.vec<%uxi32>",
+             f->a_regs);
+    return bad(op, "operand A", want, ot(op, 0));
+  }
+  if (a_regs && am && !strcmp(am, "mn")) {
+    tl_op_emit_error(op, "A in registers is a K-major fragment: a_major = "
+                         "\"mn\" needs a descriptor A");
+    return TL_FAILURE;
+  }
+  if (ot(op, 1) != i64)
+    return bad(op, "operand B", "a descriptor (i64)", ot(op, 1));
+  snprintf(want, sizeof want, "!simt.vec<4x%s>",
+           !strcmp(f->acc_type, "f32") ? "f32" : "i32");
+  for (unsigned i = 0; i < tiles; i++) {
+    if (!is_vec_of(ot(op, 2 + i), 4, cd))
+      return bad(op, "each accumulator tile", want, ot(op, 2 + i));
+    if (rt(op, i) != ot(op, 2 + i))
+      return bad(op, "each result", want, rt(op, i));
+  }
+  return TL_SUCCESS;
+}
+
+/* wgmma.wait_group N: as cp.async.wait_group, N is an immediate (the LLVM
+ * intrinsic's i64 immarg); TL keeps it to 0..2^31 - 1. */
+static TlResult wgmma_wait_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"n", TL_ATTR_INT, true}};
+  if (TL_FAILED(counts(op, 0, 0)) || TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  int64_t n = int_attr(op, "n", 0);
+  if (n < 0 || n > INT32_MAX) {
+    tl_op_emit_error(op, "'n' must be between 0 and 2147483647, not %lld",
+                     (long long)n);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+/* The swizzle modes of a matrix descriptor, by their code in bits 62-63. */
+static const char *const swizzles[] = {"none", "128B", "64B", "32B", NULL};
+
+int tl_simt_wgmma_swizzle_code(const char *name) {
+  for (int i = 0; name && swizzles[i]; i++)
+    if (!strcmp(swizzles[i], name))
+      return i;
+  return -1;
+}
+
+/* The descriptor's byte offsets are 14-bit fields of 16-byte units. */
+static TlResult desc_offset_ok(TlOp *op, const char *name, int64_t v) {
+  if (v >= 0 && v <= (int64_t)0x3fff * 16 && v % 16 == 0)
+    return TL_SUCCESS;
+  tl_op_emit_error(op,
+                   "'%s' must be a multiple of 16 from 0 to 262128, not %lld",
+                   name, (long long)v);
+  return TL_FAILURE;
+}
+
+static TlResult wgmma_desc_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"swizzle", TL_ATTR_STRING, true},
+                                   {"lbo", TL_ATTR_INT, false},
+                                   {"sbo", TL_ATTR_INT, true}};
+  if (TL_FAILED(counts(op, 1, 1)) || TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  if (tl_simt_wgmma_swizzle_code(str_attr(op, "swizzle")) < 0) {
+    tl_op_emit_error(op, "'swizzle' must be \"none\", \"32B\", \"64B\" or "
+                         "\"128B\"");
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(desc_offset_ok(op, "lbo", int_attr(op, "lbo", 16))) ||
+      TL_FAILED(desc_offset_ok(op, "sbo", int_attr(op, "sbo", 0))))
+    return TL_FAILURE;
+  if (!tl_simt_is_ptr(ot(op, 0)) ||
+      tl_simt_ptr_space(ot(op, 0)) != TL_SIMT_SHARED)
+    return bad(op, "the address", "!simt.ptr<shared>", ot(op, 0));
+  if (rt(op, 0) != tl_type_int(tl_op_context(op), 64, true))
+    return bad(op, "the result", "i64", rt(op, 0));
+  return TL_SUCCESS;
+}
+
 /*===--- Form-table rows of ops ------------------------------------------===*/
 
 /* Attribute values for the lookups: NULL or the default when the
@@ -944,7 +1131,24 @@ const TlCpAsyncForm *tl_simt_cp_async_form(const TlOp *op) {
                                  form_str(op, "cache"));
 }
 
+const TlWgmmaForm *tl_simt_wgmma_form(const TlOp *op) {
+  if (tl_op_id(op) != TL_OP_SIMT_WGMMA)
+    return NULL;
+  return tl_wgmma_form_lookup(form_str(op, "a_type"), form_str(op, "b_type"),
+                              form_str(op, "acc_type"));
+}
+
 bool tl_simt_op_needs(const TlOp *op, TlFeature *feature, unsigned *min_ptx) {
+  /* The wgmma ops: sm_90a's wgmma, PTX ISA 8.0. */
+  const TlWgmmaForm *w = tl_simt_wgmma_form(op);
+  if (w || tl_op_id(op) == TL_OP_SIMT_WGMMA_FENCE ||
+      tl_op_id(op) == TL_OP_SIMT_WGMMA_COMMIT ||
+      tl_op_id(op) == TL_OP_SIMT_WGMMA_WAIT ||
+      tl_op_id(op) == TL_OP_SIMT_WGMMA_DESC) {
+    *feature = w ? w->feature : TL_FEATURE_WGMMA;
+    *min_ptx = w ? w->min_ptx : 80;
+    return true;
+  }
   const TlMmaForm *m = tl_simt_mma_form(op);
   const TlLdmatrixForm *l = tl_simt_ldmatrix_form(op);
   const TlCpAsyncForm *c = tl_simt_cp_async_form(op);
@@ -1523,6 +1727,11 @@ static TlResult tma_load_verify(TlOp *op) {
 #define TL_HOOKS_SIMT_FENCE STD(fence_verify)
 #define TL_HOOKS_SIMT_LDMATRIX STD(ldmatrix_verify)
 #define TL_HOOKS_SIMT_MMA STD(mma_verify)
+#define TL_HOOKS_SIMT_WGMMA STD(wgmma_verify)
+#define TL_HOOKS_SIMT_WGMMA_FENCE STD(bare_verify)
+#define TL_HOOKS_SIMT_WGMMA_COMMIT STD(bare_verify)
+#define TL_HOOKS_SIMT_WGMMA_WAIT STD(wgmma_wait_verify)
+#define TL_HOOKS_SIMT_WGMMA_DESC STD(wgmma_desc_verify)
 #define TL_HOOKS_SIMT_SHFL STD(shfl_verify)
 #define TL_HOOKS_SIMT_PRMT STD(prmt_verify)
 #define TL_HOOKS_SIMT_LOP3 STD(lop3_verify)

@@ -641,6 +641,129 @@ static LLVMValueRef inline_lop3(Tr *t, TlOp *op) {
   return LLVMBuildCall2(t->b, fty, ia, args, 3, "");
 }
 
+/*===--- Warpgroup mma ---------------------------------------------------===*/
+
+/* simt.wgmma_desc: the descriptor's fields with integer ops, so LLVM can
+ * fold the constant ones: bits 0-13 the shared address's bits 4-17,
+ * 16-29 and 32-45 the byte offsets over 16, 62-63 the swizzle mode. The
+ * dynamic shared memory is aligned to 1024 bytes (smem_base), the 128-byte
+ * swizzle's repeat, so the VM's addresses (from 0) and the GPU's agree on
+ * the swizzle phase. */
+static LLVMValueRef wgmma_desc(Tr *t, TlOp *op) {
+  LLVMBuilderRef b = t->b;
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(t->lc);
+  LLVMValueRef addr = LLVMBuildPtrToInt(b, operand(t, op, 0), i64, "");
+  addr = LLVMBuildAnd(b, addr, LLVMConstInt(i64, 0x3ffff, 0), "");
+  addr = LLVMBuildLShr(b, addr, LLVMConstInt(i64, 4, 0), "");
+  uint64_t lbo = (uint64_t)int_attr(op, "lbo", 16) >> 4,
+           sbo = (uint64_t)int_attr(op, "sbo", 0) >> 4,
+           mode = (uint64_t)tl_simt_wgmma_swizzle_code(str_attr(op, "swizzle"));
+  uint64_t fields = lbo << 16 | sbo << 32 | mode << 62;
+  return LLVMBuildOr(b, addr, LLVMConstInt(i64, fields, 0), "");
+}
+
+/* simt.wgmma: LLVM 22 has no wgmma.mma_async intrinsic, so inline PTX:
+ *   { .reg .pred p; setp.ne.b32 p, $S, 0;
+ *     wgmma.mma_async.sync.aligned.m64nNkK.D.A.B {$0..$R-1}, A, $B, p
+ *       [, 1, 1 [, tA], tB]; }
+ * with the R = N/2 accumulator registers as outputs ("=f" or "=r") tied
+ * to inputs holding C (so D overwrites C in place, as the instruction
+ * does), A as "l" (descriptor) or four "r", B as "l", scale-d as an "r"
+ * the asm turns into a predicate. The asm has side effects: it must stay
+ * between the fence and the commit that the program put around it. */
+static LLVMValueRef wgmma_op(Tr *t, TlOp *op) {
+  const TlWgmmaForm *f = tl_simt_wgmma_form(op);
+  tl_assert(f);
+  LLVMBuilderRef b = t->b;
+  LLVMTypeRef i32 = i32t(t), i64 = LLVMInt64TypeInContext(t->lc);
+  bool fl = !strcmp(f->acc_type, "f32");
+  LLVMTypeRef et = fl ? LLVMFloatTypeInContext(t->lc) : i32;
+  unsigned tiles = tl_op_num_results(op), R = 4 * tiles;
+  bool a_regs = tl_simt_is_vec(tl_value_type(tl_op_operand(op, 0)));
+  unsigned na = a_regs ? f->a_regs : 1;
+  bool pred = tl_op_num_operands(op) == tiles + 3;
+  const char *am = str_attr(op, "a_major"), *bm = str_attr(op, "b_major");
+  bool ta = am && !strcmp(am, "mn"), tb = bm && !strcmp(bm, "mn");
+  /* Operands: R tied accumulators, A (na), B, scale-d. */
+  unsigned nin = R + na + 2;
+  LLVMTypeRef *pt = tl_xmalloc(sizeof *pt * nin);
+  LLVMValueRef *args = tl_xmalloc(sizeof *args * nin);
+  LLVMTypeRef *rts = tl_xmalloc(sizeof *rts * R);
+  TlStr text = {0}, cons = {0};
+  unsigned k = 0;
+  for (unsigned i = 0; i < tiles; i++) {
+    LLVMValueRef c = operand(t, op, 2 + i);
+    for (unsigned e = 0; e < 4; e++, k++) {
+      args[k] = LLVMBuildExtractElement(b, c, LLVMConstInt(i32, e, 0), "");
+      pt[k] = et;
+      rts[k] = et;
+    }
+  }
+  LLVMValueRef a = operand(t, op, 0);
+  for (unsigned e = 0; e < na; e++, k++) {
+    args[k] =
+        a_regs ? LLVMBuildExtractElement(b, a, LLVMConstInt(i32, e, 0), "") : a;
+    pt[k] = a_regs ? i32 : i64;
+  }
+  args[k] = operand(t, op, 1);
+  pt[k++] = i64;
+  args[k] = pred ? LLVMBuildZExt(b, operand(t, op, tiles + 2), i32, "")
+                 : LLVMConstInt(
+                       i32, (unsigned long long)int_attr(op, "scale_d", 1), 0);
+  pt[k++] = i32;
+  tl_str_printf(&text, "{\n.reg .pred p;\nsetp.ne.b32 p, $%u, 0;\n",
+                2 * R + na + 1);
+  tl_str_printf(&text, "wgmma.mma_async.sync.aligned.m64n%uk%u.%s.%s.%s {",
+                8 * tiles, f->k, f->acc_type, f->a_type, f->b_type);
+  for (unsigned i = 0; i < R; i++)
+    tl_str_printf(&text, "%s$%u", i ? ", " : "", i);
+  tl_str_printf(&text, "}, ");
+  if (a_regs)
+    tl_str_printf(&text, "{$%u, $%u, $%u, $%u}", 2 * R, 2 * R + 1, 2 * R + 2,
+                  2 * R + 3);
+  else
+    tl_str_printf(&text, "$%u", 2 * R);
+  tl_str_printf(&text, ", $%u, p", 2 * R + na);
+  if (f->trans) {
+    tl_str_printf(&text, ", 1, 1");
+    if (!a_regs)
+      tl_str_printf(&text, ", %d", ta);
+    tl_str_printf(&text, ", %d", tb);
+  }
+  tl_str_printf(&text, ";\n}");
+  for (unsigned i = 0; i < R; i++)
+    tl_str_printf(&cons, "%s=%s", i ? "," : "", fl ? "f" : "r");
+  for (unsigned i = 0; i < R; i++)
+    tl_str_printf(&cons, ",%u", i);
+  for (unsigned e = 0; e < na; e++)
+    tl_str_printf(&cons, ",%s", a_regs ? "r" : "l");
+  tl_str_printf(&cons, ",l,r");
+  LLVMTypeRef st = LLVMStructTypeInContext(t->lc, rts, R, 0);
+  LLVMTypeRef fty = LLVMFunctionType(st, pt, nin, 0);
+  LLVMValueRef ia = LLVMGetInlineAsm(fty, (char *)tl_str_cstr(&text), text.len,
+                                     (char *)tl_str_cstr(&cons), cons.len, 1, 0,
+                                     LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef r = LLVMBuildCall2(b, fty, ia, args, nin, "");
+  LLVMValueRef first = NULL;
+  for (unsigned i = 0; i < tiles; i++) {
+    TlValue *res = tl_op_result(op, i);
+    LLVMValueRef v = LLVMGetUndef(ltype(t, tl_value_type(res)));
+    for (unsigned e = 0; e < 4; e++)
+      v = LLVMBuildInsertElement(b, v,
+                                 LLVMBuildExtractValue(b, r, 4 * i + e, ""),
+                                 LLVMConstInt(i32, e, 0), "");
+    map_put(&t->map, res, v);
+    if (!i)
+      first = v;
+  }
+  tl_str_free(&text);
+  tl_str_free(&cons);
+  tl_free(pt);
+  tl_free(args);
+  tl_free(rts);
+  return first;
+}
+
 /* PTX's name of a hardware scalar type (f16, bf16, f32, f64, sN, uN). */
 static void ptx_type(const TlType *ty, char *buf, size_t n) {
   if (tl_type_is_float(ty)) {
@@ -925,6 +1048,21 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
     char name[96];
     mma_name(op, name, sizeof name);
     return call_unpacked(t, op, name, NULL, 0);
+  }
+  case TL_OP_SIMT_WGMMA:
+    return wgmma_op(t, op);
+  case TL_OP_SIMT_WGMMA_DESC:
+    return wgmma_desc(t, op);
+  case TL_OP_SIMT_WGMMA_FENCE:
+    return call(t, op, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
+  case TL_OP_SIMT_WGMMA_COMMIT:
+    return call(t, op, "llvm.nvvm.wgmma.commit_group.sync.aligned", NULL, 0,
+                NULL, 0);
+  case TL_OP_SIMT_WGMMA_WAIT: {
+    LLVMValueRef n = LLVMConstInt(LLVMInt64TypeInContext(t->lc),
+                                  (unsigned long long)int_attr(op, "n", 0), 0);
+    return call(t, op, "llvm.nvvm.wgmma.wait_group.sync.aligned", NULL, 0, &n,
+                1);
   }
   case TL_OP_SIMT_SHFL: {
     const char *m = str_attr(op, "mode");
@@ -1223,7 +1361,19 @@ static void check_op(TlOp *op, void *user) {
   const TlMmaForm *m = tl_simt_mma_form(op);
   const TlLdmatrixForm *l = tl_simt_ldmatrix_form(op);
   const TlCpAsyncForm *c = tl_simt_cp_async_form(op);
-  if (m)
+  const TlWgmmaForm *w = tl_simt_wgmma_form(op);
+  if (w)
+    snprintf(what, sizeof what, "wgmma.mma_async %s x %s -> %s", w->a_type,
+             w->b_type, w->acc_type);
+  else if (tl_op_id(op) == TL_OP_SIMT_WGMMA_FENCE)
+    snprintf(what, sizeof what, "wgmma.fence");
+  else if (tl_op_id(op) == TL_OP_SIMT_WGMMA_COMMIT)
+    snprintf(what, sizeof what, "wgmma.commit_group");
+  else if (tl_op_id(op) == TL_OP_SIMT_WGMMA_WAIT)
+    snprintf(what, sizeof what, "wgmma.wait_group");
+  else if (tl_op_id(op) == TL_OP_SIMT_WGMMA_DESC)
+    snprintf(what, sizeof what, "a wgmma matrix descriptor");
+  else if (m)
     snprintf(what, sizeof what, "mma.%s %s x %s -> %s", m->shape, m->a_type,
              m->b_type, m->acc_type);
   else if (l)

@@ -84,6 +84,11 @@ static const SRun runner_of[TL_OP_COUNT] = {
     [TL_OP_SIMT_FENCE] = SR_OWN,
     [TL_OP_SIMT_LDMATRIX] = SR_OWN,
     [TL_OP_SIMT_MMA] = SR_OWN,
+    [TL_OP_SIMT_WGMMA] = SR_OWN,
+    [TL_OP_SIMT_WGMMA_FENCE] = SR_OWN,
+    [TL_OP_SIMT_WGMMA_COMMIT] = SR_OWN,
+    [TL_OP_SIMT_WGMMA_WAIT] = SR_OWN,
+    [TL_OP_SIMT_WGMMA_DESC] = SR_OWN,
     [TL_OP_SIMT_SHFL] = SR_OWN,
     [TL_OP_SIMT_PRMT] = SR_REG,
     [TL_OP_SIMT_LOP3] = SR_REG,
@@ -124,6 +129,19 @@ typedef struct Mma {
   int32_t *amap, *bmap, *cmap;     /* [lane * local + i] -> row * cols + col */
 } Mma;
 
+/* A compiled simt.wgmma: the form as an Mma of shape 64 x N x K (its
+ * arithmetic is simt.mma's), the fragment maps of a warp's register A
+ * (16 x K) and of one accumulator tile (16 x 8), and the attributes. */
+typedef struct Wg {
+  Mma mm;
+  unsigned tiles;  /* N / 8: accumulator operands and results */
+  bool a_regs;     /* A is a register fragment, not a descriptor */
+  bool a_mn, b_mn; /* a_major / b_major = "mn" */
+  int scale_d;     /* 0 or 1, or -1: the last operand is the predicate */
+  unsigned alocal, clocal;
+  int32_t *amap, *cmap;
+} Wg;
+
 typedef struct SBody SBody;
 
 typedef struct SInst {
@@ -146,6 +164,7 @@ typedef struct SInst {
   int32_t *map;                          /* ldmatrix: [lane * local + i] */
   unsigned local;
   Mma *mma;
+  Wg *wg;
 } SInst;
 
 struct SBody {
@@ -159,6 +178,7 @@ struct SBody {
 
 typedef struct SKernel {
   SBody body;
+  bool has_wgmma; /* has wgmma ops: the VM tracks their state and hazards */
   uint32_t nslots;
   uint32_t *words; /* per slot: 64-bit words a thread's value takes */
   uint32_t *off;   /* per slot: sum of the words of the slots before it */
@@ -184,6 +204,7 @@ typedef struct SByte {
   uint32_t epoch;
   int32_t writer, reader;
   uint32_t pending; /* 1 + index of the Copy in flight into it, or 0 */
+  uint32_t wg_reads; /* reads of it by wgmma ops not yet retired */
   uint8_t init;
   TlOp *wop; /* the op of the last write */
   /* TMA: 1 + index of the Tma in flight into the byte, or 0; once it
@@ -219,6 +240,16 @@ typedef struct Tma {
   bool landed;
   TlOp *op;
 } Tma;
+/* A simt.wgmma issued by a warpgroup and not yet known complete: its
+ * commit group (GROUP_OPEN until committed) and the shared bytes it read
+ * (reads[first, first + n) of the VM's list, one entry per byte read). */
+typedef struct WgOp {
+  TlOp *op;
+  int32_t wg;
+  uint32_t group;
+  bool retired;
+  uint32_t first, n;
+} WgOp;
 
 typedef struct Mask {
   int32_t *t;
@@ -236,6 +267,7 @@ struct TlSimtVm {
   TlSimtMmaModel mma_model;
   int64_t max_ops; /* 0: no budget */
   FILE *print_out; /* simt.printf's output; NULL: none */
+  bool compiling_wgmma; /* the kernel being compiled has a simt.wgmma */
 
   /* The run in progress. */
   TlOp *func;
@@ -259,6 +291,18 @@ struct TlSimtVm {
   TL_VEC(Tma) tmas;      /* the block's TMA loads */
   uint32_t *seen;        /* [thread * MAX_MBARS + bar]: phases it saw end */
   uint64_t nexits;       /* simt.exit ops run (active sets shrink after) */
+  /* wgmma (kernels with a simt.wgmma only): the ops in flight, the bytes
+   * they read, per warpgroup the groups committed, per thread the
+   * wgmma.fence ops run, and per slot and thread the wgmma whose result
+   * the register holds (1 + index, 0: none) and the stamp of its last
+   * write by other code (1 + the thread's fences then, 0: none). */
+  TL_VEC(WgOp) wgops;
+  TL_VEC(uint32_t) wgreads;
+  uint32_t wg_live;
+  uint32_t *wg_committed;
+  uint32_t *fences;
+  uint32_t *regmark, *wstamp;
+  size_t mark_cap;
   TL_VEC(uint64_t) scratch;
   bool failed;
 };
@@ -379,6 +423,12 @@ void tl_simt_vm_destroy(TlSimtVm *vm) {
   tl_free(vm->committed);
   tl_free(vm->active);
   tl_free(vm->exited);
+  tl_vec_free(&vm->wgops);
+  tl_vec_free(&vm->wgreads);
+  tl_free(vm->wg_committed);
+  tl_free(vm->fences);
+  tl_free(vm->regmark);
+  tl_free(vm->wstamp);
   tl_arena_reset(&vm->arena);
   tl_free(vm);
 }
@@ -558,6 +608,33 @@ static Mma *compile_mma(TlSimtVm *vm, TlOp *op) {
   return m;
 }
 
+static Wg *compile_wgmma(TlSimtVm *vm, TlOp *op) {
+  Wg *w = TL_ARENA_NEW(&vm->arena, Wg);
+  const TlWgmmaForm *f = tl_simt_wgmma_form(op);
+  tl_assert(f); /* the verifier accepts no other forms */
+  w->tiles = tl_op_num_results(op);
+  w->mm.m = 64;
+  w->mm.n = 8 * w->tiles;
+  w->mm.k = f->k;
+  w->mm.bits = tl_mma_type_bits(f->a_type);
+  w->mm.a_float = mma_float(vm->ctx, f->a_type);
+  w->mm.b_float = mma_float(vm->ctx, f->b_type);
+  w->mm.in = w->mm.a_float ? MI_FLOAT : MI_INT8;
+  w->mm.acc = !strcmp(f->acc_type, "f32") ? MA_F32 : MA_S32;
+  w->mm.a_signed = !strcmp(f->a_type, "s8");
+  w->mm.b_signed = !strcmp(f->b_type, "s8");
+  w->a_regs = tl_simt_is_vec(tl_value_type(tl_op_operand(op, 0)));
+  const char *am = str_attr(op, "a_major"), *bm = str_attr(op, "b_major");
+  w->a_mn = am && !strcmp(am, "mn");
+  w->b_mn = bm && !strcmp(bm, "mn");
+  w->scale_d = tl_op_num_operands(op) == w->tiles + 3
+                   ? -1
+                   : (int)int_attr(op, "scale_d", 1);
+  w->amap = atom_map(vm, f->a_atom, &w->alocal);
+  w->cmap = atom_map(vm, f->c_atom, &w->clocal);
+  return w;
+}
+
 static bool compile_block(TlSimtVm *vm, TlBlock *b, SBody *out);
 
 static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
@@ -567,6 +644,9 @@ static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
   static const char *const shfl_modes[] = {"idx", "bfly", "up", "down", NULL};
   in->op = op;
   in->code = tl_op_id(op);
+  if (in->code == TL_OP_SIMT_WGMMA || in->code == TL_OP_SIMT_WGMMA_FENCE ||
+      in->code == TL_OP_SIMT_WGMMA_COMMIT || in->code == TL_OP_SIMT_WGMMA_WAIT)
+    vm->compiling_wgmma = true;
   in->run = runner_of[in->code];
   if (in->run == SR_NONE) {
     tl_op_emit_error(op, "the thread-level VM does not execute this op");
@@ -670,6 +750,17 @@ static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
   case TL_OP_SIMT_MMA:
     in->mma = compile_mma(vm, op);
     break;
+  case TL_OP_SIMT_WGMMA:
+    in->wg = compile_wgmma(vm, op);
+    break;
+  case TL_OP_SIMT_WGMMA_WAIT:
+    in->imm = int_attr(op, "n", 0);
+    break;
+  case TL_OP_SIMT_WGMMA_DESC:
+    in->imm = int_attr(op, "lbo", 16);
+    in->imm2 = int_attr(op, "sbo", 0);
+    in->pred = tl_simt_wgmma_swizzle_code(str_attr(op, "swizzle"));
+    break;
   case TL_OP_SIMT_SHFL:
     in->pred = find_name(shfl_modes, str_attr(op, "mode"));
     break;
@@ -753,7 +844,9 @@ static SKernel *compile_kernel(TlSimtVm *vm, TlOp *func) {
   k = TL_ARENA_NEW(&vm->arena, SKernel);
   pmap_free(&vm->slots_of);
   vm->words.len = 0;
+  vm->compiling_wgmma = false;
   bool ok = compile_block(vm, entry(func), &k->body);
+  k->has_wgmma = vm->compiling_wgmma;
   pmap_free(&vm->slots_of);
   if (!ok)
     return NULL;
@@ -802,6 +895,22 @@ static void copy_vals(TlSimtVm *vm, const uint32_t *dst, const uint32_t *src,
       uint32_t nw = vm->k->words[dst[i]];
       memcpy(reg(vm, dst[i], t), vm->scratch.data + w, nw * 8);
       w += nw;
+    }
+  }
+  if (!vm->k->has_wgmma)
+    return;
+  /* Passing a value on (yield, loop arguments) renames its registers: a
+   * pending wgmma result stays pending, a write stays unfenced. */
+  vm->scratch.len = 0;
+  for (int j = 0; j < m->n; j++) {
+    size_t T = (size_t)vm->T, t = (size_t)m->t[j];
+    for (unsigned i = 0; i < n; i++)
+      tl_vec_push(&vm->scratch, (uint64_t)vm->regmark[src[i] * T + t] << 32 |
+                                    vm->wstamp[src[i] * T + t]);
+    for (unsigned i = 0; i < n; i++) {
+      uint64_t x = vm->scratch.data[(size_t)j * n + i];
+      vm->regmark[dst[i] * T + t] = (uint32_t)(x >> 32);
+      vm->wstamp[dst[i] * T + t] = (uint32_t)x;
     }
   }
 }
@@ -955,6 +1064,26 @@ static bool tma_ready(TlSimtVm *vm, SInst *in, int t, uint64_t b,
   return true;
 }
 
+/* A write to a byte that a wgmma in flight reads: the note points at
+ * the (first such) wgmma. */
+static bool wg_read_error(TlSimtVm *vm, SInst *in, int t, uint64_t b) {
+  sv_error(vm, in->op,
+           "%s writes shared address %llu while a wgmma that reads it is in "
+           "flight (no simt.wgmma_wait has retired it)",
+           who(vm, t).s, (unsigned long long)b);
+  for (size_t i = 0; i < vm->wgops.len; i++) {
+    const WgOp *w = &vm->wgops.data[i];
+    if (w->retired)
+      continue;
+    for (uint32_t j = 0; j < w->n; j++)
+      if (vm->wgreads.data[w->first + j] == b) {
+        sv_note(vm, w->op, "the wgmma, by warpgroup %d", w->wg);
+        return false;
+      }
+  }
+  return false;
+}
+
 /* Reads n shared bytes for thread t: bounds, pending copies,
  * uninitialised bytes and races are errors. */
 static bool shared_read(TlSimtVm *vm, SInst *in, int t, uint64_t addr,
@@ -998,6 +1127,8 @@ static bool shared_write(TlSimtVm *vm, SInst *in, int t, uint64_t addr,
       return pending_error(vm, in, t, b, true);
     if (!tma_ready(vm, in, t, b, true))
       return false;
+    if (vm->sbytes[b].wg_reads)
+      return wg_read_error(vm, in, t, b);
     SByte *s = sbyte_now(vm, b);
     if (s->writer >= 0 && s->writer != t) {
       sv_error(vm, in->op,
@@ -1136,9 +1267,12 @@ static bool exec_cp_async(TlSimtVm *vm, SInst *in, const Mask *m) {
                         "the copy size")) {
       return false;
     }
-    for (unsigned i = 0; i < size; i++)
+    for (unsigned i = 0; i < size; i++) {
       if (vm->sbytes[dst + i].pending)
         return pending_error(vm, in, t, dst + i, true);
+      if (vm->sbytes[dst + i].wg_reads)
+        return wg_read_error(vm, in, t, dst + i);
+    }
     c.thread = t;
     c.group = GROUP_OPEN;
     c.dst = (uint32_t)dst;
@@ -1751,6 +1885,48 @@ static bool mma_sm90(const Mma *f, const EType *in_et, const EType *acc_et,
   return true;
 }
 
+/* d[i][j] = c[i][j] + sum over k of a[i][k] * b[k][j] over f's M x N
+ * x K: A row major (M x K), B (K x N) and C (M x N) row major, element
+ * codes. Floats: k in increasing order, each product exact and each sum
+ * rounded once to the accumulator type (the order and rounding of
+ * tl.dot; the SM90 model, measured for the f16 and bf16 forms only,
+ * replaces it for those); integers: exact, then wrapped (or clamped with
+ * satfinite) to 32 bits. simt.mma and simt.wgmma both compute with it. */
+static void mma_compute(TlSimtVm *vm, const Mma *f, const uint32_t *A,
+                        const uint32_t *B, uint64_t *C, const EType *a_et,
+                        const EType *b_et, const EType *acc_et) {
+  unsigned M = f->m, N = f->n, K = f->k;
+  for (unsigned i = 0; i < M; i++)
+    for (unsigned j = 0; j < N; j++) {
+      uint64_t *d = &C[i * N + j];
+      if (f->acc == MA_S32) {
+        int64_t s = (int32_t)(uint32_t)*d;
+        for (unsigned kk = 0; kk < K; kk++) {
+          uint32_t a = A[i * K + kk], b = B[kk * N + j];
+          if (f->in == MI_B1)
+            s += a & b;
+          else
+            s += (int64_t)(f->a_signed ? (int8_t)a : (int64_t)a) *
+                 (f->b_signed ? (int8_t)b : (int64_t)b);
+        }
+        if (f->satfinite)
+          s = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s;
+        *d = (uint32_t)s;
+      } else if (vm->mma_model == TL_SIMT_MMA_SM90 && f->bits == 16 &&
+                 mma_sm90(f, a_et, acc_et, A + i * K, B + j, N, d)) {
+        /* the H200's datapath computed *d */
+      } else {
+        uint64_t acc = *d;
+        for (unsigned kk = 0; kk < K; kk++) {
+          double p = e_f(a_et, A[i * K + kk]) * e_f(b_et, B[kk * N + j]);
+          double sum = e_add_odd(e_f(acc_et, acc), p);
+          acc = isnan(sum) ? sv_nan(acc_et) : e_fencode(acc_et, sum);
+        }
+        *d = acc;
+      }
+    }
+}
+
 static bool exec_mma(TlSimtVm *vm, SInst *in, const Mask *m) {
   if (!full_warps(vm, in, m))
     return false;
@@ -1780,41 +1956,7 @@ static bool exec_mma(TlSimtVm *vm, SInst *in, const Mask *m) {
         C[f->cmap[l * f->clocal + i]] =
             f->acc == MA_F16 ? frag_get(rc, i, 16) : rc[i] & 0xffffffffu;
     }
-    /* d[i][j] = c[i][j] + sum over k of a[i][k] * b[k][j]. Floats: k in
-     * increasing order, each product exact and each sum rounded once to
-     * the accumulator type (the order and rounding of tl.dot; the SM90
-     * model, measured for the f16 and bf16 forms only, replaces it for
-     * those); integers: exact, then wrapped (or clamped with satfinite)
-     * to 32 bits. */
-    for (unsigned i = 0; i < M; i++)
-      for (unsigned j = 0; j < N; j++) {
-        uint64_t *d = &C[i * N + j];
-        if (f->acc == MA_S32) {
-          int64_t s = (int32_t)(uint32_t)*d;
-          for (unsigned kk = 0; kk < K; kk++) {
-            uint32_t a = A[i * K + kk], b = B[kk * N + j];
-            if (f->in == MI_B1)
-              s += a & b;
-            else
-              s += (int64_t)(f->a_signed ? (int8_t)a : (int64_t)a) *
-                   (f->b_signed ? (int8_t)b : (int64_t)b);
-          }
-          if (f->satfinite)
-            s = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s;
-          *d = (uint32_t)s;
-        } else if (vm->mma_model == TL_SIMT_MMA_SM90 && f->bits == 16 &&
-                   mma_sm90(f, a_et, acc_et, A + i * K, B + j, N, d)) {
-          /* the H200's datapath computed *d */
-        } else {
-          uint64_t acc = *d;
-          for (unsigned kk = 0; kk < K; kk++) {
-            double p = e_f(a_et, A[i * K + kk]) * e_f(b_et, B[kk * N + j]);
-            double sum = e_add_odd(e_f(acc_et, acc), p);
-            acc = isnan(sum) ? sv_nan(acc_et) : e_fencode(acc_et, sum);
-          }
-          *d = acc;
-        }
-      }
+    mma_compute(vm, f, A, B, C, a_et, b_et, acc_et);
     for (int l = 0; l < 32; l++) {
       uint64_t *rd = reg(vm, in->out[0], base + l);
       if (f->acc == MA_F16)
@@ -1832,6 +1974,367 @@ static bool exec_mma(TlSimtVm *vm, SInst *in, const Mask *m) {
   tl_free(B);
   tl_free(C);
   return true;
+}
+
+/*===--- Warpgroup mma ---------------------------------------------------===*/
+
+/* simt.wgmma_desc: the descriptor of each thread's shared address, as the
+ * translation computes it (docs/simt.md). The address field drops the
+ * low 4 bits, so an address that is not a multiple of 16 is an error
+ * here rather than a silently different matrix. */
+static bool exec_wgmma_desc(TlSimtVm *vm, SInst *in, const Mask *m) {
+  uint64_t fields = (uint64_t)in->imm >> 4 << 16 |
+                    (uint64_t)in->imm2 >> 4 << 32 | (uint64_t)in->pred << 62;
+  for (int j = 0; j < m->n; j++) {
+    int t = m->t[j];
+    uint64_t addr = reg(vm, in->in[0], t)[0];
+    if (addr & 15)
+      return sv_error(vm, in->op,
+                      "%s makes a wgmma descriptor of shared address %llu, "
+                      "which is not a multiple of 16",
+                      who(vm, t).s, (unsigned long long)addr);
+    if (addr > 0x3ffff)
+      return sv_error(vm, in->op,
+                      "%s makes a wgmma descriptor of shared address %llu, "
+                      "past the descriptor's 18-bit address",
+                      who(vm, t).s, (unsigned long long)addr);
+    reg(vm, in->out[0], t)[0] = addr >> 4 | fields;
+  }
+  return true;
+}
+
+/* Every warpgroup (warps 4g .. 4g + 3) with an active thread must have
+ * all 128 active. */
+static bool full_warpgroups(TlSimtVm *vm, SInst *in, const Mask *m) {
+  int counts[8] = {0};
+  for (int j = 0; j < m->n; j++)
+    counts[m->t[j] / 128]++;
+  for (int g = 0; g < 8; g++)
+    if (counts[g] && counts[g] != 128)
+      return sv_error(vm, in->op,
+                      "warpgroup %d (warps %d to %d) executes this "
+                      "warpgroup op with %d of its 128 threads; all four "
+                      "warps must execute it",
+                      g, 4 * g, 4 * g + 3, counts[g]);
+  return true;
+}
+
+/* A matrix descriptor, decoded. */
+typedef struct WgDesc {
+  uint64_t start, lbo, sbo;
+  unsigned chunks; /* 16-byte chunks of a swizzle row: 1 (none), 2, 4, 8 */
+} WgDesc;
+
+static const char *const swz_name[] = {"none", "128B", "64B", "32B"};
+
+/* The descriptor of operand i, which must be the same in every thread of
+ * the warpgroup starting at thread t0 (the hardware reads one). */
+static bool wg_desc(TlSimtVm *vm, SInst *in, int t0, unsigned i,
+                    const char *what, WgDesc *d) {
+  uint64_t x = reg(vm, in->in[i], t0)[0];
+  for (int t = t0 + 1; t < t0 + 128; t++)
+    if (reg(vm, in->in[i], t)[0] != x)
+      return sv_error(vm, in->op,
+                      "the descriptor of %s differs between %s and %s; a "
+                      "warpgroup gives one descriptor",
+                      what, who(vm, t0).s, who(vm, t).s);
+  /* Bits 14-15, 30-31, 46-48 and 52-61 are unused, 49-51 the base offset. */
+  uint64_t unused = 0x3ffull << 52 | 7ull << 46 | 3ull << 30 | 3ull << 14;
+  if (x & unused)
+    return sv_error(vm, in->op,
+                    "the descriptor of %s (0x%016llx) has bits set outside "
+                    "its address, offset and swizzle fields",
+                    what, (unsigned long long)x);
+  if ((x >> 49) & 7)
+    return sv_error(vm, in->op,
+                    "the descriptor of %s has base offset %u; simt.wgmma_desc "
+                    "makes base offset 0",
+                    what, (unsigned)((x >> 49) & 7));
+  unsigned mode = (unsigned)(x >> 62);
+  d->start = (x & 0x3fff) << 4;
+  d->lbo = ((x >> 16) & 0x3fff) << 4;
+  d->sbo = ((x >> 32) & 0x3fff) << 4;
+  d->chunks = mode == 0 ? 1 : mode == 1 ? 8 : mode == 2 ? 4 : 2;
+  /* With base offset 0 the swizzle's row phase is the address's bits 7
+   * and up: the matrix must start in the first 128 bytes of its pattern
+   * (of 8 rows of 16 * chunks bytes). */
+  if (d->chunks > 1 && ((d->start >> 7) & (d->chunks - 1)))
+    return sv_error(vm, in->op,
+                    "the descriptor of %s starts at shared address %llu, "
+                    "%llu bytes into its %s swizzle pattern of %u bytes; "
+                    "with base offset 0 a swizzled matrix starts in the "
+                    "pattern's first 128 bytes",
+                    what, (unsigned long long)d->start,
+                    (unsigned long long)(d->start % (128u * d->chunks)),
+                    swz_name[mode], 128u * d->chunks);
+  return true;
+}
+
+/* The shared address of element (mn, k) of a matrix in the canonical
+ * layout of the descriptor (docs/simt.md, "Shared memory layouts"): es
+ * bytes an element, T = 16 / es elements a 16-byte chunk, W = 16 *
+ * chunks bytes a swizzle row. */
+static uint64_t wg_addr(const WgDesc *d, bool mn_major, unsigned es,
+                        unsigned mn, unsigned k) {
+  unsigned T = 16 / es, W = 16 * d->chunks;
+  uint64_t off;
+  if (!mn_major && d->chunks == 1)
+    off = (mn % 8) * 16 + (mn / 8) * d->sbo + (k % T) * es + (k / T) * d->lbo;
+  else if (!mn_major)
+    off = (mn % 8) * W + (mn / 8) * d->sbo + k * es;
+  else if (d->chunks == 1)
+    off = (mn % T) * es + (mn / T) * d->sbo + (k % 8) * 16 + (k / 8) * d->lbo;
+  else
+    off = (mn % (T * d->chunks)) * es + (mn / (T * d->chunks)) * d->lbo +
+          (k % 8) * W + (k / 8) * d->sbo;
+  uint64_t a = d->start + off;
+  /* The swizzle XORs the 16-byte chunk (bits 4 and up) with the row in
+   * the pattern (bits 7 and up), log2(chunks) bits of each. */
+  return a ^ (((a >> 7) & (d->chunks - 1)) << 4);
+}
+
+/* Reads the rows x cols matrix of a descriptor (element (r, c) at
+ * out[r * rs + c * cs]) for warpgroup op w, as thread t0 (race checks),
+ * recording each byte read. K-major: r is the M/N index and c the K
+ * index. */
+static bool wg_read(TlSimtVm *vm, SInst *in, int t0, const WgDesc *d,
+                    bool mn_major, unsigned es, unsigned mn_n, unsigned k_n,
+                    uint32_t *out, unsigned s_mn, unsigned s_k,
+                    const char *what) {
+  unsigned W = 16 * d->chunks;
+  if (!mn_major && d->chunks > 1 && d->start % W + k_n * es > W)
+    return sv_error(vm, in->op,
+                    "the descriptor of %s starts %llu bytes into a %u-byte "
+                    "swizzle row, so its %u bytes of K cross the row",
+                    what, (unsigned long long)(d->start % W), W, k_n * es);
+  for (unsigned mn = 0; mn < mn_n; mn++)
+    for (unsigned k = 0; k < k_n; k++) {
+      uint64_t a = wg_addr(d, mn_major, es, mn, k);
+      uint8_t buf[2] = {0, 0};
+      /* The checks of a read (bounds, pending copies, initialisation, a
+       * write by another thread since the barrier), but not its reader
+       * mark: the bytes stay in use until the wgmma retires, after which
+       * the warpgroup may write them without a barrier. */
+      int32_t readers[2] = {0, 0};
+      for (unsigned i = 0; i < es && a + i < (uint64_t)vm->smem_size; i++)
+        readers[i] = sbyte_now(vm, a + i)->reader;
+      if (!shared_read(vm, in, t0, a, es, buf))
+        return false;
+      for (unsigned i = 0; i < es; i++)
+        vm->sbytes[a + i].reader = readers[i];
+      out[mn * s_mn + k * s_k] = buf[0] | (uint32_t)buf[1] << 8;
+      for (unsigned i = 0; i < es; i++) {
+        vm->sbytes[a + i].wg_reads++;
+        tl_vec_push(&vm->wgreads, (uint32_t)(a + i));
+      }
+    }
+  return true;
+}
+
+/* Registers of other code than wgmma given to a wgmma as accumulators
+ * or as A need a wgmma.fence between the write and the wgmma. */
+static bool wg_fenced(TlSimtVm *vm, SInst *in, int t0, unsigned i) {
+  size_t T = (size_t)vm->T;
+  for (int t = t0; t < t0 + 128; t++) {
+    uint32_t st = vm->wstamp[in->in[i] * T + (size_t)t];
+    if (st && st == vm->fences[t] + 1)
+      return sv_error(vm, in->op,
+                      "%s gives wgmma operand #%u, written by other code "
+                      "since its last simt.wgmma_fence; a wgmma.fence must "
+                      "come between the write and the wgmma",
+                      who(vm, t).s, i);
+  }
+  return true;
+}
+
+/* simt.wgmma: each warpgroup computes D = A B (+ C) at issue; the results
+ * are pending (other code may not read them) until a simt.wgmma_wait
+ * retires the op's group, and the shared bytes it read may not be
+ * written until then. */
+static bool exec_wgmma(TlSimtVm *vm, SInst *in, const Mask *m) {
+  if (!full_warpgroups(vm, in, m))
+    return false;
+  const Wg *w = in->wg;
+  const Mma *f = &w->mm;
+  unsigned N = f->n, K = f->k, es = f->bits / 8;
+  uint32_t *A = tl_xmalloc(sizeof(uint32_t) * 64 * K);
+  uint32_t *B = tl_xmalloc(sizeof(uint32_t) * K * N);
+  uint64_t *C = tl_xmalloc(sizeof(uint64_t) * 64 * N);
+  const EType *a_et = f->a_float ? etype(vm, f->a_float) : NULL,
+              *b_et = f->b_float ? etype(vm, f->b_float) : NULL;
+  const EType *acc_et =
+      f->acc == MA_S32 ? NULL : etype(vm, tl_type_f32(vm->ctx));
+  bool ok = true;
+  for (int j = 0; j < m->n && ok; j += 128) {
+    int t0 = m->t[j], g = t0 / 128;
+    uint32_t first = (uint32_t)vm->wgreads.len;
+    WgDesc da, db;
+    ok = false;
+    if (w->a_regs && !wg_fenced(vm, in, t0, 0))
+      break;
+    for (unsigned i = 0; i < w->tiles; i++)
+      if (!wg_fenced(vm, in, t0, 2 + i))
+        goto done;
+    /* scale-d: the attribute, or a predicate uniform over the warpgroup. */
+    int sd = w->scale_d;
+    if (sd < 0) {
+      uint32_t ps = in->in[in->nin - 1];
+      sd = reg(vm, ps, t0)[0] != 0;
+      for (int t = t0 + 1; t < t0 + 128; t++)
+        if ((reg(vm, ps, t)[0] != 0) != sd) {
+          sv_error(vm, in->op,
+                   "the scale-d predicate differs between %s and %s; a "
+                   "warpgroup gives one",
+                   who(vm, t0).s, who(vm, t).s);
+          goto done;
+        }
+    }
+    if (w->a_regs) {
+      for (int wp = 0; wp < 4; wp++)
+        for (int l = 0; l < 32; l++) {
+          const uint64_t *ra = reg(vm, in->in[0], t0 + 32 * wp + l);
+          for (unsigned i = 0; i < w->alocal; i++)
+            A[16 * wp * K + (unsigned)w->amap[l * w->alocal + i]] =
+                frag_get(ra, i, f->bits);
+        }
+    } else if (!wg_desc(vm, in, t0, 0, "operand A", &da) ||
+               !wg_read(vm, in, t0, &da, w->a_mn, es, 64, K, A, K, 1,
+                        "operand A")) {
+      goto done;
+    }
+    if (!wg_desc(vm, in, t0, 1, "operand B", &db) ||
+        !wg_read(vm, in, t0, &db, w->b_mn, es, N, K, B, 1, N, "operand B"))
+      goto done;
+    for (int wp = 0; wp < 4; wp++)
+      for (int l = 0; l < 32; l++)
+        for (unsigned i = 0; i < w->tiles; i++) {
+          const uint64_t *rc = reg(vm, in->in[2 + i], t0 + 32 * wp + l);
+          for (unsigned e = 0; e < w->clocal; e++) {
+            int32_t flat = w->cmap[l * w->clocal + e];
+            C[(16 * wp + (unsigned)flat / 8) * N + 8 * i + (unsigned)flat % 8] =
+                sd ? rc[e] & 0xffffffffu : 0;
+          }
+        }
+    mma_compute(vm, f, A, B, C, a_et, b_et, acc_et);
+    WgOp op = {in->op, g,     GROUP_OPEN,
+               false,  first, (uint32_t)vm->wgreads.len - first};
+    uint32_t id = (uint32_t)vm->wgops.len;
+    tl_vec_push(&vm->wgops, op);
+    vm->wg_live++;
+    size_t T = (size_t)vm->T;
+    for (int wp = 0; wp < 4; wp++)
+      for (int l = 0; l < 32; l++) {
+        int t = t0 + 32 * wp + l;
+        for (unsigned i = 0; i < w->tiles; i++) {
+          uint64_t *rd = reg(vm, in->out[i], t);
+          for (unsigned e = 0; e < w->clocal; e++) {
+            int32_t flat = w->cmap[l * w->clocal + e];
+            rd[e] = C[(16 * wp + (unsigned)flat / 8) * N + 8 * i +
+                      (unsigned)flat % 8];
+          }
+          vm->regmark[in->out[i] * T + (size_t)t] = id + 1;
+          vm->wstamp[in->out[i] * T + (size_t)t] = 0;
+        }
+      }
+    ok = true;
+  done:;
+  }
+  tl_free(A);
+  tl_free(B);
+  tl_free(C);
+  return ok;
+}
+
+/* wgmma.fence: orders the threads' register writes before the wgmma ops
+ * after it. */
+static bool exec_wgmma_fence(TlSimtVm *vm, SInst *in, const Mask *m) {
+  if (!full_warps(vm, in, m))
+    return false;
+  for (int j = 0; j < m->n; j++)
+    vm->fences[m->t[j]]++;
+  return true;
+}
+
+/* wgmma.commit_group: the warpgroups' uncommitted wgmma ops become their
+ * newest group (an empty group when there are none, as in PTX). */
+static bool exec_wgmma_commit(TlSimtVm *vm, SInst *in, const Mask *m) {
+  if (!full_warpgroups(vm, in, m))
+    return false;
+  for (int j = 0; j < m->n; j += 128) {
+    int g = m->t[j] / 128;
+    for (size_t i = 0; i < vm->wgops.len; i++) {
+      WgOp *w = &vm->wgops.data[i];
+      if (w->wg == g && w->group == GROUP_OPEN)
+        w->group = vm->wg_committed[g];
+    }
+    vm->wg_committed[g]++;
+  }
+  return true;
+}
+
+static void wg_retire(TlSimtVm *vm, WgOp *w) {
+  w->retired = true;
+  vm->wg_live--;
+  for (uint32_t j = 0; j < w->n; j++)
+    vm->sbytes[vm->wgreads.data[w->first + j]].wg_reads--;
+}
+
+/* wgmma.wait_group N: retires the warpgroups' committed groups but the
+ * newest N. */
+static bool exec_wgmma_wait(TlSimtVm *vm, SInst *in, const Mask *m) {
+  if (!full_warpgroups(vm, in, m))
+    return false;
+  for (int j = 0; j < m->n; j += 128) {
+    int g = m->t[j] / 128;
+    for (size_t i = 0; i < vm->wgops.len; i++) {
+      WgOp *w = &vm->wgops.data[i];
+      if (w->wg == g && !w->retired && w->group != GROUP_OPEN &&
+          (uint64_t)w->group + (uint64_t)in->imm < vm->wg_committed[g])
+        wg_retire(vm, w);
+    }
+  }
+  return true;
+}
+
+/* Before an op runs in a kernel with wgmma in flight: none of its
+ * operands may hold a pending wgmma result, except the accumulators of
+ * another simt.wgmma (the chain of ops accumulating in place). */
+static bool wg_reads_ok(TlSimtVm *vm, SInst *in, const Mask *m) {
+  size_t T = (size_t)vm->T;
+  /* Loops pass values on (renaming registers): their marks travel. */
+  if (in->code == TL_OP_SCF_FOR || in->code == TL_OP_SCF_WHILE ||
+      in->code == TL_OP_SCF_IF)
+    return true;
+  for (unsigned i = 0; i < in->nin; i++) {
+    if (in->code == TL_OP_SIMT_WGMMA && i >= 2 && i < 2 + in->wg->tiles)
+      continue;
+    for (int j = 0; j < m->n; j++) {
+      int t = m->t[j];
+      uint32_t id = vm->regmark[in->in[i] * T + (size_t)t];
+      if (!id || vm->wgops.data[id - 1].retired)
+        continue;
+      sv_error(vm, in->op,
+               "%s reads operand #%u, a result of a wgmma that no "
+               "simt.wgmma_wait has retired",
+               who(vm, t).s, i);
+      sv_note(vm, vm->wgops.data[id - 1].op, "the wgmma, by warpgroup %d",
+              vm->wgops.data[id - 1].wg);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* After an op other than wgmma and the control flow ops (whose results
+ * are renamed values): its results are fresh register writes. */
+static void wg_stamp(TlSimtVm *vm, SInst *in, const Mask *m) {
+  size_t T = (size_t)vm->T;
+  for (unsigned i = 0; i < in->nout; i++)
+    for (int j = 0; j < m->n; j++) {
+      size_t t = (size_t)m->t[j];
+      vm->regmark[in->out[i] * T + t] = 0;
+      vm->wstamp[in->out[i] * T + t] = vm->fences[t] + 1;
+    }
 }
 
 /* bar.sync id{, threads}: with the kernel's lock-step execution, the
@@ -2276,6 +2779,8 @@ static bool run_body(TlSimtVm *vm, SBody *b, const Mask *m) {
 static bool run_inst(TlSimtVm *vm, SInst *in, const Mask *m) {
   vm->stats.ops++;
   vm->stats.thread_ops += m->n;
+  if (vm->wg_live && !wg_reads_ok(vm, in, m))
+    return false;
   bool ok;
   switch (in->code) {
   case TL_OP_SCF_FOR:
@@ -2337,6 +2842,17 @@ static bool run_inst(TlSimtVm *vm, SInst *in, const Mask *m) {
   case TL_OP_SIMT_SHFL:
     ok = exec_shfl(vm, in, m);
     break;
+  case TL_OP_SIMT_WGMMA:
+    return exec_wgmma(vm, in, m);
+  case TL_OP_SIMT_WGMMA_DESC:
+    ok = exec_wgmma_desc(vm, in, m);
+    break;
+  case TL_OP_SIMT_WGMMA_FENCE:
+    return exec_wgmma_fence(vm, in, m);
+  case TL_OP_SIMT_WGMMA_COMMIT:
+    return exec_wgmma_commit(vm, in, m);
+  case TL_OP_SIMT_WGMMA_WAIT:
+    return exec_wgmma_wait(vm, in, m);
   case TL_OP_SIMT_PRINTF:
     exec_printf(vm, in, m);
     ok = true;
@@ -2345,6 +2861,9 @@ static bool run_inst(TlSimtVm *vm, SInst *in, const Mask *m) {
     ok = in->run == SR_ARITH ? exec_arith(vm, in, m) : exec_reg(vm, in, m);
     break;
   }
+  if (ok && vm->k->has_wgmma && in->nout && in->code != TL_OP_SCF_FOR &&
+      in->code != TL_OP_SCF_IF && in->code != TL_OP_SCF_WHILE)
+    wg_stamp(vm, in, m);
   return ok;
 }
 
@@ -2492,12 +3011,30 @@ static void block_begin(TlSimtVm *vm) {
   vm->tmas.len = 0;
   vm->mbars.len = 0;
   memset(vm->seen, 0, sizeof(uint32_t) * (size_t)vm->T * MAX_MBARS);
+  vm->wgops.len = 0;
+  vm->wgreads.len = 0;
+  vm->wg_live = 0;
+  if (vm->k->has_wgmma) {
+    size_t n = (size_t)vm->k->nslots * (size_t)vm->T;
+    memset(vm->wg_committed, 0, sizeof(uint32_t) * (size_t)(vm->T / 128 + 1));
+    memset(vm->fences, 0, sizeof(uint32_t) * (size_t)vm->T);
+    memset(vm->regmark, 0, sizeof(uint32_t) * n);
+    memset(vm->wstamp, 0, sizeof(uint32_t) * n);
+  }
 }
 
 /* Copies nobody waited for are an error: their data may never land. A
  * thread that left through simt.exit no longer waits for its copies (no
  * op of it reads them), as tl.exit skips the block VM's check. */
 static bool block_end(TlSimtVm *vm) {
+  for (size_t i = 0; i < vm->wgops.len; i++) {
+    const WgOp *w = &vm->wgops.data[i];
+    if (!w->retired)
+      return sv_error(vm, w->op,
+                      "the wgmma of warpgroup %d is still in flight when the "
+                      "kernel ends (no simt.wgmma_wait retired it)",
+                      w->wg);
+  }
   for (size_t i = 0; i < vm->live.len; i++) {
     const Copy *c = &vm->copies.data[vm->live.data[i]];
     if (vm->exited[c->thread])
@@ -2565,6 +3102,20 @@ TlResult tl_simt_vm_run(TlSimtVm *vm, TlOp *func, const TlSimtLaunch *launch,
   vm->exited = tl_xcalloc((size_t)vm->T, 1);
   tl_free(vm->seen);
   vm->seen = tl_xcalloc((size_t)vm->T * MAX_MBARS, sizeof(uint32_t));
+  if (k->has_wgmma) {
+    size_t n = (size_t)k->nslots * (size_t)vm->T + 1;
+    tl_free(vm->wg_committed);
+    tl_free(vm->fences);
+    vm->wg_committed = tl_xcalloc((size_t)(vm->T / 128 + 1), sizeof(uint32_t));
+    vm->fences = tl_xcalloc((size_t)vm->T, sizeof(uint32_t));
+    if (n > vm->mark_cap) {
+      tl_free(vm->regmark);
+      tl_free(vm->wstamp);
+      vm->regmark = tl_xmalloc(sizeof(uint32_t) * n);
+      vm->wstamp = tl_xmalloc(sizeof(uint32_t) * n);
+      vm->mark_cap = n;
+    }
+  }
   TlResult result = TL_SUCCESS;
   if (!bind(vm, func, nargs, args)) {
     result = TL_FAILURE;

@@ -124,6 +124,29 @@ const TlCpAsyncForm *tl_cp_async_form_at(unsigned i);
  * NULL). */
 const TlCpAsyncForm *tl_cp_async_form_lookup(int64_t bytes, const char *cache);
 
+/* One wgmma.mma_async form (forms.def's TL_WGMMA_FORM). */
+typedef struct TlWgmmaForm {
+  unsigned k;                  /* 16 (f16, bf16) or 32 (s8, u8) */
+  const char *a_type, *b_type; /* "f16", "bf16", "s8", "u8" */
+  const char *acc_type;        /* "f32" or "s32" */
+  unsigned a_regs;             /* i32 registers per lane of a register A */
+  unsigned n8_max;             /* N: multiples of 8 to this, then of 16 */
+  bool trans;                  /* takes a_major/b_major = "mn" */
+  const char *a_atom, *c_atom; /* lib/layout atoms of a warp's A and D */
+  TlFeature feature;
+  unsigned min_sm, min_ptx;
+} TlWgmmaForm;
+
+unsigned tl_wgmma_form_count(void);
+const TlWgmmaForm *tl_wgmma_form_at(unsigned i);
+/* The form of the input and accumulator types, or NULL (any argument
+ * may be NULL). */
+const TlWgmmaForm *tl_wgmma_form_lookup(const char *a_type, const char *b_type,
+                                        const char *acc_type);
+/* Whether the form has width n: 8 <= n <= 256, a multiple of 8 up to
+ * n8_max and of 16 above it. */
+bool tl_wgmma_form_has_n(const TlWgmmaForm *f, int64_t n);
+
 #ifdef __cplusplus
 }
 #endif

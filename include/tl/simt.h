@@ -49,11 +49,18 @@ bool tl_simt_is_tensormap(const TlType *t);
 const TlMmaForm *tl_simt_mma_form(const TlOp *op);
 const TlLdmatrixForm *tl_simt_ldmatrix_form(const TlOp *op);
 const TlCpAsyncForm *tl_simt_cp_async_form(const TlOp *op);
+/* The wgmma form table's row of a simt.wgmma op (same contract). */
+const TlWgmmaForm *tl_simt_wgmma_form(const TlOp *op);
+/* The code of a simt.wgmma_desc swizzle name in the descriptor's bits
+ * 62-63 ("none" 0, "128B" 1, "64B" 2, "32B" 3); -1 for another name or
+ * NULL. */
+int tl_simt_wgmma_swizzle_code(const char *name);
 /* What a target needs to run op: true, with the feature and the first PTX
  * ISA (x 10), for an op whose form is a row of the form table (and
  * cp.async's commit and wait, which need cp.async; the mbarrier, TMA and
- * async-proxy fence ops, which need TMA); false for the others, which
- * every target runs. */
+ * async-proxy fence ops, which need TMA; the wgmma fence, commit, wait and
+ * descriptor ops, which need wgmma and PTX 8.0); false for the others,
+ * which every target runs. */
 bool tl_simt_op_needs(const TlOp *op, TlFeature *feature, unsigned *min_ptx);
 
 /* One conversion of a simt.printf format: text[start, end) is the whole

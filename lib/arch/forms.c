@@ -1,6 +1,6 @@
 /* The instruction-form tables: include/tl/forms.def expanded into the
- * mma.sync, ldmatrix and cp.async rows, with lookups by the attributes
- * of the simt ops. */
+ * mma.sync, ldmatrix, cp.async and wgmma rows, with lookups by the
+ * attributes of the simt ops. */
 #include "tl/arch.h"
 
 #include <string.h>
@@ -28,6 +28,14 @@ static const TlCpAsyncForm cp_async_forms[] = {
                          zfill_intrinsic)                                      \
   {bytes, cache, TL_FEATURE_##feature, min_sm, min_ptx, intrinsic,             \
    zfill_intrinsic},
+#include "tl/forms.def"
+};
+
+static const TlWgmmaForm wgmma_forms[] = {
+#define TL_WGMMA_FORM(k, a_type, b_type, acc_type, a_regs, n8_max, trans,      \
+                      a_atom, c_atom, feature, min_sm, min_ptx)                \
+  {k,     a_type, b_type, acc_type, a_regs, n8_max, trans, a_atom, c_atom,     \
+   TL_FEATURE_##feature, min_sm, min_ptx},
 #include "tl/forms.def"
 };
 /* clang-format on */
@@ -154,4 +162,29 @@ const TlCpAsyncForm *tl_cp_async_form_lookup(int64_t bytes, const char *cache) {
         same(cache, cp_async_forms[i].cache))
       return &cp_async_forms[i];
   return NULL;
+}
+
+/*===--- wgmma -----------------------------------------------------------===*/
+
+unsigned tl_wgmma_form_count(void) { return COUNT(wgmma_forms); }
+
+const TlWgmmaForm *tl_wgmma_form_at(unsigned i) {
+  return i < COUNT(wgmma_forms) ? &wgmma_forms[i] : NULL;
+}
+
+const TlWgmmaForm *tl_wgmma_form_lookup(const char *a_type, const char *b_type,
+                                        const char *acc_type) {
+  for (unsigned i = 0; i < COUNT(wgmma_forms); i++) {
+    const TlWgmmaForm *f = &wgmma_forms[i];
+    if (same(a_type, f->a_type) && same(b_type, f->b_type) &&
+        same(acc_type, f->acc_type))
+      return f;
+  }
+  return NULL;
+}
+
+bool tl_wgmma_form_has_n(const TlWgmmaForm *f, int64_t n) {
+  if (n < 8 || n > 256 || n % 8)
+    return false;
+  return n <= (int64_t)f->n8_max || n % 16 == 0;
 }

@@ -11,7 +11,10 @@
  *   - a 16-byte copy with a cache hint;
  *   - atom (add.f32, add.noftz.f16x2, max, min, exch), atom.cas, fence and
  *     ld.acquire, against C arithmetic.
- * Usage: gpu_test [SOURCE_ROOT] (default: the current directory).
+ *   - with --wgmma DIR only: the simt.wgmma cases that
+ *     test/vm/simt/Inputs/wgmma_ref.py writes (gen-all DIR), against NumPy.
+ * Usage: gpu_test [SOURCE_ROOT [--wgmma DIR]] (default: the current
+ * directory).
  * Exit status 0 when every check passes, 1 otherwise; 77 (skipped) when
  * there is no CUDA driver or device. Inputs are seeded: rerun with
  * TL_GPU_SEED=n for other data. */
@@ -755,6 +758,109 @@ static void test_copy(const char *dir) {
   tl_free(dst);
 }
 
+/*===--- wgmma ------------------------------------------------------------===*/
+
+/* Reads DIR/NAME.SUFFIX.npy into *out; false (and a FAIL) when it cannot. */
+static bool read_case_npy(const char *dir, const char *name, const char *suffix,
+                          TlNpy *out) {
+  char path[1024];
+  TlErr err;
+  snprintf(path, sizeof path, "%s/%s.%s.npy", dir, name, suffix);
+  bool ok = tl_npy_read(path, out, &err);
+  CHECK(ok, "wgmma %s: cannot read %s", name, path);
+  return ok;
+}
+
+/* The simt.wgmma cases of test/vm/simt/Inputs/wgmma_ref.py (gen-all DIR):
+ * each kernel runs on the device (one warpgroup) and D must equal the
+ * NumPy reference bit for bit, as it does on the thread-level VM
+ * (test/vm/simt/wgmma.test; every sum is exact). Needs sm_90a's wgmma:
+ * other devices print a skip line. */
+static void test_wgmma(const char *dir) {
+  const TlArch *arch = tl_arch_for_device(tl_runtime_sm(rt));
+  if (!arch || !tl_arch_has(arch, TL_FEATURE_WGMMA)) {
+    printf("wgmma: skipped (%s has no wgmma)\n",
+           arch ? arch->name : "the device");
+    return;
+  }
+  char path[1024];
+  snprintf(path, sizeof path, "%s/cases.txt", dir);
+  FILE *f = fopen(path, "r");
+  CHECK(f, "wgmma: cannot read %s", path);
+  if (!f)
+    return;
+  char name[256];
+  unsigned smem, out_bytes, flag, ncases = 0, nbad = 0;
+  while (fscanf(f, "%255s %u %u %u", name, &smem, &out_bytes, &flag) == 4) {
+    ncases++;
+    int before = failures;
+    size_t len = 0;
+    char *text = NULL;
+    snprintf(path, sizeof path, "%s/%s.tl", dir, name);
+    FILE *tf = fopen(path, "rb");
+    if (tf) {
+      fseek(tf, 0, SEEK_END);
+      len = (size_t)ftell(tf);
+      fseek(tf, 0, SEEK_SET);
+      text = tl_xmalloc(len + 1);
+      len = fread(text, 1, len, tf);
+      text[len] = 0;
+      fclose(tf);
+    }
+    TlNpy img = {0}, a = {0}, c = {0}, ref = {0};
+    void *k = text ? compile(text, "wg") : NULL;
+    CHECK(k, "wgmma %s: the kernel does not compile", name);
+    if (k && read_case_npy(dir, name, "img", &img) &&
+        read_case_npy(dir, name, "a", &a) &&
+        read_case_npy(dir, name, "c", &c) &&
+        read_case_npy(dir, name, "ref", &ref)) {
+      TlDevPtr di = tl_runtime_alloc(rt, img.size),
+               da = tl_runtime_alloc(rt, a.size),
+               dc = tl_runtime_alloc(rt, c.size),
+               dout = tl_runtime_alloc(rt, out_bytes);
+      uint8_t *out = tl_xcalloc(1, out_bytes);
+      int32_t fl = (int32_t)flag;
+      void *args[5] = {&di, &da, &dc, &dout, &fl};
+      TlLaunch l = {{1, 1, 1}, {128, 1, 1}, smem};
+      bool ok = di && da && dc && dout &&
+                !TL_FAILED(tl_runtime_upload(rt, di, img.data, img.size)) &&
+                !TL_FAILED(tl_runtime_upload(rt, da, a.data, a.size)) &&
+                !TL_FAILED(tl_runtime_upload(rt, dc, c.data, c.size)) &&
+                !TL_FAILED(tl_runtime_memset(rt, dout, 0, out_bytes)) &&
+                !TL_FAILED(tl_runtime_launch(rt, k, &l, args)) &&
+                !TL_FAILED(tl_runtime_download(rt, out, dout, out_bytes));
+      CHECK(ok, "wgmma %s: the launch failed", name);
+      CHECK(!ok || ref.size == out_bytes, "wgmma %s: reference of %zu bytes",
+            name, ref.size);
+      if (ok && ref.size == out_bytes) {
+        size_t bad = 0, first = 0;
+        for (size_t i = 0; i < out_bytes / 4; i++)
+          if (memcmp(out + 4 * i, (uint8_t *)ref.data + 4 * i, 4) && !bad++)
+            first = i;
+        CHECK(!bad,
+              "wgmma %s: %zu of %u elements differ from NumPy, the first at "
+              "[%zu, %zu]",
+              name, bad, out_bytes / 4, first / (out_bytes / 256),
+              first % (out_bytes / 256));
+      }
+      tl_free(out);
+      tl_runtime_free(rt, di);
+      tl_runtime_free(rt, da);
+      tl_runtime_free(rt, dc);
+      tl_runtime_free(rt, dout);
+    }
+    tl_npy_free(&img);
+    tl_npy_free(&a);
+    tl_npy_free(&c);
+    tl_npy_free(&ref);
+    tl_free(text);
+    nbad += failures != before;
+    printf("wgmma %s: %s\n", name, failures != before ? "FAIL" : "ok");
+  }
+  fclose(f);
+  printf("wgmma: %u cases, %u failed\n", ncases, nbad);
+}
+
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : ".";
   const char *seed = getenv("TL_GPU_SEED");
@@ -770,6 +876,14 @@ int main(int argc, char **argv) {
   }
   printf("device: %s (sm_%u, %u SMs)\n", tl_runtime_device_name(rt), tl_runtime_sm(rt),
          tl_runtime_num_sms(rt));
+  if (argc > 3 && !strcmp(argv[2], "--wgmma")) {
+    /* gpu_test SOURCE_ROOT --wgmma CASES: the wgmma cases only. */
+    test_wgmma(argv[3]);
+    tl_runtime_destroy(rt);
+    tl_context_destroy(ctx);
+    printf("%d checks, %d failed\n", checks, failures);
+    return failures != 0;
+  }
   test_copy(dir);
   test_matmul_f16_i6(dir);
   for (size_t i = 0; i < sizeof mma_cases / sizeof mma_cases[0]; i++)
