@@ -44,7 +44,6 @@ SKIP = {
     "test/vm/shared-bytes.tl": "the VM's byte race report (a store the lowering refuses)",
     "test/vm/op-budget.tl": "the VM's op budget (a loop that does not end)",
     "test/vm/unexecuted-ops.tl": "ops the VMs refuse (a simt op in a tl.kernel)",
-    "kernels/gemm.tl": "tl.dot of shared tiles: the block VM runs it; no lowering yet",
 }
 
 # Files with a kernel of more dynamic shared memory than some targets give

@@ -203,10 +203,7 @@ static bool simt_dot(Lower *L, Tile *a, Tile *b, Tile *c, Tile **out) {
 bool lw_lower_dot(Lower *L, TlOp *op) {
   for (unsigned i = 0; i < 2; i++)
     if (tl_tensor_kind(tl_value_type(tl_op_operand(op, i))) == TL_TENSOR_SHARED)
-      return lw_fail(L, op,
-                     "a dot of shared tiles needs warpgroup mma, which this "
-                     "build does not lower yet; load the tiles with "
-                     "tl.load_shared for mma.sync");
+      return lw_lower_dot_wgmma(L, op);
   Tile *a = lw_tile_of(L, tl_op_operand(op, 0)),
        *b = lw_tile_of(L, tl_op_operand(op, 1)),
        *c = lw_tile_of(L, tl_op_operand(op, 2));

@@ -262,8 +262,9 @@ bool lw_lower_broadcast(Lower *L, TlOp *op);
 bool lw_broadcast_tile(Lower *L, TlOp *op, Tile *x, Tile *t);
 bool lw_lower_reduce(Lower *L, TlOp *op);
 
-/* dot.c */
+/* dot.c, and wgmma.c for the dots of shared tiles */
 bool lw_lower_dot(Lower *L, TlOp *op);
+bool lw_lower_dot_wgmma(Lower *L, TlOp *op);
 
 /* print.c */
 bool lw_lower_print(Lower *L, TlOp *op);

@@ -20,9 +20,8 @@ The image is laid out here from the canonical layouts as the PTX ISA
 writes them (CuTe shapes and strides, "Canonical Layouts" of the wgmma
 section), evaluated by a small layout evaluator, not from the VM's
 address formula. The kernel copies the image into shared memory 16 bytes
-a thread at a time (then, where the build has simt.fence_proxy_async,
-makes the writes visible to wgmma's async proxy with it, as the GPU
-requires), makes the descriptors, loads C (and a register A)
+a thread at a time, makes the writes visible to wgmma's async proxy
+(simt.fence_proxy_async, as the GPU requires), makes the descriptors, loads C (and a register A)
 with the mma.sync m16n8 fragment formulas of the PTX ISA, runs the
 wgmma and stores D. Inputs are small multiples of 1/2 (integers for
 s8/u8), so every sum is exact and D must match bit for bit."""
@@ -129,19 +128,7 @@ def extent(major, swizzle, es, mn_extent, k_extent, lbo, sbo):
     return (hi + es + 1023) // 1024 * 1024 + 1024
 
 
-def has_proxy_fence(bindir):
-    """Whether BIN/tl-opt knows simt.fence_proxy_async (the GPU needs the
-    fence between shared-memory stores and wgmma's reads of them)."""
-    import subprocess
-    if not bindir:
-        return False
-    text = "func @f() {\n  simt.fence_proxy_async\n  return\n}\n"
-    r = subprocess.run([os.path.join(bindir, "tl-opt"), "-"], input=text,
-                       capture_output=True, text=True)
-    return r.returncode == 0
-
-
-def gen(d, name, proxy_fence=False):
+def gen(d, name):
     ty, N, asrc, am, bm, asw, bsw, slice_, scale_d = CASES[name]
     rng = np.random.default_rng(sum(map(ord, name)))
     if ty in ("f16", "bf16"):
@@ -212,8 +199,7 @@ def gen(d, name, proxy_fence=False):
     e("    simt.store %v, %dst : !simt.vec<4xi32>, !simt.ptr<shared>")
     e("    scf.yield")
     e("  }")
-    if proxy_fence:
-        e("  simt.fence_proxy_async")
+    e("  simt.fence_proxy_async")
     e("  simt.barrier")
     if asrc == "desc":
         e("  %%aoff = arith.constant %d : i32" % (0 if loop else slice_ * K * es))
@@ -344,9 +330,8 @@ def run(bindir, d, extra):
     import shlex
     import subprocess
     bad = 0
-    fence = has_proxy_fence(bindir)
     for name in CASES:
-        gen(d, name, fence)
+        gen(d, name)
         with open(os.path.join(d, name + ".args")) as f:
             args = shlex.split(f.read())
         cmd = [os.path.join(bindir, "tl-run"), "--simt", os.path.join(d, name + ".tl"),
@@ -366,9 +351,8 @@ if __name__ == "__main__":
         print(" ".join(CASES))
     elif sys.argv[1] == "gen-all":
         open(os.path.join(sys.argv[2], "cases.txt"), "w").close()
-        fence = has_proxy_fence(sys.argv[3] if len(sys.argv) > 3 else "")
         for name in CASES:
-            gen(sys.argv[2], name, fence)
+            gen(sys.argv[2], name)
     elif sys.argv[1] == "run":
         sys.exit(run(sys.argv[2], sys.argv[3], sys.argv[4:]))
     else:
