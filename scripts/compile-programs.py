@@ -44,6 +44,7 @@ SKIP = {
     "test/vm/shared-bytes.tl": "the VM's byte race report (a store the lowering refuses)",
     "test/vm/op-budget.tl": "the VM's op budget (a loop that does not end)",
     "test/vm/unexecuted-ops.tl": "ops the VMs refuse (a simt op in a tl.kernel)",
+    "test/vm/dot-async.tl": "the block VM's tl.dot_async checks, on shared tiles of no wgmma layout",
 }
 
 # Files with a kernel of more dynamic shared memory than some targets give

@@ -2128,6 +2128,19 @@ static TlResult dot_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
+/* tl.dot_async: tl.dot's rules, and a shared operand (it is warpgroup
+ * mma's asynchronous form). */
+static TlResult dot_async_verify(TlOp *op) {
+  if (TL_FAILED(dot_verify(op)))
+    return TL_FAILURE;
+  if (tl_tensor_kind(otype(op, 1)) != TL_TENSOR_SHARED) {
+    tl_op_emit_error(op, "b must be a shared tile (the asynchronous dot is "
+                         "warpgroup mma, which reads b from shared memory)");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
 /*===--- reduce ----------------------------------------------------------===*/
 
 /* `tl.reduce sum %a, 1 : A -> R` */
@@ -2371,6 +2384,8 @@ static const TlPattern permute_patterns[] = {
   .print = operands_print
 #define TL_HOOKS_TL_COPY_ASYNC_WAIT                                            \
   .verify = wait_verify, .parse = wait_parse, .print = wait_print
+#define TL_HOOKS_TL_DOT_WAIT                                                   \
+  .verify = wait_verify, .parse = wait_parse, .print = wait_print
 #define TL_HOOKS_TL_SYNCHRONIZE                                                \
   .verify = no_operands_verify, .parse = operands_parse,                       \
   .print = operands_print
@@ -2402,6 +2417,8 @@ static const TlPattern permute_patterns[] = {
   .fold = identity_fold, .patterns = slice_patterns
 #define TL_HOOKS_TL_DOT                                                        \
   .verify = dot_verify, .parse = dot_parse, .print = dot_print
+#define TL_HOOKS_TL_DOT_ASYNC                                                  \
+  .verify = dot_async_verify, .parse = dot_parse, .print = dot_print
 #define TL_HOOKS_TL_REDUCE                                                     \
   .verify = reduce_verify, .parse = reduce_parse, .print = reduce_print
 #define TL_HOOKS_TL_ADD EW(any)

@@ -202,6 +202,9 @@ static const char *refusal(TlOp *op, int64_t threads) {
   case TL_OP_TL_COPY_ASYNC_COMMIT:
   case TL_OP_TL_COPY_ASYNC_WAIT:
     return "asynchronous copies are spread over every thread of the block";
+  case TL_OP_TL_DOT_ASYNC:
+  case TL_OP_TL_DOT_WAIT:
+    return "warpgroup mma runs in whole warpgroups of the block";
   case TL_OP_TL_ALLOC_SHARED:
   case TL_OP_TL_FREE_SHARED:
     return "shared tiles are allocated for the whole block (a reuse waits "

@@ -16,6 +16,7 @@ void vm_block_begin(TlVm *vm) {
   vm->epoch = 1; /* SElem.epoch 0 never matches: fresh elements are stale */
   vm->open_group = 1;
   vm->done_group = 0;
+  vm->dots = vm->dots_done = 0;
   vm->shared = NULL;
   vm->released = 0;
   vm->seen.len = 0;
@@ -30,6 +31,10 @@ static void shared_destroy(Shared *s) {
 
 bool vm_block_end(TlVm *vm, bool check) {
   bool ok = true;
+  if (check && vm->dots > vm->dots_done)
+    ok = vm_error(vm, vm->dot_op,
+                  "the product is still in flight when the block ends (no "
+                  "tl.dot_wait retires it)");
   for (Shared *s = vm->shared; s && check && ok; s = s->next) {
     if (s->free_op || !s->npending)
       continue;
@@ -1043,6 +1048,39 @@ static void fresh(TlVm *vm, SElem *x) {
   }
 }
 
+/* A write of shared element x (at index idx of a rank-dimensional tile)
+ * while a tl.dot_async that reads it is in flight is an error. */
+static bool dot_free(TlVm *vm, Inst *in, const SElem *x, int rank,
+                     const int64_t *idx, const char *verb) {
+  if (x->dot <= vm->dots_done)
+    return true;
+  char ib[256];
+  vm_fmt_index(ib, sizeof ib, rank, idx);
+  return vm_error(vm, in->op,
+                  "%s element %s of the shared tile while a tl.dot_async "
+                  "that reads it is in flight (no tl.dot_wait has retired "
+                  "it)",
+                  verb, ib);
+}
+
+bool vm_dot_operands_ok(TlVm *vm, Inst *in) {
+  for (unsigned i = 0; i < in->nin; i++) {
+    const Val *v = &vm->slots[in->in[i]];
+    if (v->kind != V_TILE || (in->code == TL_OP_TL_DOT_ASYNC && i == 2))
+      continue;
+    const Tile *t = v->obj;
+    if (t->dot > vm->dots_done) {
+      vm_error(vm, in->op,
+               "operand #%u is the result of a tl.dot_async still in flight "
+               "(no tl.dot_wait has retired it)",
+               i);
+      vm_note(vm, t->dot_op, "the tl.dot_async");
+      return false;
+    }
+  }
+  return true;
+}
+
 /* Reads element idx of the shared view s for `reader` (a thread or
  * T_MANY) into *v, with the checks of a shared read: in bounds, not
  * pending behind a copy, written, and no race with its writer. */
@@ -1140,7 +1178,8 @@ fail:
   return false;
 }
 
-uint64_t *vm_read_shared_operand(TlVm *vm, Inst *in, unsigned i) {
+uint64_t *vm_read_shared_operand(TlVm *vm, Inst *in, unsigned i,
+                                 uint32_t dot) {
   SView *s = live_shared(vm, in, i);
   if (!s)
     return NULL;
@@ -1151,6 +1190,8 @@ uint64_t *vm_read_shared_operand(TlVm *vm, Inst *in, unsigned i) {
       tl_free(v);
       return NULL;
     }
+    if (dot)
+      s->mem->st[storage_at(s, e)].dot = dot;
     step(j, s->rank, s->shape);
   }
   return v;
@@ -1229,6 +1270,8 @@ static bool store_shared_elems(TlVm *vm, Inst *in, const Tile *t, SView *s,
     int64_t o = storage_at(s, f);
     SElem *x = &s->mem->st[o];
     int w = mine ? mine[e] : lt->owner[e];
+    if (!dot_free(vm, in, x, rank, idx, "writes"))
+      return false;
     if (x->pending) {
       vm_fmt_index(ib, sizeof ib, rank, idx);
       vm_error(vm, in->op,
@@ -1295,6 +1338,8 @@ static bool exec_copy_async(TlVm *vm, Inst *in) {
   for (int64_t e = 0; e < s->n; e++) {
     int64_t so = storage_at(s, e);
     SElem *x = &s->mem->st[so];
+    if (!dot_free(vm, in, x, s->rank, j, "copies into"))
+      return false;
     if (x->pending) {
       vm_fmt_index(ib, sizeof ib, s->rank, j);
       vm_error(vm, in->op,
@@ -1419,6 +1464,11 @@ bool vm_exec_memory(TlVm *vm, Inst *in) {
       complete_groups(vm, (uint32_t)upto);
     return true;
   }
+  case TL_OP_TL_DOT_WAIT:
+    /* All but the newest imm tl.dot_async complete. */
+    if ((int64_t)vm->dots - in->imm > (int64_t)vm->dots_done)
+      vm->dots_done = vm->dots - (uint32_t)in->imm;
+    return true;
   case TL_OP_TL_SYNCHRONIZE:
     vm->epoch++;
     return true;

@@ -2299,11 +2299,19 @@ static bool exec_wgmma_wait(TlSimtVm *vm, SInst *in, const Mask *m) {
 /* Before an op runs in a kernel with wgmma in flight: none of its
  * operands may hold a pending wgmma result, except the accumulators of
  * another simt.wgmma (the chain of ops accumulating in place). */
+/* Ops that only rename registers (no instruction: an element of a
+ * vector, a vector of scalars, the same bits as another type): a wgmma's
+ * pending results and unfenced writes pass through them. */
+static bool wg_renames(const SInst *in) {
+  return in->code == TL_OP_SIMT_EXTRACT || in->code == TL_OP_SIMT_BUILD ||
+         in->code == TL_OP_ARITH_BITCAST;
+}
+
 static bool wg_reads_ok(TlSimtVm *vm, SInst *in, const Mask *m) {
   size_t T = (size_t)vm->T;
   /* Loops pass values on (renaming registers): their marks travel. */
   if (in->code == TL_OP_SCF_FOR || in->code == TL_OP_SCF_WHILE ||
-      in->code == TL_OP_SCF_IF)
+      in->code == TL_OP_SCF_IF || wg_renames(in))
     return true;
   for (unsigned i = 0; i < in->nin; i++) {
     if (in->code == TL_OP_SIMT_WGMMA && i >= 2 && i < 2 + in->wg->tiles)
@@ -2329,6 +2337,23 @@ static bool wg_reads_ok(TlSimtVm *vm, SInst *in, const Mask *m) {
  * are renamed values): its results are fresh register writes. */
 static void wg_stamp(TlSimtVm *vm, SInst *in, const Mask *m) {
   size_t T = (size_t)vm->T;
+  if (wg_renames(in)) {
+    /* The result carries its operands' marks: a pending result (any of
+     * a vector's), and the latest unfenced write. */
+    for (int j = 0; j < m->n; j++) {
+      size_t t = (size_t)m->t[j];
+      uint32_t mark = 0, stamp = 0;
+      for (unsigned i = 0; i < in->nin; i++) {
+        uint32_t x = vm->regmark[in->in[i] * T + t],
+                 w = vm->wstamp[in->in[i] * T + t];
+        mark = x > mark ? x : mark;
+        stamp = w > stamp ? w : stamp;
+      }
+      vm->regmark[in->out[0] * T + t] = mark;
+      vm->wstamp[in->out[0] * T + t] = stamp;
+    }
+    return;
+  }
   for (unsigned i = 0; i < in->nout; i++)
     for (int j = 0; j < m->n; j++) {
       size_t t = (size_t)m->t[j];

@@ -555,6 +555,9 @@ static void dot_core(const EType *ea, const EType *eb, const EType *ec, int64_t 
 /* tl.dot: 2-D, or 3-D with a leading batch dimension (one product per
  * batch index). */
 static bool exec_dot(TlVm *vm, Inst *in) {
+  /* tl.dot_async computes at issue; its result and the shared tiles it
+   * reads are in flight until a tl.dot_wait retires its number. */
+  uint32_t dot = in->code == TL_OP_TL_DOT_ASYNC ? vm->dots + 1 : 0;
   /* A shared operand is read in place, as a tile of its values. */
   Tile sh[2] = {{0}};
   const Tile *ab[2];
@@ -566,7 +569,7 @@ static bool exec_dot(TlVm *vm, Inst *in) {
     }
     sh[i].type = t;
     sh[i].n = tl_tensor_num_elements(t);
-    sh[i].v = vm_read_shared_operand(vm, in, i);
+    sh[i].v = vm_read_shared_operand(vm, in, i, dot);
     if (!sh[i].v) {
       tl_free(sh[0].v);
       return false;
@@ -592,6 +595,12 @@ static bool exec_dot(TlVm *vm, Inst *in) {
   }
   tl_free(sh[0].v);
   tl_free(sh[1].v);
+  if (dot) {
+    vm->dots = dot;
+    vm->dot_op = in->op;
+    r->dot = dot;
+    r->dot_op = in->op;
+  }
   vm_put_tile(vm, in, 0, r);
   return true;
 }
@@ -730,6 +739,7 @@ bool vm_exec_tile(TlVm *vm, Inst *in) {
   case TL_OP_TL_SLICE:
     return exec_slice(vm, in);
   case TL_OP_TL_DOT:
+  case TL_OP_TL_DOT_ASYNC:
     return exec_dot(vm, in);
   case TL_OP_TL_REDUCE:
     return exec_reduce(vm, in);

@@ -161,6 +161,8 @@ Tile *tile_new(TlVm *vm, TlType *type, bool undef) {
   t->n = tl_tensor_num_elements(type);
   t->v = tl_xmalloc(sizeof(uint64_t) * (size_t)t->n);
   t->undef = undef ? tl_xmalloc((size_t)t->n) : NULL;
+  t->dot = 0;
+  t->dot_op = NULL;
   if (undef) {
     memset(t->undef, 1, (size_t)t->n);
     memset(t->v, 0, sizeof(uint64_t) * (size_t)t->n);
@@ -284,6 +286,8 @@ static const VmRun runner_of[TL_OP_COUNT] = {
     [TL_OP_TL_PERMUTE] = RUN_TILE,
     [TL_OP_TL_SLICE] = RUN_TILE,
     [TL_OP_TL_DOT] = RUN_TILE,
+    [TL_OP_TL_DOT_ASYNC] = RUN_TILE,
+    [TL_OP_TL_DOT_WAIT] = RUN_MEMORY,
     [TL_OP_TL_REDUCE] = RUN_TILE,
     [TL_OP_TL_ADD] = RUN_TILE,
     [TL_OP_TL_SUB] = RUN_TILE,
@@ -380,6 +384,7 @@ static bool compile_op(TlVm *vm, TlOp *op, Inst *in) {
     in->imm = tl_attr_int_value(tl_op_attr(op, "dim"));
     break;
   case TL_OP_TL_COPY_ASYNC_WAIT:
+  case TL_OP_TL_DOT_WAIT:
     in->imm = tl_attr_int_value(tl_op_attr(op, "pending"));
     break;
   case TL_OP_TL_ATOMIC_RMW:
@@ -926,6 +931,9 @@ static Flow run_body(TlVm *vm, Body *b) {
         return f;
       continue;
     }
+    if (vm->dots > vm->dots_done && in->run != RUN_FLOW &&
+        !vm_dot_operands_ok(vm, in))
+      return F_ERROR;
     switch (in->run) {
     case RUN_FLOW: {
       Flow f = exec_flow(vm, in);

@@ -92,6 +92,8 @@ typedef struct Tile {
   TlType *type;
   uint64_t *v;
   uint8_t *undef;
+  uint32_t dot;  /* a tl.dot_async result: its number (in flight until a */
+  TlOp *dot_op;  /* tl.dot_wait retires it), else 0; and the op */
 } Tile;
 
 /* A view of global memory. */
@@ -111,6 +113,7 @@ typedef struct SElem {
   int16_t writer;   /* T_NONE, T_BLOCK (completed copy) or a thread */
   int16_t reader;   /* T_NONE, T_MANY or a thread */
   uint32_t pending; /* copy group id of a pending copy_async, 0 if none */
+  uint32_t dot;     /* the last tl.dot_async that read it (its number), 0 */
   uint8_t init;
   TlOp *wop; /* the op that last wrote it */
 } SElem;
@@ -299,6 +302,9 @@ struct TlVm {
   uint64_t released;   /* this block's accesses up to this stamp are released */
   Clock seen;          /* releases this block's atomics observed */
   Clock visible;       /* releases this block acquired */
+  uint32_t dots;       /* tl.dot_async ops issued in this block */
+  uint32_t dots_done;  /* every one numbered up to this has completed */
+  TlOp *dot_op;        /* the newest */
   uint32_t open_group; /* id of the group copy_async adds to */
   uint32_t done_group; /* every group with id <= this one completed */
   Shared *shared;      /* live and freed allocations of this block */
@@ -352,9 +358,15 @@ bool vm_exec_tile(TlVm *vm, Inst *in);
 bool vm_exec_memory(TlVm *vm, Inst *in);
 /* The values of shared-tile operand i of in (a !tl.shared read in place,
  * as tl.dot's), row-major, read by the whole block: every write to them
- * must be ordered before by a tl.synchronize. NULL after an error. The
- * caller frees them. */
-uint64_t *vm_read_shared_operand(TlVm *vm, Inst *in, unsigned i);
+ * must be ordered before by a tl.synchronize. A nonzero dot (the number of
+ * a tl.dot_async) marks them read by it: writes are errors until a
+ * tl.dot_wait retires it. NULL after an error. The caller frees them. */
+uint64_t *vm_read_shared_operand(TlVm *vm, Inst *in, unsigned i,
+                                 uint32_t dot);
+/* Whether the operands of in (other than the accumulator of a
+ * tl.dot_async) are free of tl.dot_async results in flight; reports the
+ * error otherwise. */
+bool vm_dot_operands_ok(TlVm *vm, Inst *in);
 /* Block start and end in memory.c: the end checks leaks and pending
  * copies (unless the block exited) and frees the block's shared tiles. */
 void vm_block_begin(TlVm *vm);

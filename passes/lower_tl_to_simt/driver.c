@@ -359,6 +359,13 @@ static bool lower_op(Lower *L, TlOp *op) {
     return lw_lower_cast(L, op);
   case TL_OP_TL_DOT:
     return lw_lower_dot(L, op);
+  case TL_OP_TL_DOT_ASYNC:
+    return lw_lower_dot_wgmma(L, op);
+  case TL_OP_TL_DOT_WAIT: {
+    TlOp *wait = tl_build(&L->b, TL_OP_SIMT_WGMMA_WAIT, 0, NULL, 0, NULL);
+    tl_op_set_attr(wait, "n", tl_op_attr(op, "pending"));
+    return true;
+  }
   case TL_OP_TL_ADD:
   case TL_OP_TL_SUB:
   case TL_OP_TL_MUL:

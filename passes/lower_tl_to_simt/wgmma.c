@@ -103,11 +103,10 @@ bool lw_lower_dot_wgmma(Lower *L, TlOp *op) {
     TlStr msg = {0};
     tl_str_printf(&msg,
                   "a dot of shared tiles runs as warpgroup mma (wgmma), "
-                  "which %s lacks (",
+                  "which %s lacks (targets with it: ",
                   L->arch->name);
     tl_arch_names_text(&msg, TL_FEATURE_WGMMA, true);
-    tl_str_puts(&msg, " have it); load the tiles with tl.load_shared for "
-                      "mma.sync");
+    tl_str_puts(&msg, "); load the tiles with tl.load_shared for mma.sync");
     bool r = lw_fail(L, op, tl_str_cstr(&msg));
     tl_str_free(&msg);
     return r;
@@ -364,8 +363,11 @@ bool lw_lower_dot_wgmma(Lower *L, TlOp *op) {
         tl_free(res);
       }
     emit0(L, TL_OP_SIMT_WGMMA_COMMIT);
-    TlOp *wait = tl_build(&L->b, TL_OP_SIMT_WGMMA_WAIT, 0, NULL, 0, NULL);
-    tl_op_set_attr(wait, "n", lw_int(L, 0));
+    /* tl.dot is complete when it ends; tl.dot_async at a tl.dot_wait. */
+    if (tl_op_id(op) == TL_OP_TL_DOT) {
+      TlOp *wait = tl_build(&L->b, TL_OP_SIMT_WGMMA_WAIT, 0, NULL, 0, NULL);
+      tl_op_set_attr(wait, "n", lw_int(L, 0));
+    }
     for (int64_t q = 0; q < nq; q++)
       for (unsigned j = 0; j < 4; j++)
         d->words[q * 4 + j] = tl_arith_bitcast(
