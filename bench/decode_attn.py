@@ -4,7 +4,7 @@ machine, with PyTorch's f16 attention timed in the same run, the way tl-run
 --bench times TL's kernels (the median of 50 event-timed runs, the L2
 cache flushed before each).
 
-  python3 bench/decode_attn.py [--bin DIR] [--quick] [--types f16,u8,u4] [--shapes B:L,...] [--kc NR,...]
+  python3 bench/decode_attn.py [--bin DIR] [--quick] [--types f16,u8,u4,u2] [--shapes B:L,...] [--kc NR,...]
 
 Shapes: Hq = 32 query heads on Hkv = 8 KV heads, D = 128, one new token a
 sequence; B = 1 with L = 4K, 16K, 64K, 128K and B = 8 with L = 32K (--quick:
@@ -32,6 +32,11 @@ combine is timed in the quantised launch) and added; the roofline counts
 the channel scales, 2 D f16 a block, instead of K's per-token ones. Before
 timing, KC at B = 1, L = 4099 (the last 4099 % NR tokens in the residual)
 is checked against the script's reference with its KC bound.
+
+Last, the KV writer's cost for each integer type at B = 1 (8 KV heads):
+kernels/kv_quant.tl appending one token and writing a 4096-token prompt,
+and with --kc kernels/kc_quant.tl flushing one residual block and writing
+the prompt's blocks, in ms and ns a token and KV head.
 """
 import importlib.util
 import os
@@ -139,6 +144,50 @@ def bench_residual(tlbin, b, nr):
     return median_of(out)
 
 
+KV_QUANT = os.path.join(ROOT, "kernels", "kv_quant.tl")
+KC_QUANT = os.path.join(ROOT, "kernels", "kc_quant.tl")
+
+
+def bench_writers(tlbin, b, kt, nrs, prompt=4096):
+    """The KV writer's cost: kv_quant.tl (token-wise, K of KT caches and V)
+    appending one decode step (one token a KV head) and writing a prompt
+    of `prompt` tokens; kc_quant.tl (KC's K) flushing one full residual
+    block of nr tokens and writing the prompt's blocks. Lines of median
+    ms and ns a token and KV head (one of K or V; a decode step writes
+    both)."""
+    nbh, lines = b * HKV, []
+
+    def run(kernel, defines, args):
+        rc, out = tl_run(tlbin, kernel, defines, args,
+                         ["--seed", "1", "--bench", "--json", "--no-vm-check"])
+        return median_of(out) if rc == 0 else None
+
+    def kv(t):
+        return run(KV_QUANT, dict(D=D, KT=kt),
+                   dict(x="rand:f16:%dx%dx%d" % (nbh, t, D),
+                        c="zeros:%s:%dx%dx%d" % (kt, nbh, prompt, D),
+                        s="zeros:f16:%dx2x%d" % (nbh, prompt),
+                        nbh=nbh, t=t, pos=0, cap=prompt))
+
+    one, many = kv(1), kv(prompt)
+    if one and many:
+        lines.append("writer KT %s B=%d: 1 token %.4f ms, %d tokens %.4f ms (%.1f ns a token "
+                     "and KV head)" % (kt, b, one, prompt, many, many * 1e6 / (prompt * nbh)))
+    for nr in nrs:
+        def kc(nb):
+            return run(KC_QUANT, dict(D=D, KT=kt, NR=nr),
+                       dict(x="rand:f16:%dx%dx%d" % (nbh, nb * nr, D),
+                            c="zeros:%s:%dx%dx%d" % (kt, nbh, prompt, D),
+                            s="zeros:f16:%dx2x%dx%d" % (nbh, prompt // nr, D),
+                            nbh=nbh, nb=nb, pos=0, cap=prompt))
+        blk, all_ = kc(1), kc(prompt // nr)
+        if blk and all_:
+            lines.append("writer KC NR=%d %s B=%d: one block %.4f ms, %d tokens %.4f ms "
+                         "(%.1f ns a token and KV head)" % (
+                             nr, kt, b, blk, prompt, all_, all_ * 1e6 / (prompt * nbh)))
+    return lines
+
+
 def check_kc(tlbin, kt, nr, defines, ns, b=1, l=4099):
     """KC over the first l - l % nr tokens in ns parts, then the residual
     as the last slot of ns + 1, against the script's reference"""
@@ -207,7 +256,7 @@ def main():
     if "--bin" in sys.argv:
         tlbin = sys.argv[sys.argv.index("--bin") + 1]
     quick = "--quick" in sys.argv
-    types = ["f16", "u8", "u4"]
+    types = ["f16", "u8", "u4", "u2"]
     if "--types" in sys.argv:
         types = sys.argv[sys.argv.index("--types") + 1].split(",")
     shapes = [(1, 4096), (1, 65536)] if quick else \
@@ -279,6 +328,11 @@ def main():
                         "(%.0f%% of roofline %.4f ms) | %s %.4f ms" % (
                             b, l, kt, nr, t, best[1], res, must / t / 1e6, 100 * roof / t,
                             roof, peer, t_peer))
+                print(line)
+                rows.append(line)
+    for kt in types:
+        if kt != "f16":
+            for line in bench_writers(tlbin, 1, kt, kcs):
                 print(line)
                 rows.append(line)
     summary(bw, "passed" if ok else "FAILED", rows)
