@@ -1664,18 +1664,32 @@ static bool exec_tma_load(TlSimtVm *vm, SInst *in, const Mask *m) {
 
 /*===--- Warp-collective ops ---------------------------------------------===*/
 
-/* Every warp with an active lane must have all 32 lanes active. */
-static bool full_warps(TlSimtVm *vm, SInst *in, const Mask *m) {
+/* Every group of `size` threads (a warp, 32, or a warpgroup, 128) with
+ * an active thread must have all of them active. */
+static bool full_groups(TlSimtVm *vm, SInst *in, const Mask *m, int size) {
   int counts[32] = {0};
   for (int j = 0; j < m->n; j++)
-    counts[m->t[j] / 32]++;
-  for (int w = 0; w < 32; w++)
-    if (counts[w] && counts[w] != 32)
+    counts[m->t[j] / size]++;
+  for (int g = 0; g < 1024 / size; g++) {
+    if (!counts[g] || counts[g] == size)
+      continue;
+    if (size == 32)
       return sv_error(vm, in->op,
                       "warp %d executes this warp-collective op with %d of "
                       "its 32 lanes; every lane must execute it",
-                      w, counts[w]);
+                      g, counts[g]);
+    return sv_error(vm, in->op,
+                    "warpgroup %d (warps %d to %d) executes this warpgroup "
+                    "op with %d of its 128 threads; all four warps must "
+                    "execute it",
+                    g, 4 * g, 4 * g + 3, counts[g]);
+  }
   return true;
+}
+
+/* Every warp with an active lane must have all 32 lanes active. */
+static bool full_warps(TlSimtVm *vm, SInst *in, const Mask *m) {
+  return full_groups(vm, in, m, 32);
 }
 
 /* The warps of an active set made of whole warps. */
@@ -2006,17 +2020,7 @@ static bool exec_wgmma_desc(TlSimtVm *vm, SInst *in, const Mask *m) {
 /* Every warpgroup (warps 4g .. 4g + 3) with an active thread must have
  * all 128 active. */
 static bool full_warpgroups(TlSimtVm *vm, SInst *in, const Mask *m) {
-  int counts[8] = {0};
-  for (int j = 0; j < m->n; j++)
-    counts[m->t[j] / 128]++;
-  for (int g = 0; g < 8; g++)
-    if (counts[g] && counts[g] != 128)
-      return sv_error(vm, in->op,
-                      "warpgroup %d (warps %d to %d) executes this "
-                      "warpgroup op with %d of its 128 threads; all four "
-                      "warps must execute it",
-                      g, 4 * g, 4 * g + 3, counts[g]);
-  return true;
+  return full_groups(vm, in, m, 128);
 }
 
 /* A matrix descriptor, decoded. */
