@@ -889,6 +889,7 @@ typedef struct Launch {
   TlDevPtr *dev;
   TlScalarArg *vals;
   void **kargs;
+  uint8_t (*maps)[TL_TENSOR_MAP_BYTES]; /* the driver's tensor maps */
   unsigned n;
 } Launch;
 
@@ -917,6 +918,7 @@ static void release_launch(TlRuntime *rt, Launch *L) {
   tl_free(L->dev);
   tl_free(L->vals);
   tl_free(L->kargs);
+  tl_free(L->maps);
   memset(L, 0, sizeof *L);
 }
 
@@ -934,6 +936,7 @@ static bool prepare_launch(TlContext *ctx, TlRuntime *rt, TlOp *kernel,
   L->dev = tl_xcalloc(n + 1, sizeof *L->dev);
   L->vals = tl_xcalloc(n + 1, sizeof *L->vals);
   L->kargs = tl_xcalloc(n + 1, sizeof *L->kargs);
+  L->maps = tl_xcalloc(n + 1, TL_TENSOR_MAP_BYTES);
   int64_t *ints = tl_xcalloc(n + 1, sizeof *ints);
   int64_t grid[3], threads;
   TlErr err;
@@ -965,6 +968,8 @@ static bool prepare_launch(TlContext *ctx, TlRuntime *rt, TlOp *kernel,
           TL_FAILED(tl_runtime_upload(rt, L->dev[i], a->data, a->size)))
         goto out;
       L->kargs[i] = &L->dev[i];
+    } else if (a->kind == TL_VM_ARG_TENSOR_MAP) {
+      continue; /* below, once its buffer is on the device */
     } else {
       bool is_float = a->kind == TL_VM_ARG_FLOAT;
       if (!tl_scalar_arg(param_type(kernel, i), is_float, a->i, a->f,
@@ -977,6 +982,20 @@ static bool prepare_launch(TlContext *ctx, TlRuntime *rt, TlOp *kernel,
       }
       L->kargs[i] = &L->vals[i];
     }
+  }
+  /* Tensor maps: the driver's encoding of the same description over the
+   * device copy of the buffer. */
+  for (unsigned i = 0; i < n; i++) {
+    if (args[i].vm.kind != TL_VM_ARG_TENSOR_MAP)
+      continue;
+    TlTensorMapDesc d = args[i].tmap;
+    d.base = L->dev[args[i].tmap_of];
+    if (TL_FAILED(tl_runtime_tensor_map(rt, &d, L->maps[i]))) {
+      refuse(why, "parameter %s: the driver refused the tensor map",
+             param_name(kernel, i));
+      goto out;
+    }
+    L->kargs[i] = L->maps[i];
   }
   /* The launch must keep the kernel's `assume` promises: integer values
    * and the device addresses of the buffers. */
@@ -1013,6 +1032,10 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlRuntime *rt,
       ref[i].data = memcpy(tl_xmalloc(ref[i].size ? ref[i].size : 1), args[i].vm.data,
                            ref[i].size);
   }
+  /* A tensor map reads the VM's copy of its buffer. */
+  for (unsigned i = 0; i < n; i++)
+    if (ref[i].kind == TL_VM_ARG_TENSOR_MAP && !o->no_vm_check)
+      ref[i].data = ref[args[i].tmap_of].data;
   if (TL_FAILED(tl_runtime_launch(rt, L.kernel, &L.launch, L.kargs)))
     goto out;
   for (unsigned i = 0; i < n; i++)
