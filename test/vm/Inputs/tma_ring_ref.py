@@ -2,10 +2,12 @@
 exactly with the kernel's output (test/vm/tma.test).
 
   tma_ring_ref.py TENSOR.npy OUT.npy --box BMxBN --at Y0,X0 --tiles N
+                  [--copies K]
 
 Tile t is the tensor's box of BM x BN elements at rows Y0 + t * BM,
 columns X0 (outermost first), elements outside the tensor 0; OUT holds
-the N tiles one below the other. Prints "tma ring: ok (E elements)" or
+the N tiles one below the other; with --copies K (Inputs/tma_mixed.tl),
+K times side by side. Prints "tma ring: ok (E elements)" or
 the first element that differs."""
 import argparse
 import sys
@@ -18,6 +20,7 @@ p.add_argument("out")
 p.add_argument("--box", required=True)
 p.add_argument("--at", required=True)
 p.add_argument("--tiles", type=int, required=True)
+p.add_argument("--copies", type=int, default=1)
 a = p.parse_args()
 
 t = np.load(a.tensor)
@@ -30,6 +33,7 @@ for i in range(a.tiles * bm):
         y, x = y0 + i, x0 + j
         if 0 <= y < t.shape[0] and 0 <= x < t.shape[1]:
             want[i, j] = t[y, x]
+want = np.concatenate([want] * a.copies, axis=1)
 got = out.reshape(want.shape)
 # Compare the bits (a float tile holds NaN codes as they are).
 gb, wb = got.view(np.uint8).reshape(-1), want.view(np.uint8).reshape(-1)
