@@ -62,6 +62,7 @@ FEATURE = {
     "kernels/gemm.tl": "WGMMA",
     "test/dialect/tl/tma.tl": "TMA",
     "test/passes/lower-tl-to-simt-tma.tl": "TMA",
+    "test/vm/Inputs/tma_errors.tl": "TMA",
     "test/vm/Inputs/tma_mixed.tl": "TMA",
     "test/vm/Inputs/tma_ring.tl": "TMA",
 }

@@ -1287,6 +1287,33 @@ static TlResult copy_tma_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
+typedef struct TmaScan {
+  bool tma;        /* a copy through a tensor map was seen */
+  int64_t pending; /* the largest N of a tl.copy_async_wait N */
+} TmaScan;
+
+static void scan_tma(TlOp *op, void *user) {
+  TmaScan *s = user;
+  if (tl_op_id(op) == TL_OP_TL_COPY_ASYNC && tl_op_num_operands(op) > 1 &&
+      tl_type_is_tensormap(otype(op, 1)))
+    s->tma = true;
+  TlAttr *n = tl_op_id(op) == TL_OP_TL_COPY_ASYNC_WAIT
+                  ? tl_op_attr(op, "pending")
+                  : NULL;
+  if (n && tl_attr_kind(n) == TL_ATTR_INT && tl_attr_int_value(n) > s->pending)
+    s->pending = tl_attr_int_value(n);
+}
+
+/* Eight barriers at least: a kernel may commit a few groups before its
+ * first wait (a prologue) whatever its N. */
+unsigned tl_kernel_tma_ring(TlOp *kernel) {
+  TmaScan s = {false, 0};
+  tl_op_walk(kernel, scan_tma, &s, false);
+  if (!s.tma)
+    return 0;
+  return s.pending + 1 > 8 ? (unsigned)s.pending + 1 : 8;
+}
+
 static TlResult copy_async_verify(TlOp *op) {
   if (tl_op_num_results(op) != 0 || tl_op_num_operands(op) < 2) {
     tl_op_emit_error(op, "takes a shared tile, a global tensor and offsets");

@@ -1353,6 +1353,30 @@ static bool exec_copy_tma(TlVm *vm, Inst *in) {
   int64_t c[TL_LAYOUT_MAX_RANK], j[TL_LAYOUT_MAX_RANK] = {0};
   read_offsets(vm, in, 2, rank, c);
   uint64_t eb = d.elem_bytes;
+  /* The lowering's ring of R mbarriers carries group G in the barrier of
+   * group G - R: that group must have completed, and every thread passed
+   * its wait, before this copy can join G (docs/lowering.md). */
+  if (vm->tma_kernel != vm->kernel) {
+    vm->tma_kernel = vm->kernel;
+    vm->tma_ring = tl_kernel_tma_ring(vm->kernel);
+  }
+  uint32_t G = vm->open_group, R = vm->tma_ring;
+  if (G > R) {
+    uint32_t g = G - R;
+    if (g > vm->done_group)
+      return vm_error(vm, in->op,
+                      "a copy through a tensor map joins group %u while group "
+                      "%u, %u groups earlier, is still pending (the lowering "
+                      "keeps %u groups in flight at most: wait for it first)",
+                      G, g, R, R);
+    if (vm->group_epoch[g % 256] == vm->epoch)
+      return vm_error(vm, in->op,
+                      "a copy through a tensor map joins group %u with no "
+                      "tl.synchronize after the tl.copy_async_wait that "
+                      "completed group %u, %u groups earlier (the lowering "
+                      "reuses its mbarrier)",
+                      G, g, R);
+  }
   /* TMA writes to 128-byte aligned addresses, a swizzled box to 1024-byte
    * aligned ones; tiles are placed so (exec/analysis/shared_plan.c), and
    * a view must keep it. */
@@ -1440,6 +1464,9 @@ static bool exec_copy_async(TlVm *vm, Inst *in) {
 static void complete_groups(TlVm *vm, uint32_t upto) {
   if (upto <= vm->done_group)
     return;
+  for (uint32_t g = upto - vm->done_group > 256 ? upto - 255 : vm->done_group + 1;
+       g <= upto; g++)
+    vm->group_epoch[g % 256] = vm->epoch;
   vm->done_group = upto;
   for (Shared *s = vm->shared; s; s = s->next) {
     if (!s->npending)

@@ -1161,6 +1161,7 @@ TlResult tl_vm_run(TlVm *vm, TlOp *kernel, unsigned nargs,
   if (!check_layouts(vm, kernel, vm->threads))
     return TL_FAILURE;
   vm->kernel = kernel;
+  vm->tma_kernel = NULL;
   vm->warp = -1;
   vm->nwarps = (vm->threads + 31) / 32;
   vm->wstride = nslots;

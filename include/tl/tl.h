@@ -115,6 +115,14 @@ unsigned tl_tensormap_swizzle(const TlType *t);
  * for other types. */
 bool tl_tensormap_box_layout(const TlType *t, TlSharedLayout *out);
 
+/* The mbarriers of the ring that carries a kernel's commit groups once
+ * it copies through tensor maps (docs/lowering.md): R = max(8, 1 + the
+ * largest N of its tl.copy_async_wait N); 0 for a kernel (or any op)
+ * without such copies. A copy through a tensor map may join group g + R
+ * only after group g has completed and the block has synchronized since
+ * (the block VM checks it; the lowering relies on it). */
+unsigned tl_kernel_tma_ring(TlOp *kernel);
+
 /* Grid expressions (tl.kernel's grid and threads): integer arithmetic over
  * the kernel's integer parameters and template constants, by name:
  *   expr   ::= term (('+' | '-') term)*
