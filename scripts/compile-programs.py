@@ -64,6 +64,7 @@ FEATURE = {
     "test/passes/lower-tl-to-simt-tma.tl": "TMA",
     "test/vm/Inputs/tma_errors.tl": "TMA",
     "test/vm/Inputs/tma_mixed.tl": "TMA",
+    "test/vm/Inputs/tma_rank.tl": "TMA",
     "test/vm/Inputs/tma_ring.tl": "TMA",
 }
 
