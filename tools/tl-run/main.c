@@ -573,10 +573,10 @@ static bool bind_tmap(TlOp *kernel, const char *name, Arg *args, Arg *a) {
   const char *end = *colon ? colon : NULL;
   Arg box;
   memset(&box, 0, sizeof box);
+  char boxtext[64] = "";
   if (has_box) {
     const char *dims = colon + 5;
     end = strchr(dims, ':');
-    char boxtext[64];
     snprintf(boxtext, sizeof boxtext, "%.*s",
              (int)(end ? (size_t)(end - dims) : strlen(dims)), dims);
     if (!parse_shape(boxtext, &box))
@@ -589,9 +589,14 @@ static bool bind_tmap(TlOp *kernel, const char *name, Arg *args, Arg *a) {
       bool same = box.rank == trank;
       for (int i = 0; same && i < trank; i++)
         same = box.shape[i] == tl_tensormap_box(pt, (unsigned)i);
-      if (!same)
-        return !fail("--arg %s: the box '%s' is not the parameter's box", name,
-                     spec);
+      if (!same) {
+        char want[64] = "";
+        for (int i = 0; i < trank; i++)
+          snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld",
+                   i ? "x" : "", (long long)tl_tensormap_box(pt, (unsigned)i));
+        return !fail("--arg %s: the box %s is not the parameter's box %s",
+                     name, boxtext, want);
+      }
     }
     box.rank = trank;
     for (int i = 0; i < trank; i++)
