@@ -1352,6 +1352,12 @@ static bool exec_copy_tma(TlVm *vm, Inst *in) {
   int rank = s->rank;
   int64_t c[TL_LAYOUT_MAX_RANK], j[TL_LAYOUT_MAX_RANK] = {0};
   read_offsets(vm, in, 2, rank, c);
+  for (int k = 0; k < rank; k++)
+    if (c[k] < INT32_MIN || c[k] > INT32_MAX)
+      return vm_error(vm, in->op,
+                      "coordinate %d is %lld, outside the 32-bit range of "
+                      "TMA coordinates",
+                      k, (long long)c[k]);
   uint64_t eb = d.elem_bytes;
   /* The lowering's ring of R mbarriers carries group G in the barrier of
    * group G - R: that group must have completed, and every thread passed
