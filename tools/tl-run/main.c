@@ -1504,9 +1504,13 @@ static bool tune_gpu(Tuner *t, TlRuntime *rt, int64_t *choice) {
     fprintf(stderr, "tl-run: warning: the choice is not cached: %s\n", err.msg);
   ok = true;
 out:
-  for (unsigned i = 0; args && i < nargs; i++)
+  for (unsigned i = 0; args && i < nargs; i++) {
     if (args[i].vm.kind == TL_VM_ARG_BUFFER)
       tl_free(args[i].vm.data);
+    /* A tl kernel's tensor map: its bytes (the buffer is its own arg's). */
+    if (args[i].vm.kind == TL_VM_ARG_TENSOR_MAP)
+      tl_free((void *)args[i].vm.map);
+  }
   tl_free(args);
   tl_free(sig);
   tl_free(values);
@@ -1752,9 +1756,13 @@ int main(int argc, char **argv) {
       status = 1;
   }
 out:
-  for (unsigned i = 0; args && i < nparams; i++)
+  for (unsigned i = 0; args && i < nparams; i++) {
     if (args[i].vm.kind == TL_VM_ARG_BUFFER)
       tl_free(args[i].vm.data);
+    /* A tl kernel's tensor map: its bytes (the buffer is its own arg's). */
+    if (args[i].vm.kind == TL_VM_ARG_TENSOR_MAP)
+      tl_free((void *)args[i].vm.map);
+  }
   tl_free(args);
   tl_vm_destroy(vm);
   if (m)
