@@ -61,6 +61,12 @@ SMEM = {
 # are compiled for the targets that have it only.
 FEATURE = {
     "kernels/gemm.tl": "WGMMA",
+    "test/dialect/tl/tma.tl": "TMA",
+    "test/passes/lower-tl-to-simt-tma.tl": "TMA",
+    "test/vm/Inputs/tma_errors.tl": "TMA",
+    "test/vm/Inputs/tma_mixed.tl": "TMA",
+    "test/vm/Inputs/tma_rank.tl": "TMA",
+    "test/vm/Inputs/tma_ring.tl": "TMA",
 }
 
 

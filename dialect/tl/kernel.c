@@ -505,8 +505,10 @@ TlResult tl_kernel_parse(TlParser *p, TlOpState *st) {
       TlLoc al = tl_parser_loc(p);
       if (TL_FAILED(tl_parse_arg_def(p, &a)))
         goto out;
-      if (!tl_type_is_scalar(a.type) && !tl_type_is_ptr(a.type)) {
-        tl_parser_error(p, al, "kernel parameters are scalars or !tl.ptr");
+      if (!tl_type_is_scalar(a.type) && !tl_type_is_ptr(a.type) &&
+          !tl_type_is_tensormap(a.type)) {
+        tl_parser_error(p, al, "kernel parameters are scalars, !tl.ptr or "
+                               "!tl.tensormap");
         goto out;
       }
       /* Grid expressions refer to parameters by name. */
@@ -801,8 +803,12 @@ TlResult tl_kernel_verify(TlOp *op) {
                        nbuf[i]);
       return TL_FAILURE;
     }
-    if (!tl_type_is_scalar(tbuf[i]) && !tl_type_is_ptr(tbuf[i])) {
-      tl_op_emit_error(op, "parameter #%u must be a scalar or !tl.ptr", i);
+    if (!tl_type_is_scalar(tbuf[i]) && !tl_type_is_ptr(tbuf[i]) &&
+        !tl_type_is_tensormap(tbuf[i])) {
+      tl_op_emit_error(op,
+                       "parameter #%u must be a scalar, !tl.ptr or "
+                       "!tl.tensormap",
+                       i);
       return TL_FAILURE;
     }
     if (tl_value_type(tl_block_arg(entry, i)) != tbuf[i]) {

@@ -1197,12 +1197,131 @@ static void copy_async_print(TlPrinter *p, TlOp *op) {
   tl_print_type(p, otype(op, 0));
 }
 
+/* `tl.copy_async %tm[%i, %j], %s : !tl.tensormap<...>, !tl.shared<...>`:
+ * a TMA copy of the map's box at element coordinates (outermost first)
+ * into a shared tile shaped and laid out as TMA leaves the box. */
+static TlResult copy_tma_verify(TlOp *op) {
+  TlType *s = otype(op, 0), *m = otype(op, 1);
+  if (tl_op_attr(op, "masked") || tl_op_attr(op, "cache")) {
+    tl_op_emit_error(op, "a copy through a tensor map takes neither 'masked' "
+                         "(elements outside the tensor are always 0) nor "
+                         "'cache'");
+    return TL_FAILURE;
+  }
+  TlValue *mv = tl_op_operand(op, 1);
+  TlBlock *owner = tl_value_block(mv);
+  TlOp *fn = owner ? tl_block_parent_op(owner) : NULL;
+  if (!fn || (tl_op_id(fn) != TL_OP_TL_KERNEL &&
+              tl_op_id(fn) != TL_OP_BUILTIN_FUNC)) {
+    tl_op_emit_error(op, "the tensor map must be a parameter of the kernel");
+    return TL_FAILURE;
+  }
+  if (tl_tensor_kind(s) != TL_TENSOR_SHARED)
+    return bad_type(op, "the destination", "a !tl.shared", s);
+  unsigned rank = tl_tensormap_rank(m);
+  if (tl_tensormap_elem(m) != tl_tensor_elem(s)) {
+    char *a = type_text(tl_tensormap_elem(m)), *b = type_text(tl_tensor_elem(s));
+    tl_op_emit_error(op, "the tensor map holds %s but the shared tile holds %s",
+                     a, b);
+    tl_free(a);
+    tl_free(b);
+    return TL_FAILURE;
+  }
+  if (tl_tensor_rank(s) != rank) {
+    tl_op_emit_error(op,
+                     "the tensor map has %u dimensions but the shared tile "
+                     "has %u",
+                     rank, tl_tensor_rank(s));
+    return TL_FAILURE;
+  }
+  unsigned n = tl_op_num_operands(op) - 2;
+  if (n != rank) {
+    tl_op_emit_error(op,
+                     "the tensor map has %u dimensions but %u coordinates "
+                     "are given",
+                     rank, n);
+    return TL_FAILURE;
+  }
+  for (unsigned i = 0; i < n; i++)
+    if (!is_index(otype(op, 2 + i)))
+      return bad_type(op, "a coordinate", "an integer", otype(op, 2 + i));
+  TlStr box = {0}, shape = {0};
+  bool same = true;
+  for (unsigned i = 0; i < rank; i++) {
+    tl_str_printf(&box, "%s%lld", i ? ", " : "",
+                  (long long)tl_tensormap_box(m, i));
+    same = same && tl_tensormap_box(m, i) == tl_tensor_dim(s, i);
+  }
+  if (!same) {
+    print_shape_list(&shape, s);
+    tl_op_emit_error(op,
+                     "the shared tile has shape %s, but the tensor map's "
+                     "box is [%s]",
+                     tl_str_cstr(&shape), tl_str_cstr(&box));
+  }
+  tl_str_free(&box);
+  tl_str_free(&shape);
+  if (!same)
+    return TL_FAILURE;
+  /* The tile's element layout must be the one TMA writes (the layout
+   * library's values compare: canonical layouts are zero-padded). */
+  TlSharedLayout want, got;
+  if (!tl_tensormap_box_layout(m, &want) ||
+      !tl_shared_type_layout(s, &got, NULL) || memcmp(&want, &got, sizeof want)) {
+    TlStr w = {0};
+    tl_shared_layout_print(&want, &w);
+    int b = want.swizzle_bits, mm = want.swizzle_base, sh = want.swizzle_shift;
+    if (b)
+      tl_op_emit_error(op,
+                       "the shared tile's layout is not the one TMA writes "
+                       "the box in: row-major with swizzle<%d, %d, %d> (%s)",
+                       b, mm, sh, tl_str_cstr(&w));
+    else
+      tl_op_emit_error(op,
+                       "the shared tile's layout is not the one TMA writes "
+                       "the box in: row-major, unswizzled (%s)",
+                       tl_str_cstr(&w));
+    tl_str_free(&w);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+typedef struct TmaScan {
+  bool tma;        /* a copy through a tensor map was seen */
+  int64_t pending; /* the largest N of a tl.copy_async_wait N */
+} TmaScan;
+
+static void scan_tma(TlOp *op, void *user) {
+  TmaScan *s = user;
+  if (tl_op_id(op) == TL_OP_TL_COPY_ASYNC && tl_op_num_operands(op) > 1 &&
+      tl_type_is_tensormap(otype(op, 1)))
+    s->tma = true;
+  TlAttr *n = tl_op_id(op) == TL_OP_TL_COPY_ASYNC_WAIT
+                  ? tl_op_attr(op, "pending")
+                  : NULL;
+  if (n && tl_attr_kind(n) == TL_ATTR_INT && tl_attr_int_value(n) > s->pending)
+    s->pending = tl_attr_int_value(n);
+}
+
+/* Eight barriers at least: a kernel may commit a few groups before its
+ * first wait (a prologue) whatever its N. */
+unsigned tl_kernel_tma_ring(TlOp *kernel) {
+  TmaScan s = {false, 0};
+  tl_op_walk(kernel, scan_tma, &s, false);
+  if (!s.tma)
+    return 0;
+  return s.pending + 1 > 8 ? (unsigned)s.pending + 1 : 8;
+}
+
 static TlResult copy_async_verify(TlOp *op) {
   if (tl_op_num_results(op) != 0 || tl_op_num_operands(op) < 2) {
     tl_op_emit_error(op, "takes a shared tile, a global tensor and offsets");
     return TL_FAILURE;
   }
   TlType *s = otype(op, 0), *g = otype(op, 1);
+  if (tl_type_is_tensormap(g))
+    return copy_tma_verify(op);
   if (tl_tensor_kind(s) != TL_TENSOR_SHARED)
     return bad_type(op, "the destination", "a !tl.shared", s);
   if (tl_tensor_kind(g) != TL_TENSOR_GLOBAL)
@@ -2450,7 +2569,7 @@ static const TlOpDef tl_ops[] = {
 
 static const TlTypeDef *const tl_types[] = {
     &tl_ptr_type_def, &tl_global_type_def, &tl_shared_type_def,
-    &tl_reg_type_def, NULL};
+    &tl_reg_type_def, &tl_tensormap_type_def, NULL};
 static const TlAttrDef *const tl_attrs[] = {&tl_layout_attr_def, &tl_smem_attr_def,
                                             NULL};
 

@@ -138,7 +138,7 @@ const TlSharedLayout *tl_smem_attr_value(const TlAttr *a) {
 /*===--- Type helpers ----------------------------------------------------===*/
 
 extern const TlTypeDef tl_ptr_type_def, tl_global_type_def, tl_shared_type_def,
-    tl_reg_type_def;
+    tl_reg_type_def, tl_tensormap_type_def;
 
 static TlAttr *dims_attr(TlContext *ctx, unsigned rank, const int64_t *dims) {
   TlAttr *elems[TL_LAYOUT_MAX_RANK];
@@ -596,10 +596,188 @@ static void reg_print(const TlType *t, TlStr *out) {
   tl_str_putc(out, '>');
 }
 
+/*===--- !tl.tensormap ----------------------------------------------------===*/
+
+/* !tl.tensormap<?x?xT, box = [B0, B1], swizzle = W>. Parameters:
+ *   param 0: the rank (i64)
+ *   param 1: the element type (a type attribute)
+ *   param 2: the box, outermost first (an array of i64)
+ *   param 3: the swizzle span in bytes (i64: 0, 32, 64 or 128) */
+
+bool tl_tensormap_type_check(unsigned rank, const TlType *elem,
+                             const int64_t *box, unsigned swizzle, TlErr *err) {
+  if (rank < 1 || rank > 3)
+    return tl_err(err, "a tensor map has 1 to 3 dimensions, not %u", rank);
+  unsigned bits = elem && tl_type_is_scalar(elem) ? tl_type_bitwidth(elem) : 0;
+  if ((bits != 8 && bits != 16 && bits != 32 && bits != 64) ||
+      tl_type_is_bool(elem))
+    return tl_err(err, "a tensor map's elements are 1, 2, 4 or 8 bytes");
+  for (unsigned i = 0; i < rank; i++)
+    if (box[i] < 1 || box[i] > 256)
+      return tl_err(err, "box dimension %u is %lld; a box has 1 to 256 "
+                         "elements a dimension",
+                    i, (long long)box[i]);
+  int64_t inner = box[rank - 1] * (bits / 8);
+  if (inner % 16)
+    return tl_err(err, "the box's inner dimension is %lld bytes, not a "
+                       "multiple of 16",
+                  (long long)inner);
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    return tl_err(err, "the swizzle is 0 (none), 32, 64 or 128 bytes, not %u",
+                  swizzle);
+  if (swizzle && inner != swizzle)
+    return tl_err(err, "the box's inner dimension is %lld bytes; under a "
+                       "%u-byte swizzle it must be exactly %u",
+                  (long long)inner, swizzle, swizzle);
+  return true;
+}
+
+TlType *tl_tensormap_type_get(TlContext *ctx, unsigned rank, TlType *elem,
+                              const int64_t *box, unsigned swizzle) {
+  if (!box || !tl_tensormap_type_check(rank, elem, box, swizzle, NULL))
+    return NULL;
+  TlType *i64 = tl_type_int(ctx, 64, true);
+  TlAttr *p[4] = {tl_attr_int(ctx, i64, rank), tl_attr_type(ctx, elem),
+                  dims_attr(ctx, rank, box), tl_attr_int(ctx, i64, swizzle)};
+  return tl_type_dialect(ctx, &tl_tensormap_type_def, 4, p);
+}
+
+bool tl_type_is_tensormap(const TlType *t) {
+  return t && tl_type_kind(t) == TL_TYPE_DIALECT &&
+         tl_type_def(t) == &tl_tensormap_type_def;
+}
+
+unsigned tl_tensormap_rank(const TlType *t) {
+  return tl_type_is_tensormap(t)
+             ? (unsigned)tl_attr_int_value(tl_type_param(t, 0))
+             : 0;
+}
+
+TlType *tl_tensormap_elem(const TlType *t) {
+  return tl_type_is_tensormap(t) ? tl_attr_type_value(tl_type_param(t, 1))
+                                 : NULL;
+}
+
+int64_t tl_tensormap_box(const TlType *t, unsigned i) {
+  if (i >= tl_tensormap_rank(t))
+    return 0;
+  return tl_attr_int_value(tl_attr_array_elem(tl_type_param(t, 2), i));
+}
+
+unsigned tl_tensormap_swizzle(const TlType *t) {
+  return tl_type_is_tensormap(t)
+             ? (unsigned)tl_attr_int_value(tl_type_param(t, 3))
+             : 0;
+}
+
+/* TMA writes the box row after row, the innermost dimension contiguous,
+ * and under a swizzle of W bytes XORs byte-address bits [4, 4 + log2(W/16))
+ * with bits [7, 7 + log2(W/16)) (docs/simt.md). In element offsets of e
+ * bytes that is CuTe's swizzle<log2(W/16), 4 - log2(e), 3>: the B bits
+ * at [M + S, M + S + B) = [7 - log2(e), ...) XORed into [M, M + B) =
+ * [4 - log2(e), ...). It equals the address form when the box starts at a
+ * multiple of the 1024-byte pattern (the lowering places it so). */
+bool tl_tensormap_box_layout(const TlType *t, TlSharedLayout *out) {
+  unsigned rank = tl_tensormap_rank(t);
+  if (!rank)
+    return false;
+  int64_t box[3];
+  for (unsigned i = 0; i < rank; i++)
+    box[i] = tl_tensormap_box(t, i);
+  unsigned sw = tl_tensormap_swizzle(t), eb = tl_type_bitwidth(tl_tensormap_elem(t)) / 8;
+  int b = sw == 32 ? 1 : sw == 64 ? 2 : sw == 128 ? 3 : 0;
+  int le = eb == 1 ? 0 : eb == 2 ? 1 : eb == 4 ? 2 : 3;
+  return shared_layout(out, rank, box, false, b, b ? 4 - le : 0, b ? 3 : 0,
+                       NULL);
+}
+
+static TlType *tensormap_parse(TlParser *p, const TlTypeDef *def) {
+  TlDimVec dims = {0};
+  TlType *elem, *t = NULL;
+  TlLoc loc = tl_parser_loc(p);
+  int64_t box[8] = {0}, sw = 0;
+  size_t nbox = 0;
+  if (TL_FAILED(tl_parse_punct(p, "<")))
+    goto out;
+  loc = tl_parser_loc(p);
+  if (TL_FAILED(tl_parse_shape_and_type(p, &dims, &elem)))
+    goto out;
+  for (size_t i = 0; i < dims.len; i++)
+    if (dims.data[i] != -1) {
+      tl_parser_error(p, loc, "a tensor map's sizes are known at launch "
+                              "only: write them as ?");
+      goto out;
+    }
+  if (TL_FAILED(tl_parse_punct(p, ",")) ||
+      TL_FAILED(tl_parse_keyword(p, "box")) ||
+      TL_FAILED(tl_parse_punct(p, "=")) || TL_FAILED(tl_parse_punct(p, "[")))
+    goto out;
+  TlLoc boxloc = tl_parser_loc(p);
+  do {
+    int64_t v;
+    if (TL_FAILED(tl_parse_int(p, &v)))
+      goto out;
+    if (nbox < 8)
+      box[nbox] = v;
+    nbox++;
+  } while (tl_parse_optional_punct(p, ","));
+  if (TL_FAILED(tl_parse_punct(p, "]")))
+    goto out;
+  TlLoc swloc = tl_parser_loc(p);
+  if (tl_parse_optional_punct(p, ",")) {
+    swloc = tl_parser_loc(p);
+    if (TL_FAILED(tl_parse_keyword(p, "swizzle")) ||
+        TL_FAILED(tl_parse_punct(p, "=")) || TL_FAILED(tl_parse_int(p, &sw)))
+      goto out;
+  }
+  if (TL_FAILED(tl_parse_punct(p, ">")))
+    goto out;
+  if (nbox != dims.len) {
+    tl_parser_error(p, boxloc,
+                    "the box has %zu dimensions, but the tensor map has %zu",
+                    nbox, dims.len);
+    goto out;
+  }
+  TlErr err;
+  if (sw < 0 || sw > 128 ||
+      !tl_tensormap_type_check((unsigned)dims.len, elem, box, (unsigned)sw,
+                               &err)) {
+    if (sw < 0 || sw > 128)
+      tl_err(&err, "the swizzle is 0 (none), 32, 64 or 128 bytes, not %lld",
+             (long long)sw);
+    bool at_sw = strstr(err.msg, "swizzle") != NULL;
+    tl_parser_error(p, at_sw ? swloc : dims.len < 1 || dims.len > 3 ? loc : boxloc,
+                    "invalid tensor map: %s", err.msg);
+    goto out;
+  }
+  t = tl_tensormap_type_get(tl_parser_context(p), (unsigned)dims.len, elem,
+                            box, (unsigned)sw);
+out:
+  tl_vec_free(&dims);
+  return t;
+}
+
+static void tensormap_print(const TlType *t, TlStr *out) {
+  tl_str_putc(out, '<');
+  for (unsigned i = 0; i < tl_tensormap_rank(t); i++)
+    tl_str_puts(out, "?x");
+  tl_type_print(tl_tensormap_elem(t), out);
+  tl_str_puts(out, ", box = [");
+  for (unsigned i = 0; i < tl_tensormap_rank(t); i++)
+    tl_str_printf(out, "%s%lld", i ? ", " : "",
+                  (long long)tl_tensormap_box(t, i));
+  tl_str_putc(out, ']');
+  if (tl_tensormap_swizzle(t))
+    tl_str_printf(out, ", swizzle = %u", tl_tensormap_swizzle(t));
+  tl_str_putc(out, '>');
+}
+
 const TlTypeDef tl_ptr_type_def = {"tl.ptr", ptr_parse, ptr_print};
 const TlTypeDef tl_global_type_def = {"tl.global", global_parse, global_print};
 const TlTypeDef tl_shared_type_def = {"tl.shared", shared_parse, shared_print};
 const TlTypeDef tl_reg_type_def = {"tl.reg", reg_parse, reg_print};
+const TlTypeDef tl_tensormap_type_def = {"tl.tensormap", tensormap_parse,
+                                         tensormap_print};
 
 /* The dtype library's description of an element type: bool, uN/iN, f16,
  * bf16, f32, f64 and the small floats fNeXmY. */

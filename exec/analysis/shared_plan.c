@@ -56,6 +56,37 @@ int64_t tl_shared_type_alignment(const TlType *t) {
   return block > 16 ? block : 16;
 }
 
+/* TMA writes a box to a shared address that is a multiple of 128 bytes,
+ * and a swizzled box to one of 1024 (the repeat of the swizzle pattern,
+ * docs/simt.md): a tile that a tl.copy_async through a tensor map writes,
+ * itself or through its views, is aligned so (0: no such copy). */
+static int64_t tma_alignment(TlValue *tile) {
+  int64_t a = 0;
+  for (TlUse *u = tl_value_first_use(tile); u; u = tl_use_next(u)) {
+    TlOp *o = tl_use_owner(u);
+    int64_t want = 0;
+    switch (tl_op_id(o)) {
+    case TL_OP_TL_COPY_ASYNC: {
+      TlType *src = tl_value_type(tl_op_operand(o, 1));
+      if (tl_use_operand_index(u) == 0 && tl_type_is_tensormap(src))
+        want = tl_tensormap_swizzle(src) ? 1024 : 128;
+      break;
+    }
+    case TL_OP_TL_SLICE:
+    case TL_OP_TL_RESHAPE:
+    case TL_OP_TL_PERMUTE:
+      if (tl_use_operand_index(u) == 0)
+        want = tma_alignment(tl_op_result(o, 0));
+      break;
+    default:
+      break;
+    }
+    if (want > a)
+      a = want;
+  }
+  return a;
+}
+
 /*===--- Program positions -----------------------------------------------===*/
 
 typedef struct Span {
@@ -172,6 +203,9 @@ TlResult tl_plan_shared_memory(TlOp *kernel, int64_t limit) {
     TlType *t = tl_value_type(tl_op_result(a->op, 0));
     a->size = tl_shared_type_bytes(t);
     a->align = tl_shared_type_alignment(t);
+    int64_t tma = tma_alignment(tl_op_result(a->op, 0));
+    if (tma > a->align)
+      a->align = tma;
     if (a->size < 0 || a->align < 0) {
       tl_op_emit_error(a->op, "the shared tile has no element layout");
       goto out;

@@ -352,15 +352,17 @@ unsigned tl_program_num_params(const TlProgram *p) {
 
 void tl_program_param(const TlProgram *p, unsigned i, TlParamInfo *out) {
   TlType *t = tl_vm_param_type(p->kernel, i);
-  bool ptr = tl_type_is_ptr(t);
+  bool ptr = tl_type_is_ptr(t), map = tl_type_is_tensormap(t);
+  TlType *e = ptr ? tl_tensor_elem(t) : map ? tl_tensormap_elem(t) : t;
   TlDType dt = {0, 0, 0, 0};
-  tl_vm_dtype_of(ptr ? tl_tensor_elem(t) : t, &dt);
+  tl_vm_dtype_of(e, &dt);
   out->name = tl_vm_param_name(p->kernel, i);
   out->kind = ptr                   ? TL_ARG_BUFFER
+              : map                 ? TL_ARG_TENSOR_MAP
               : tl_type_is_float(t) ? TL_ARG_FLOAT
                                     : TL_ARG_INT;
   out->dtype = tl_dtype_is_valid(dt) ? tl_dtype_name(dt) : "?";
-  out->bits = tl_type_bitwidth(ptr ? tl_tensor_elem(t) : t);
+  out->bits = tl_type_bitwidth(e);
   out->packed = ptr && (!tl_npy_descr(dt) || tl_dtype_bits(dt) < 8);
 }
 
@@ -382,6 +384,12 @@ static bool check_args(TlProgram *p, const TlArg *args, unsigned nargs,
     TlParamInfo pi = p->params[i];
     const TlArg *a = &args[i];
     static const char *const kinds[] = {"an integer", "a float", "a buffer"};
+    if (pi.kind == TL_ARG_TENSOR_MAP)
+      return !failf(s,
+                    "argument %u (%s) of @%s: tensor-map parameters are not "
+                    "supported by this API yet (tl-run --arg "
+                    "NAME=tmap:BUFFER runs them)",
+                    i, pi.name, k);
     if (a->kind > TL_ARG_BUFFER)
       return !failf(s, "argument %u (%s) of @%s: unknown argument kind %d", i,
                     pi.name, k, (int)a->kind);
@@ -763,6 +771,12 @@ static bool make_ready(TlProgram *p, void *stream, Ptx **xp, TlLaunch *l) {
   for (unsigned i = 0; i < n; i++) {
     const TlParamInfo *pi = &p->params[i];
     int64_t w = p->words[i];
+    if (pi->kind == TL_ARG_TENSOR_MAP)
+      return !failf(s,
+                    "argument %u (%s) of @%s: tensor-map parameters are not "
+                    "supported by this API yet (tl-run --arg "
+                    "NAME=tmap:BUFFER runs them)",
+                    i, pi->name, tl_program_name(p));
     if (pi->kind == TL_ARG_BUFFER) {
       if (!w)
         return !failf(s,

@@ -7,6 +7,7 @@
  * so every view of an allocation meets the same elements and checks.
  * docs/vm.md states the rules. */
 #include "vm_internal.h"
+#include "tl/tensor_map.h"
 
 #include <stdio.h>
 
@@ -1324,7 +1325,163 @@ static bool store_shared_elems(TlVm *vm, Inst *in, const Tile *t, SView *s,
 
 /*===--- copy_async -------------------------------------------------------===*/
 
+/* Whether the copy may write element x (index j of the shared tile s):
+ * no copy into it pending, and no access of this epoch left unordered by
+ * a tl.synchronize. */
+static bool copy_target_ok(TlVm *vm, Inst *in, const SView *s,
+                           const SElem *x, const int64_t *j) {
+  char ib[256], rb[32];
+  if (!dot_free(vm, in, x, s->rank, j, "copies into"))
+    return false;
+  if (x->pending) {
+    vm_fmt_index(ib, sizeof ib, s->rank, j);
+    vm_error(vm, in->op,
+             "copies into element %s of the shared tile while "
+             "an earlier tl.copy_async into it is pending",
+             ib);
+    vm_note(vm, x->wop, "the earlier copy starts here");
+    return false;
+  }
+  if (x->epoch == vm->epoch && (x->writer != T_NONE || x->reader != T_NONE)) {
+    vm_fmt_index(ib, sizeof ib, s->rank, j);
+    if (x->writer == T_BLOCK)
+      vm_error(vm, in->op,
+               "data race on element %s of the shared tile: "
+               "copied again with no tl.synchronize after the "
+               "tl.copy_async_wait of the earlier copy",
+               ib);
+    else if (x->writer != T_NONE)
+      vm_error(vm, in->op,
+               "data race on element %s of the shared tile: "
+               "written by thread %d and then copied into with "
+               "no tl.synchronize in between",
+               ib, x->writer);
+    else
+      vm_error(vm, in->op,
+               "data race on element %s of the shared tile: "
+               "read by %s and then copied into with no "
+               "tl.synchronize in between",
+               ib, thread_name(x->reader, rb, sizeof rb));
+    return false;
+  }
+  return true;
+}
+
+/* Element x (storage so of s's memory) now waits for the open group. */
+static void copy_pending(TlVm *vm, Inst *in, SView *s, SElem *x) {
+  x->pending = vm->open_group;
+  x->wop = in->op;
+  s->mem->npending++;
+}
+
+/* tl.copy_async through a tensor map (TMA): the box at the coordinates
+ * (outermost first) of the map's tensor, elements outside it 0. The map
+ * (TL's encoding, bound by bind_tensor_map) gives the sizes and byte
+ * strides of the tensor in its buffer; the shared tile's layout was
+ * checked to be where TMA puts the box, so the copy is by index. */
+static bool exec_copy_tma(TlVm *vm, Inst *in) {
+  SView *s = live_shared(vm, in, 0);
+  if (!s)
+    return false;
+  unsigned p = (unsigned)vm_in(vm, in, 1)->bits;
+  const TlVmArg *a = &vm->args[p];
+  TlTensorMapDesc d;
+  if (!tl_tensor_map_decode(a->map, &d, NULL))
+    TL_UNREACHABLE("the map was checked when bound");
+  /* Races are tracked on the buffer parameter sharing the map's memory. */
+  int track = -1;
+  for (unsigned k = 0; k < vm->user_nargs && track < 0; k++)
+    if (vm->args[k].kind == TL_VM_ARG_BUFFER && vm->args[k].data == a->data &&
+        a->data)
+      track = (int)k;
+  int rank = s->rank;
+  int64_t c[TL_LAYOUT_MAX_RANK], j[TL_LAYOUT_MAX_RANK] = {0};
+  read_offsets(vm, in, 2, rank, c);
+  for (int k = 0; k < rank; k++)
+    if (c[k] < INT32_MIN || c[k] > INT32_MAX)
+      return vm_error(vm, in->op,
+                      "coordinate %d is %lld, outside the 32-bit range of "
+                      "TMA coordinates",
+                      k, (long long)c[k]);
+  uint64_t eb = d.elem_bytes;
+  /* The lowering's ring of R mbarriers carries group G in the barrier of
+   * group G - R: that group must have completed, and every thread passed
+   * its wait, before this copy can join G (docs/lowering.md). */
+  if (vm->tma_kernel != vm->kernel) {
+    vm->tma_kernel = vm->kernel;
+    vm->tma_ring = tl_kernel_tma_ring(vm->kernel);
+  }
+  uint32_t G = vm->open_group, R = vm->tma_ring;
+  if (G > R) {
+    uint32_t g = G - R;
+    if (g > vm->done_group)
+      return vm_error(vm, in->op,
+                      "a copy through a tensor map joins group %u while group "
+                      "%u, %u groups earlier, is still pending (the lowering "
+                      "keeps %u groups in flight at most: wait for it first)",
+                      G, g, R, R);
+    if (vm->group_epoch[g % 256] == vm->epoch)
+      return vm_error(vm, in->op,
+                      "a copy through a tensor map joins group %u with no "
+                      "tl.synchronize after the tl.copy_async_wait that "
+                      "completed group %u, %u groups earlier (the lowering "
+                      "reuses its mbarrier)",
+                      G, g, R);
+  }
+  /* TMA writes to 128-byte aligned addresses, a swizzled box to 1024-byte
+   * aligned ones; tiles are placed so (exec/analysis/shared_plan.c), and
+   * a view must keep it. */
+  int64_t start = storage_at(s, 0) * (int64_t)eb, align = d.swizzle ? 1024 : 128;
+  if (start % align)
+    return vm_error(vm, in->op,
+                    "the destination starts at byte %lld of its shared tile, "
+                    "not a multiple of %lld as a copy through a tensor map "
+                    "needs",
+                    (long long)start, (long long)align);
+  for (int64_t e = 0; e < s->n; e++) {
+    int64_t so = storage_at(s, e);
+    SElem *x = &s->mem->st[so];
+    if (!copy_target_ok(vm, in, s, x, j))
+      return false;
+    /* Map dimension k is the tile's dimension rank - 1 - k. */
+    bool inside = true;
+    uint64_t byte = d.base;
+    for (int k = 0; k < rank && inside; k++) {
+      int64_t i = sat_add(c[rank - 1 - k], j[rank - 1 - k]);
+      inside = i >= 0 && (uint64_t)i < d.dims[k];
+      if (inside)
+        byte += (uint64_t)i * (k ? d.strides[k - 1] : eb);
+    }
+    uint64_t v = 0;
+    if (inside) {
+      if (byte + eb > a->size) {
+        char ib[256];
+        int64_t idx[TL_LAYOUT_MAX_RANK];
+        for (int dd = 0; dd < rank; dd++)
+          idx[dd] = sat_add(c[dd], j[dd]);
+        vm_fmt_index(ib, sizeof ib, rank, idx);
+        return vm_error(vm, in->op,
+                        "copies element %s of the tensor map's tensor, at "
+                        "byte %llu, outside the %zu bytes of its buffer",
+                        ib, (unsigned long long)byte, a->size);
+      }
+      int64_t o = (int64_t)(byte / eb);
+      if (track >= 0 &&
+          !gtrack(vm, in, track, o, T_MANY, false, false, false))
+        return false;
+      v = buf_load(a, o);
+    }
+    s->mem->v[so] = v;
+    copy_pending(vm, in, s, x);
+    for (int dd = rank - 1; dd >= 0 && ++j[dd] == s->shape[dd]; dd--)
+      j[dd] = 0;
+  }
+  return true;
+}
+
 static bool exec_copy_async(TlVm *vm, Inst *in) {
+  if (tl_type_is_tensormap(tl_value_type(tl_op_operand(in->op, 1))))
+    return exec_copy_tma(vm, in);
   SView *s = live_shared(vm, in, 0);
   if (!s)
     return false;
@@ -1334,43 +1491,11 @@ static bool exec_copy_async(TlVm *vm, Inst *in) {
   int64_t off[TL_LAYOUT_MAX_RANK], j[TL_LAYOUT_MAX_RANK] = {0};
   int64_t idx[TL_LAYOUT_MAX_RANK];
   read_offsets(vm, in, 2, s->rank, off);
-  char ib[256], rb[32];
   for (int64_t e = 0; e < s->n; e++) {
     int64_t so = storage_at(s, e);
     SElem *x = &s->mem->st[so];
-    if (!dot_free(vm, in, x, s->rank, j, "copies into"))
+    if (!copy_target_ok(vm, in, s, x, j))
       return false;
-    if (x->pending) {
-      vm_fmt_index(ib, sizeof ib, s->rank, j);
-      vm_error(vm, in->op,
-               "copies into element %s of the shared tile while "
-               "an earlier tl.copy_async into it is pending",
-               ib);
-      vm_note(vm, x->wop, "the earlier copy starts here");
-      return false;
-    }
-    if (x->epoch == vm->epoch && (x->writer != T_NONE || x->reader != T_NONE)) {
-      vm_fmt_index(ib, sizeof ib, s->rank, j);
-      if (x->writer == T_BLOCK)
-        vm_error(vm, in->op,
-                 "data race on element %s of the shared tile: "
-                 "copied again with no tl.synchronize after the "
-                 "tl.copy_async_wait of the earlier copy",
-                 ib);
-      else if (x->writer != T_NONE)
-        vm_error(vm, in->op,
-                 "data race on element %s of the shared tile: "
-                 "written by thread %d and then copied into with "
-                 "no tl.synchronize in between",
-                 ib, x->writer);
-      else
-        vm_error(vm, in->op,
-                 "data race on element %s of the shared tile: "
-                 "read by %s and then copied into with no "
-                 "tl.synchronize in between",
-                 ib, thread_name(x->reader, rb, sizeof rb));
-      return false;
-    }
     for (int d = 0; d < s->rank; d++)
       idx[d] = sat_add(off[d], j[d]);
     int64_t o;
@@ -1380,9 +1505,7 @@ static bool exec_copy_async(TlVm *vm, Inst *in) {
     if (r && !gtrack(vm, in, g->param, o, T_MANY, false, false, false))
       return false;
     s->mem->v[so] = r ? buf_load(a, o) : 0;
-    x->pending = vm->open_group;
-    x->wop = in->op;
-    s->mem->npending++;
+    copy_pending(vm, in, s, x);
     for (int d = s->rank - 1; d >= 0 && ++j[d] == s->shape[d]; d--)
       j[d] = 0;
   }
@@ -1392,6 +1515,9 @@ static bool exec_copy_async(TlVm *vm, Inst *in) {
 static void complete_groups(TlVm *vm, uint32_t upto) {
   if (upto <= vm->done_group)
     return;
+  for (uint32_t g = upto - vm->done_group > 256 ? upto - 255 : vm->done_group + 1;
+       g <= upto; g++)
+    vm->group_epoch[g % 256] = vm->epoch;
   vm->done_group = upto;
   for (Shared *s = vm->shared; s; s = s->next) {
     if (!s->npending)

@@ -62,11 +62,14 @@ bool tl_tensor_map_check(const TlTensorMapDesc *d, TlErr *err) {
       d->swizzle != 128)
     return tl_err(err, "the swizzle is none, 32, 64 or 128 bytes, not %u",
                   d->swizzle);
-  if (d->swizzle && inner > d->swizzle)
+  /* The hardware lays out a box narrower than the swizzle span otherwise
+   * than the span's XOR pattern over the box would (docs/simt.md), so TL
+   * makes only maps whose inner box is exactly the span. */
+  if (d->swizzle && inner != d->swizzle)
     return tl_err(err,
-                  "the box's inner dimension is %llu bytes, more than the "
-                  "%u-byte swizzle span",
-                  (unsigned long long)inner, d->swizzle);
+                  "the box's inner dimension is %llu bytes; under the "
+                  "%u-byte swizzle it must be exactly %u",
+                  (unsigned long long)inner, d->swizzle, d->swizzle);
   return true;
 }
 

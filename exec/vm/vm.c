@@ -4,6 +4,7 @@
  * memory ops in memory.c; docs/vm.md states the semantics. */
 #include "vm_internal.h"
 #include "tl/analysis.h"
+#include "tl/tensor_map.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -996,6 +997,61 @@ static bool check_layouts(TlVm *vm, TlOp *kernel, int64_t threads) {
   return c.ok;
 }
 
+/* A !tl.tensormap parameter takes a tensor map (TL's encoding) over a
+ * buffer of the type's elements, with the type's rank, box and swizzle
+ * and element strides 1; its base and strides must keep the tensor's
+ * elements aligned in the buffer. */
+static bool bind_tensor_map(TlOp *kernel, const char *name, TlType *t,
+                            const TlVmArg *a) {
+  TlStr ts = {0};
+  tl_type_print(t, &ts);
+  TlTensorMapDesc d;
+  TlErr err;
+  TlDType dt;
+  bool ok = false;
+  unsigned rank = tl_tensormap_rank(t);
+  if (a->kind != TL_VM_ARG_TENSOR_MAP || !a->map) {
+    tl_op_emit_error(kernel, "parameter '%s' (%s) needs a tensor map", name,
+                     tl_str_cstr(&ts));
+  } else if (!tl_tensor_map_decode(a->map, &d, &err)) {
+    tl_op_emit_error(kernel, "parameter '%s': %s", name, err.msg);
+  } else if (!tl_vm_dtype_of(tl_tensormap_elem(t), &dt) ||
+             !tl_dtype_eq(dt, a->dtype)) {
+    tl_op_emit_error(kernel, "parameter '%s' is %s, but the buffer holds %s",
+                     name, tl_str_cstr(&ts), tl_dtype_name(a->dtype));
+  } else if (d.rank != rank || d.elem_bytes * 8 != tl_dtype_bits(dt) ||
+             d.swizzle != tl_tensormap_swizzle(t)) {
+    tl_op_emit_error(kernel,
+                     "parameter '%s' is %s, but the tensor map has %u "
+                     "dimensions of %u-byte elements and a %u-byte swizzle",
+                     name, tl_str_cstr(&ts), d.rank, d.elem_bytes, d.swizzle);
+  } else if (!a->data && a->size) {
+    tl_op_emit_error(kernel, "parameter '%s' has a NULL buffer", name);
+  } else if (d.base % d.elem_bytes) {
+    tl_op_emit_error(kernel,
+                     "parameter '%s': the tensor map's base %llu is not a "
+                     "multiple of its element size",
+                     name, (unsigned long long)d.base);
+  } else {
+    ok = true;
+    for (unsigned k = 0; k < rank && ok; k++) {
+      /* The type's box is outermost first, the map's innermost first. */
+      if (d.box[k] != (uint64_t)tl_tensormap_box(t, rank - 1 - k) ||
+          d.elem_strides[k] != 1) {
+        tl_op_emit_error(kernel,
+                         "parameter '%s' is %s, but the tensor map's box "
+                         "dimension %u is %u elements with element stride "
+                         "%u",
+                         name, tl_str_cstr(&ts), rank - 1 - k, d.box[k],
+                         d.elem_strides[k]);
+        ok = false;
+      }
+    }
+  }
+  tl_str_free(&ts);
+  return ok;
+}
+
 static bool bind_args(TlVm *vm, TlOp *kernel, Body *body, unsigned nargs,
                       const TlVmArg *args, int64_t *ints) {
   unsigned n = tl_vm_num_params(kernel);
@@ -1009,7 +1065,12 @@ static bool bind_args(TlVm *vm, TlOp *kernel, Body *body, unsigned nargs,
     const TlVmArg *a = &args[i];
     Val v = {V_SCALAR, 0, NULL};
     ints[i] = 0;
-    if (tl_type_is_ptr(t)) {
+    if (tl_type_is_tensormap(t)) {
+      if (!bind_tensor_map(kernel, name, t, a))
+        return false;
+      v.kind = V_PTR;
+      v.bits = i;
+    } else if (tl_type_is_ptr(t)) {
       TlDType dt;
       TlStr s = {0};
       tl_type_print(t, &s);
@@ -1040,7 +1101,7 @@ static bool bind_args(TlVm *vm, TlOp *kernel, Body *body, unsigned nargs,
       v.bits = i;
     } else {
       const EType *e = vm_etype(vm, t);
-      if (a->kind == TL_VM_ARG_BUFFER) {
+      if (a->kind == TL_VM_ARG_BUFFER || a->kind == TL_VM_ARG_TENSOR_MAP) {
         tl_op_emit_error(kernel,
                          "parameter '%s' is a scalar, but a buffer is "
                          "given",
@@ -1108,6 +1169,7 @@ TlResult tl_vm_run(TlVm *vm, TlOp *kernel, unsigned nargs,
   if (!check_layouts(vm, kernel, vm->threads))
     return TL_FAILURE;
   vm->kernel = kernel;
+  vm->tma_kernel = NULL;
   vm->warp = -1;
   vm->nwarps = (vm->threads + 31) / 32;
   vm->wstride = nslots;

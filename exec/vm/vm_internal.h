@@ -307,6 +307,12 @@ struct TlVm {
   TlOp *dot_op;        /* the newest */
   uint32_t open_group; /* id of the group copy_async adds to */
   uint32_t done_group; /* every group with id <= this one completed */
+  /* Copies through tensor maps: the kernel's ring size
+   * (tl_kernel_tma_ring, for tma_kernel), and the epoch in which each of
+   * the last 256 groups completed (group g at g % 256). */
+  TlOp *tma_kernel;
+  unsigned tma_ring;
+  uint32_t group_epoch[256];
   Shared *shared;      /* live and freed allocations of this block */
   TlArena block_arena; /* global views of this block */
   bool failed;

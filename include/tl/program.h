@@ -116,6 +116,13 @@ typedef enum TlArgKind {
   TL_ARG_INT,    /* an integer (or bool) scalar */
   TL_ARG_FLOAT,  /* a float scalar */
   TL_ARG_BUFFER, /* a pointer to elements of dtype */
+  TL_ARG_TENSOR_MAP, /* a !tl.tensormap parameter (its dtype: the map's
+                        elements). No call of this API takes one yet: a
+                        kernel with such a parameter is refused by
+                        tl_program_run_vm, the launches and tl_program_time
+                        (tl-run --arg NAME=tmap:BUFFER runs it;
+                        docs/runtime.md "Tensor maps" gives the planned
+                        form) */
 } TlArgKind;
 
 typedef struct TlParamInfo {

@@ -35,7 +35,8 @@ typedef struct TlTensorMapDesc {
   uint32_t elem_strides[TL_TENSOR_MAP_MAX_RANK]; /* 1 to 8 (0 reads as 1);
                           elem_strides[0] must be 1 */
   unsigned swizzle;    /* 0 (none), 32, 64 or 128: the shared-memory
-                          swizzle; box[0] * elem_bytes at most this */
+                          swizzle; box[0] * elem_bytes exactly this
+                          when swizzled */
 } TlTensorMapDesc;
 
 /* Whether d satisfies the rules above (the driver's, for the tiled,

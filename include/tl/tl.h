@@ -91,6 +91,38 @@ bool tl_shared_type_column_major(const TlType *t);
 /* Swizzle<B, M, S> of a shared type; all 0 when unswizzled. */
 void tl_shared_type_swizzle(const TlType *t, int *b, int *m, int *s);
 
+/* !tl.tensormap<?x?xT, box = [B0, B1], swizzle = W>: a TMA tensor map over
+ * a tensor of rank 1..3 (sizes known at launch), its box (outermost
+ * first) and its shared-memory swizzle span in bytes (0: none, 32, 64 or
+ * 128). A kernel parameter only (docs/langref.md). Uniqued; NULL (no
+ * diagnostic) when tl_tensormap_type_check refuses the parameters. */
+TlType *tl_tensormap_type_get(TlContext *ctx, unsigned rank, TlType *elem,
+                              const int64_t *box, unsigned swizzle);
+/* Whether the parameters make a tensor map type; false with the reason in
+ * err (may be NULL): "the box's inner dimension is 96 bytes; under a
+ * 128-byte swizzle it must be exactly 128". */
+bool tl_tensormap_type_check(unsigned rank, const TlType *elem,
+                             const int64_t *box, unsigned swizzle, TlErr *err);
+bool tl_type_is_tensormap(const TlType *t);
+/* Rank, element type, box dimension i (outermost first) and swizzle of a
+ * tensor map type; 0 or NULL for other types. */
+unsigned tl_tensormap_rank(const TlType *t);
+TlType *tl_tensormap_elem(const TlType *t);
+int64_t tl_tensormap_box(const TlType *t, unsigned i);
+unsigned tl_tensormap_swizzle(const TlType *t);
+/* The shared-memory layout in which TMA leaves the box (row-major, with
+ * the swizzle as swizzle<log2(W/16), 4 - log2(element bytes), 3>); false
+ * for other types. */
+bool tl_tensormap_box_layout(const TlType *t, TlSharedLayout *out);
+
+/* The mbarriers of the ring that carries a kernel's commit groups once
+ * it copies through tensor maps (docs/lowering.md): R = max(8, 1 + the
+ * largest N of its tl.copy_async_wait N); 0 for a kernel (or any op)
+ * without such copies. A copy through a tensor map may join group g + R
+ * only after group g has completed and the block has synchronized since
+ * (the block VM checks it; the lowering relies on it). */
+unsigned tl_kernel_tma_ring(TlOp *kernel);
+
 /* Grid expressions (tl.kernel's grid and threads): integer arithmetic over
  * the kernel's integer parameters and template constants, by name:
  *   expr   ::= term (('+' | '-') term)*

@@ -33,6 +33,7 @@ typedef enum TlVmArgKind {
   TL_VM_ARG_INT,    /* an integer (or i1) parameter, or a float one */
   TL_VM_ARG_FLOAT,  /* a float parameter */
   TL_VM_ARG_BUFFER, /* a !tl.ptr<T> parameter */
+  TL_VM_ARG_TENSOR_MAP, /* a !tl.tensormap parameter */
 } TlVmArgKind;
 
 /* One argument, in parameter order. Integer values are truncated to the
@@ -48,18 +49,31 @@ typedef struct TlVmArg {
   void *data;
   size_t size;
   TlDType dtype;
+  /* A tensor map: data, size and dtype are the buffer it maps (the same
+   * memory as that buffer's own argument, if the kernel has one), and map
+   * is the 128 bytes of TL's encoding (tl/tensor_map.h), whose base is
+   * the byte offset of the tensor's first element in data (normally 0).
+   * Owned by the caller; NULL for other kinds. */
+  const void *map;
 } TlVmArg;
 
 static inline TlVmArg tl_vm_arg_int(int64_t v) {
-  TlVmArg a = {TL_VM_ARG_INT, v, 0, NULL, 0, {0, 0, 0, 0}};
+  TlVmArg a = {TL_VM_ARG_INT, v, 0, NULL, 0, {0, 0, 0, 0}, NULL};
   return a;
 }
 static inline TlVmArg tl_vm_arg_float(double v) {
-  TlVmArg a = {TL_VM_ARG_FLOAT, 0, v, NULL, 0, {0, 0, 0, 0}};
+  TlVmArg a = {TL_VM_ARG_FLOAT, 0, v, NULL, 0, {0, 0, 0, 0}, NULL};
   return a;
 }
 static inline TlVmArg tl_vm_arg_buffer(void *data, size_t size, TlDType dt) {
-  TlVmArg a = {TL_VM_ARG_BUFFER, 0, 0, data, size, dt};
+  TlVmArg a = {TL_VM_ARG_BUFFER, 0, 0, data, size, dt, NULL};
+  return a;
+}
+/* A tensor map over the buffer data (size bytes of dt): map holds TL's
+ * encoding, base 0 for a tensor starting at data. */
+static inline TlVmArg tl_vm_arg_tensor_map(const void *map, void *data,
+                                           size_t size, TlDType dt) {
+  TlVmArg a = {TL_VM_ARG_TENSOR_MAP, 0, 0, data, size, dt, map};
   return a;
 }
 

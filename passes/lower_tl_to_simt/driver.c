@@ -408,16 +408,21 @@ static bool lower_op(Lower *L, TlOp *op) {
   case TL_OP_TL_STORE_SHARED:
     return lw_lower_store_shared(L, op);
   case TL_OP_TL_COPY_ASYNC:
-    return lw_lower_copy_async(L, op);
+    return tl_type_is_tensormap(tl_value_type(tl_op_operand(op, 1)))
+               ? lw_lower_copy_tma(L, op)
+               : lw_lower_copy_async(L, op);
   case TL_OP_TL_COPY_ASYNC_COMMIT:
     tl_build(&L->b, TL_OP_SIMT_CP_ASYNC_COMMIT, 0, NULL, 0, NULL);
+    lw_tma_commit(L);
     return true;
   case TL_OP_TL_COPY_ASYNC_WAIT: {
     TlOp *wait = tl_build(&L->b, TL_OP_SIMT_CP_ASYNC_WAIT, 0, NULL, 0, NULL);
     tl_op_set_attr(wait, "pending", tl_op_attr(op, "pending"));
+    lw_tma_wait(L, tl_attr_int_value(tl_op_attr(op, "pending")));
     return true;
   }
   case TL_OP_TL_SYNCHRONIZE:
+    lw_tma_synchronize(L);
     lw_barrier(L);
     return true;
   /* tl.exit is block-uniform (it is reached under scalar conditions only,
@@ -488,8 +493,9 @@ static bool lower_kernel(TlContext *ctx, const TlArch *arch, TlOp *k) {
   TL_VEC(TlType *) ins = {0};
   for (unsigned i = 0; i < n; i++) {
     TlType *t = tl_type_function_input(ft, i);
-    tl_vec_push(&ins,
-                tl_type_is_ptr(t) ? tl_simt_ptr_type(ctx, TL_SIMT_GLOBAL) : t);
+    tl_vec_push(&ins, tl_type_is_ptr(t) ? tl_simt_ptr_type(ctx, TL_SIMT_GLOBAL)
+                      : tl_type_is_tensormap(t) ? tl_simt_tensormap_type(ctx)
+                                                : t);
   }
   /* The global workspace, when the kernel allocates one, is one more
    * parameter after the kernel's own (the launcher allocates and zeroes
@@ -559,8 +565,8 @@ static bool lower_kernel(TlContext *ctx, const TlArch *arch, TlOp *k) {
   L.tid = lw_index_reg(&L, TL_OP_SIMT_THREAD_ID, "x");
   L.uni = tl_uniformity_create(k);
   tl_value_set_name_hint(L.tid, tl_context_intern(ctx, "tid", 3));
-  bool ok = lower_block(&L, old);
-  if (ok && L.scratch_bytes) {
+  bool ok = lw_tma_begin(&L, k) && lower_block(&L, old);
+  if (ok && (L.scratch_bytes || L.tma)) {
     int64_t total = L.scratch_base + L.scratch_bytes;
     if (total > arch->max_smem) {
       tl_op_emit_error(

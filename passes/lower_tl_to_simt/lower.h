@@ -76,6 +76,10 @@ typedef struct Lower {
   int64_t scratch_base;  /* shared scratch for reductions and broadcasts:
                             byte offset */
   int64_t scratch_bytes; /* its size, the most any op needs */
+  bool tma;              /* the kernel copies through tensor maps (tma.c) */
+  unsigned tma_ring;     /* its mbarriers */
+  int64_t tma_bars;      /* their byte offset in shared memory */
+  int64_t tma_counts;    /* the threads' commit counters (u32): offset */
   bool failed;
   TlArena arena;
 } Lower;
@@ -265,6 +269,17 @@ bool lw_lower_reduce(Lower *L, TlOp *op);
 /* dot.c, and wgmma.c for the dots of shared tiles */
 bool lw_lower_dot(Lower *L, TlOp *op);
 bool lw_lower_dot_wgmma(Lower *L, TlOp *op);
+
+/* tma.c: copies through tensor maps, and the mbarrier ring of their
+ * commit groups. lw_tma_begin sets the ring up at kernel start (nothing
+ * without TMA copies; false after a diagnostic when the target has no
+ * TMA); the others add to the lowering of tl.copy_async_commit, wait N
+ * and tl.synchronize (nothing without TMA copies). */
+bool lw_tma_begin(Lower *L, TlOp *kernel);
+bool lw_lower_copy_tma(Lower *L, TlOp *op);
+void lw_tma_commit(Lower *L);
+void lw_tma_wait(Lower *L, int64_t pending);
+void lw_tma_synchronize(Lower *L);
 
 /* print.c */
 bool lw_lower_print(Lower *L, TlOp *op);

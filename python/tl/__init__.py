@@ -29,7 +29,8 @@ class TLError(RuntimeError):
 
 
 class Param:
-    """A kernel parameter: its name, kind ('buffer', 'int' or 'float'), the
+    """A kernel parameter: its name, kind ('buffer', 'int', 'float' or
+    'tensormap', which no call takes yet: docs/runtime.md), the
     element type of a buffer or the type of a scalar ('f16', 'u4', 'i32'),
     the width of one element in bits, and whether a buffer is packed (its
     elements are not whole bytes NumPy holds one by one: pass its bytes as
@@ -37,7 +38,7 @@ class Param:
 
     def __init__(self, info):
         self.name = info.name.decode()
-        self.kind = ("int", "float", "buffer")[info.kind]
+        self.kind = ("int", "float", "buffer", "tensormap")[info.kind]
         self.dtype = info.dtype.decode()
         self.bits = info.bits
         self.packed = bool(info.packed)

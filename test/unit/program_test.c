@@ -658,6 +658,36 @@ static void test_tune(void) {
   free(dir);
 }
 
+/* A kernel with a !tl.tensormap parameter: described as such, and
+ * refused by the calls, which take no tensor maps yet. */
+static void test_tensor_map_param(void) {
+  TlSession *s = tl_session_create();
+  char *path = path_of(srcroot, "test/vm/Inputs/tma_ring.tl");
+  TlProgramDesc d = {path, NULL, 0, NULL, 0, "ring"};
+  TlProgram *p = tl_program_create(s, &d);
+  free(path);
+  CHECK(p != NULL);
+  if (!p) {
+    tl_session_destroy(s);
+    return;
+  }
+  TlParamInfo pi;
+  tl_program_param(p, 1, &pi);
+  CHECK_EQ_STR(pi.name, "tm");
+  CHECK_EQ_INT(pi.kind, TL_ARG_TENSOR_MAP);
+  CHECK_EQ_STR(pi.dtype, "f16");
+  CHECK_EQ_INT(pi.bits, 16);
+  uint16_t a[64], out[64];
+  TlArg args[6] = {buffer(a, sizeof a, "f16"), buffer(a, sizeof a, "f16"),
+                   buffer(out, sizeof out, "f16"), int_arg(0), int_arg(0),
+                   int_arg(1)};
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK(error_has(s, "argument 1 (tm) of @ring: tensor-map parameters are "
+                     "not supported by this API yet"));
+  tl_program_destroy(p);
+  tl_session_destroy(s);
+}
+
 int main(int argc, char **argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: unit_program SCRATCH-DIR SOURCE-ROOT "
@@ -668,6 +698,7 @@ int main(int argc, char **argv) {
   srcroot = argv[2];
   fake_driver = argv[3];
   test_vm();
+  test_tensor_map_param();
   test_source_errors();
   test_cache();
   test_driver();

@@ -81,8 +81,14 @@ static void test_rules(void) {
   expect_rule(d, "the swizzle is none, 32, 64 or 128 bytes, not 96");
   d = base_desc();
   d.swizzle = 64;
-  expect_rule(d, "the box's inner dimension is 128 bytes, more than the "
-                 "64-byte swizzle span");
+  expect_rule(d, "the box's inner dimension is 128 bytes; under the 64-byte "
+                 "swizzle it must be exactly 64");
+  /* Narrower than the span: refused too (docs/simt.md). */
+  d = base_desc();
+  d.swizzle = 128;
+  d.box[0] /= 2;
+  expect_rule(d, "the box's inner dimension is 64 bytes; under the 128-byte "
+                 "swizzle it must be exactly 128");
 }
 
 static void test_encoding(void) {

@@ -538,10 +538,18 @@ static bool bind_buffer(const Options *o, const char *name, const char *spec,
  * buffer; a GPU run encodes the same description for the device. */
 static bool bind_tmap(TlOp *kernel, const char *name, Arg *args, Arg *a) {
   const char *spec = a->tmap_spec;
-  static const char *const form =
-      "tmap:BUFFER:box=DIMS[:swizzle=none|32B|64B|128B]";
+  /* A tl kernel's !tl.tensormap parameter gives the box and swizzle; the
+   * spec may repeat them, and must then agree. */
+  TlType *pt = param_type(kernel, (unsigned)param_index(kernel, name));
+  bool typed = tl_type_is_tensormap(pt);
+  const char *form = typed ? "tmap:BUFFER[:box=DIMS][:swizzle=none|32B|64B|128B]"
+                           : "tmap:BUFFER:box=DIMS[:swizzle=none|32B|64B|128B]";
   const char *buf = spec + 5, *colon = strchr(buf, ':');
-  if (!colon || strncmp(colon + 1, "box=", 4))
+  if (typed && !colon)
+    colon = buf + strlen(buf);
+  bool has_box = colon && *colon == ':' && !strncmp(colon + 1, "box=", 4);
+  if (!colon || (!has_box && !typed) ||
+      (!has_box && *colon && strncmp(colon + 1, "swizzle=", 8)))
     return !fail("--arg %s: expected %s, not '%s'", name, form, spec);
   char bname[128];
   snprintf(bname, sizeof bname, "%.*s", (int)(colon - buf), buf);
@@ -562,18 +570,51 @@ static bool bind_tmap(TlOp *kernel, const char *name, Arg *args, Arg *a) {
     return !fail("--arg %s: '%s' has %d dimensions; a tensor map has 1 to %d",
                  name, bname, b->rank, TL_TENSOR_MAP_MAX_RANK);
   /* The box, outermost first, up to the next ':'. */
-  const char *dims = colon + 5, *end = strchr(dims, ':');
-  char boxtext[64];
-  snprintf(boxtext, sizeof boxtext, "%.*s",
-           (int)(end ? (size_t)(end - dims) : strlen(dims)), dims);
+  const char *end = *colon ? colon : NULL;
   Arg box;
   memset(&box, 0, sizeof box);
-  if (!parse_shape(boxtext, &box))
-    return !fail("--arg %s: bad box '%s' (write it as 64x64)", name, boxtext);
+  char boxtext[64] = "";
+  if (has_box) {
+    const char *dims = colon + 5;
+    end = strchr(dims, ':');
+    snprintf(boxtext, sizeof boxtext, "%.*s",
+             (int)(end ? (size_t)(end - dims) : strlen(dims)), dims);
+    if (!parse_shape(boxtext, &box))
+      return !fail("--arg %s: bad box '%s' (write it as 64x64)", name,
+                   boxtext);
+  }
+  if (typed) {
+    int trank = (int)tl_tensormap_rank(pt);
+    if (has_box) {
+      bool same = box.rank == trank;
+      for (int i = 0; same && i < trank; i++)
+        same = box.shape[i] == tl_tensormap_box(pt, (unsigned)i);
+      if (!same) {
+        char want[64] = "";
+        for (int i = 0; i < trank; i++)
+          snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld",
+                   i ? "x" : "", (long long)tl_tensormap_box(pt, (unsigned)i));
+        return !fail("--arg %s: the box %s is not the parameter's box %s",
+                     name, boxtext, want);
+      }
+    }
+    box.rank = trank;
+    for (int i = 0; i < trank; i++)
+      box.shape[i] = tl_tensormap_box(pt, (unsigned)i);
+  }
   if (box.rank != b->rank)
     return !fail("--arg %s: the box has %d dimension%s, but '%s' has %d", name,
                  box.rank, box.rank == 1 ? "" : "s", bname, b->rank);
-  unsigned swizzle = 0;
+  if (typed) {
+    TlDType want;
+    if (!tl_vm_dtype_of(tl_tensormap_elem(pt), &want) ||
+        !tl_dtype_eq(want, b->vm.dtype))
+      return !fail("--arg %s: '%s' holds %s, but the tensor map's elements "
+                   "are %s",
+                   name, bname, tl_dtype_name(b->vm.dtype),
+                   tl_dtype_name(want));
+  }
+  unsigned swizzle = typed ? tl_tensormap_swizzle(pt) : 0;
   if (end) {
     const char *sw = end + 1;
     if (strncmp(sw, "swizzle=", 8))
@@ -590,10 +631,15 @@ static bool bind_tmap(TlOp *kernel, const char *name, Arg *args, Arg *a) {
     else
       return !fail("--arg %s: unknown swizzle '%s' (none, 32B, 64B or 128B)",
                    name, sw);
+    if (typed && swizzle != tl_tensormap_swizzle(pt))
+      return !fail("--arg %s: swizzle '%s' is not the parameter's (%u bytes)",
+                   name, sw, tl_tensormap_swizzle(pt));
   }
   TlTensorMapDesc *d = &a->tmap;
   memset(d, 0, sizeof *d);
-  d->base = tl_simt_vm_buffer_address((unsigned)k);
+  /* The thread-level VM's address of the buffer; the block VM's tensor
+   * maps are over the buffer itself (base 0). */
+  d->base = typed ? 0 : tl_simt_vm_buffer_address((unsigned)k);
   d->rank = (unsigned)b->rank;
   d->elem_bytes = bits / 8;
   d->swizzle = swizzle;
@@ -617,7 +663,9 @@ static bool bind_tmap(TlOp *kernel, const char *name, Arg *args, Arg *a) {
                  err.msg);
   }
   a->tmap_of = k;
-  a->vm = tl_vm_arg_buffer(bytes, TL_TENSOR_MAP_BYTES, tl_dtype_uint(8));
+  a->vm = typed ? tl_vm_arg_tensor_map(bytes, b->vm.data, b->vm.size,
+                                       b->vm.dtype)
+                : tl_vm_arg_buffer(bytes, TL_TENSOR_MAP_BYTES, tl_dtype_uint(8));
   a->rank = 1;
   a->shape[0] = TL_TENSOR_MAP_BYTES;
   a->count = TL_TENSOR_MAP_BYTES;
@@ -638,13 +686,16 @@ static bool bind_args(const Options *o, TlOp *kernel, Arg *args) {
     TlType *t = param_type(kernel, (unsigned)k);
     args[k].given = true;
     args[k].tmap_of = -1;
-    if (tl_simt_is_tensormap(t)) {
+    if (tl_simt_is_tensormap(t) || tl_type_is_tensormap(t)) {
       /* Bound after the buffers it may name. */
       if (strncmp(p->value, "tmap:", 5))
         return !fail("--arg %s: the parameter is a tensor map; expected "
-                     "tmap:BUFFER:box=DIMS[:swizzle=none|32B|64B|128B], not "
-                     "'%s'",
-                     p->name, p->value);
+                     "%s, not '%s'",
+                     p->name,
+                     tl_type_is_tensormap(t)
+                         ? "tmap:BUFFER[:box=DIMS][:swizzle=none|32B|64B|128B]"
+                         : "tmap:BUFFER:box=DIMS[:swizzle=none|32B|64B|128B]",
+                     p->value);
       args[k].tmap_spec = p->value;
     } else if (is_pointer(t)) {
       if (!bind_buffer(o, p->name, p->value, t, &args[k], &rng))
@@ -843,6 +894,7 @@ typedef struct Launch {
   TlDevPtr *dev;
   TlScalarArg *vals;
   void **kargs;
+  uint8_t (*maps)[TL_TENSOR_MAP_BYTES]; /* the driver's tensor maps */
   unsigned n;
 } Launch;
 
@@ -871,6 +923,7 @@ static void release_launch(TlRuntime *rt, Launch *L) {
   tl_free(L->dev);
   tl_free(L->vals);
   tl_free(L->kargs);
+  tl_free(L->maps);
   memset(L, 0, sizeof *L);
 }
 
@@ -888,6 +941,7 @@ static bool prepare_launch(TlContext *ctx, TlRuntime *rt, TlOp *kernel,
   L->dev = tl_xcalloc(n + 1, sizeof *L->dev);
   L->vals = tl_xcalloc(n + 1, sizeof *L->vals);
   L->kargs = tl_xcalloc(n + 1, sizeof *L->kargs);
+  L->maps = tl_xcalloc(n + 1, TL_TENSOR_MAP_BYTES);
   int64_t *ints = tl_xcalloc(n + 1, sizeof *ints);
   int64_t grid[3], threads;
   TlErr err;
@@ -919,6 +973,8 @@ static bool prepare_launch(TlContext *ctx, TlRuntime *rt, TlOp *kernel,
           TL_FAILED(tl_runtime_upload(rt, L->dev[i], a->data, a->size)))
         goto out;
       L->kargs[i] = &L->dev[i];
+    } else if (a->kind == TL_VM_ARG_TENSOR_MAP) {
+      continue; /* below, once its buffer is on the device */
     } else {
       bool is_float = a->kind == TL_VM_ARG_FLOAT;
       if (!tl_scalar_arg(param_type(kernel, i), is_float, a->i, a->f,
@@ -931,6 +987,20 @@ static bool prepare_launch(TlContext *ctx, TlRuntime *rt, TlOp *kernel,
       }
       L->kargs[i] = &L->vals[i];
     }
+  }
+  /* Tensor maps: the driver's encoding of the same description over the
+   * device copy of the buffer. */
+  for (unsigned i = 0; i < n; i++) {
+    if (args[i].vm.kind != TL_VM_ARG_TENSOR_MAP)
+      continue;
+    TlTensorMapDesc d = args[i].tmap;
+    d.base = L->dev[args[i].tmap_of];
+    if (TL_FAILED(tl_runtime_tensor_map(rt, &d, L->maps[i]))) {
+      refuse(why, "parameter %s: the driver refused the tensor map",
+             param_name(kernel, i));
+      goto out;
+    }
+    L->kargs[i] = L->maps[i];
   }
   /* The launch must keep the kernel's `assume` promises: integer values
    * and the device addresses of the buffers. */
@@ -967,6 +1037,10 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlRuntime *rt,
       ref[i].data = memcpy(tl_xmalloc(ref[i].size ? ref[i].size : 1), args[i].vm.data,
                            ref[i].size);
   }
+  /* A tensor map reads the VM's copy of its buffer. */
+  for (unsigned i = 0; i < n; i++)
+    if (ref[i].kind == TL_VM_ARG_TENSOR_MAP && !o->no_vm_check)
+      ref[i].data = ref[args[i].tmap_of].data;
   if (TL_FAILED(tl_runtime_launch(rt, L.kernel, &L.launch, L.kargs)))
     goto out;
   for (unsigned i = 0; i < n; i++)
@@ -1430,9 +1504,13 @@ static bool tune_gpu(Tuner *t, TlRuntime *rt, int64_t *choice) {
     fprintf(stderr, "tl-run: warning: the choice is not cached: %s\n", err.msg);
   ok = true;
 out:
-  for (unsigned i = 0; args && i < nargs; i++)
+  for (unsigned i = 0; args && i < nargs; i++) {
     if (args[i].vm.kind == TL_VM_ARG_BUFFER)
       tl_free(args[i].vm.data);
+    /* A tl kernel's tensor map: its bytes (the buffer is its own arg's). */
+    if (args[i].vm.kind == TL_VM_ARG_TENSOR_MAP)
+      tl_free((void *)args[i].vm.map);
+  }
   tl_free(args);
   tl_free(sig);
   tl_free(values);
@@ -1678,9 +1756,13 @@ int main(int argc, char **argv) {
       status = 1;
   }
 out:
-  for (unsigned i = 0; args && i < nparams; i++)
+  for (unsigned i = 0; args && i < nparams; i++) {
     if (args[i].vm.kind == TL_VM_ARG_BUFFER)
       tl_free(args[i].vm.data);
+    /* A tl kernel's tensor map: its bytes (the buffer is its own arg's). */
+    if (args[i].vm.kind == TL_VM_ARG_TENSOR_MAP)
+      tl_free((void *)args[i].vm.map);
+  }
   tl_free(args);
   tl_vm_destroy(vm);
   if (m)
