@@ -6,10 +6,12 @@ way tl-run --bench times TL's kernels (the median of 50 event-timed runs,
 the L2 cache flushed before each; bench/peers.py's helper).
 
   python3 bench/gemm.py [--bin DIR] [--shapes 8192x8192x8192,...]
-                        [--configs 128x256x4,...] [--no-checks]
+                        [--configs 128x256x4,...] [--kernels gemm,gemm_tma]
+                        [--no-checks]
 
 For each shape MxNxK (default 8192^3, 4096^3, 2048^3 and the 70B layer's
-MLP at M = 4096: 4096x28672x8192): TL's kernel, the best of its
+MLP at M = 4096: 4096x28672x8192): each TL kernel (kernels/gemm.tl,
+copies by cp.async; kernels/gemm_tma.tl, copies by TMA), the best of its
 candidate tilings BMxBNxS, in TFLOP/s, and cuBLAS's. Before timing, each
 tiling is checked on a ragged shape (1000x1000x1000) against
 scripts/gemm.py's float64 product and bound (--no-checks skips it).
@@ -24,34 +26,37 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from tlrun import median_of, summary, tl_run  # noqa: E402
 
-KERNEL = os.path.join(ROOT, "kernels", "gemm.tl")
+KERNELS = {"gemm": os.path.join(ROOT, "kernels", "gemm.tl"),
+           "gemm_tma": os.path.join(ROOT, "kernels", "gemm_tma.tl")}
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048), (4096, 28672, 8192)]
-CONFIGS = [(128, 256, 4), (128, 256, 3), (128, 256, 5), (128, 128, 4), (128, 128, 6),
-           (256, 128, 3), (64, 256, 4)]
+CONFIGS = [(128, 256, 4), (128, 256, 3), (128, 128, 4), (128, 128, 6), (256, 128, 3),
+           (256, 128, 4)]
 
 
-def instance(cfg, m, n, k):
+def instance(cfg, m, n, k, kernel="gemm"):
     bm, bn, s = cfg
-    return ({"BM": bm, "BN": bn, "S": s},
-            {"a": "rand:f16:%dx%d" % (m, k), "w": "rand:f16:%dx%d" % (n, k),
-             "c": "zeros:f16:%dx%d" % (m, n), "m": m, "n": n, "k": k})
+    args = {"a": "rand:f16:%dx%d" % (m, k), "w": "rand:f16:%dx%d" % (n, k),
+            "c": "zeros:f16:%dx%d" % (m, n), "m": m, "n": n, "k": k}
+    if kernel == "gemm_tma":  # the tensor maps over a and w (boxes from the types)
+        args.update(ta="tmap:a", tw="tmap:w")
+    return {"BM": bm, "BN": bn, "S": s}, args
 
 
-def check(tlbin, cfg):
+def check(tlbin, cfg, kernel):
     import numpy as np
     import gemm
     m = n = k = 1000
-    d, a = instance(cfg, m, n, k)
+    d, a = instance(cfg, m, n, k, kernel)
     with tempfile.TemporaryDirectory() as tmp:
         saves = []
         for name in "awc":
             saves += ["--save", "%s=%s/%s.npy" % (name, tmp, name)]
-        rc, out = tl_run(tlbin, KERNEL, d, a, ["--no-vm-check", "--seed", "7"] + saves)
+        rc, out = tl_run(tlbin, KERNELS[kernel], d, a, ["--no-vm-check", "--seed", "7"] + saves)
         if rc:
-            print("check %s: tl-run failed:\n%s" % (cfg, out))
+            print("check %s %s: tl-run failed:\n%s" % (kernel, cfg, out))
             return False
         ok = gemm.check(*(np.load("%s/%s.npy" % (tmp, x)) for x in "awc"))
-        print("check BM=%d BN=%d S=%d: %s" % (cfg + ("passed" if ok else "FAILED",)))
+        print("check %s BM=%d BN=%d S=%d: %s" % ((kernel,) + cfg + ("passed" if ok else "FAILED",)))
         return ok
 
 
@@ -60,19 +65,22 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     ap.add_argument("--shapes", default="")
     ap.add_argument("--configs", default="")
+    ap.add_argument("--kernels", default="gemm,gemm_tma")
     ap.add_argument("--no-checks", action="store_true")
     args = ap.parse_args()
     shapes = ([tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
               if args.shapes else SHAPES)
     configs = ([tuple(int(x) for x in c.split("x")) for c in args.configs.split(",")]
                if args.configs else CONFIGS)
+    kernels = args.kernels.split(",")
     import torch
     from peers import copy_bandwidth, timed
     print("device:", torch.cuda.get_device_name(), "torch", torch.__version__)
     bw = copy_bandwidth()
     checks = "skipped"
     if not args.no_checks:
-        checks = "passed" if all([check(args.bin, c) for c in configs]) else "FAILED"
+        checks = "passed" if all([check(args.bin, c, kn) for kn in kernels for c in configs]) \
+            else "FAILED"
     lines = []
     for m, n, k in shapes:
         flops = 2.0 * m * n * k
@@ -80,22 +88,23 @@ def main():
         w = torch.randn(n, k, dtype=torch.float16, device="cuda")
         peer = timed(lambda: torch.matmul(a, w.t()))
         del a, w
-        best = None
-        for cfg in configs:
-            d, args_ = instance(cfg, m, n, k)
-            rc, out = tl_run(args.bin, KERNEL, d, args_,
-                             ["--bench", "--json", "--no-vm-check", "--flops", str(int(flops))])
-            t = median_of(out) if rc == 0 else None
-            print("  %dx%dx%d BM=%d BN=%d S=%d: %s" % ((m, n, k) + cfg + (
-                "%.4f ms %.1f TFLOP/s" % (t, flops / t / 1e9) if t else
-                "failed: " + out.strip().splitlines()[-1] if out.strip() else "failed",)))
-            if t and (best is None or t < best[0]):
-                best = (t, cfg)
         line = "gemm f16 %dx%dx%d: cuBLAS %.4f ms (%.1f TFLOP/s)" % (m, n, k, peer, flops / peer / 1e9)
-        if best:
-            line += "; TL %.4f ms (%.1f TFLOP/s, BM=%d BN=%d S=%d), %.1f%% of cuBLAS" % (
-                best[0], flops / best[0] / 1e9, best[1][0], best[1][1], best[1][2],
-                100 * peer / best[0])
+        for kn in kernels:
+            best = None
+            for cfg in configs:
+                d, args_ = instance(cfg, m, n, k, kn)
+                rc, out = tl_run(args.bin, KERNELS[kn], d, args_,
+                                 ["--bench", "--json", "--no-vm-check", "--flops", str(int(flops))])
+                t = median_of(out) if rc == 0 else None
+                print("  %s %dx%dx%d BM=%d BN=%d S=%d: %s" % ((kn, m, n, k) + cfg + (
+                    "%.4f ms %.1f TFLOP/s" % (t, flops / t / 1e9) if t else
+                    "failed: " + out.strip().splitlines()[-1] if out.strip() else "failed",)))
+                if t and (best is None or t < best[0]):
+                    best = (t, cfg)
+            if best:
+                line += "; %s %.4f ms (%.1f TFLOP/s, BM=%d BN=%d S=%d), %.1f%% of cuBLAS" % (
+                    kn, best[0], flops / best[0] / 1e9, best[1][0], best[1][1], best[1][2],
+                    100 * peer / best[0])
         print(line)
         lines.append(line)
     summary(bw, checks, lines)

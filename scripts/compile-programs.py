@@ -61,6 +61,7 @@ SMEM = {
 # are compiled for the targets that have it only.
 FEATURE = {
     "kernels/gemm.tl": "WGMMA",
+    "kernels/gemm_tma.tl": "WGMMA",
     "test/dialect/tl/tma.tl": "TMA",
     "test/passes/lower-tl-to-simt-tma.tl": "TMA",
     "test/vm/Inputs/tma_errors.tl": "TMA",
