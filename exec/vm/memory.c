@@ -1404,6 +1404,14 @@ static bool exec_copy_tma(TlVm *vm, Inst *in) {
                       "TMA coordinates",
                       k, (long long)c[k]);
   uint64_t eb = d.elem_bytes;
+  /* The innermost coordinate in whole 16-byte chunks (an H100 raises an
+   * illegal instruction otherwise). */
+  if ((c[rank - 1] * (int64_t)eb) % 16)
+    return vm_error(vm, in->op,
+                    "the innermost coordinate %lld is %lld bytes into the "
+                    "row, not a multiple of 16 (TMA copies whole 16-byte "
+                    "chunks)",
+                    (long long)c[rank - 1], (long long)(c[rank - 1] * (int64_t)eb));
   /* The lowering's ring of R mbarriers carries group G in the barrier of
    * group G - R: that group must have completed, and every thread passed
    * its wait, before this copy can join G (docs/lowering.md). */

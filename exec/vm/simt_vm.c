@@ -1595,6 +1595,14 @@ static bool exec_tma_load(TlSimtVm *vm, SInst *in, const Mask *m) {
     for (unsigned i = 0; i < rank; i++)
       at[i] = e_sval(etype(vm, tl_value_type(tl_op_operand(in->op, 3 + i))),
                      reg(vm, in->in[3 + i], t)[0]);
+    /* The innermost coordinate (dimension 0) in whole 16-byte chunks. */
+    if ((at[0] * (int64_t)d.elem_bytes) % 16)
+      return sv_error(vm, in->op,
+                      "%s loads a box whose innermost coordinate %lld is "
+                      "%lld bytes into the row, not a multiple of 16 (TMA "
+                      "copies whole 16-byte chunks)",
+                      who(vm, t).s, (long long)at[0],
+                      (long long)(at[0] * (int64_t)d.elem_bytes));
     bool ok = true;
     for (uint64_t e = 0; e < elems && ok; e++) {
       /* The element's place in the box (dimension 0 fastest) and in the
