@@ -295,13 +295,15 @@ static void test_bad_map(void) {
 static void test_loads(void) {
   TlTensorMapDesc d;
   memset(&d, 0, sizeof d);
-  /* 1-D: 300 i32, a box of 64 from 270 (the last 34 zero), then from -8. */
+  /* 1-D: 300 i32, a box of 64 from 268 (the last 32 zero), then from -8.
+   * The innermost coordinates here are multiples of 16 bytes, as TMA
+   * needs. */
   d.rank = 1;
   d.elem_bytes = 4;
   d.dims[0] = 300;
   d.box[0] = 64;
   d.elem_strides[0] = 1;
-  int64_t at1[3] = {270, 0, 0}, at2[3] = {-8, 0, 0};
+  int64_t at1[3] = {268, 0, 0}, at2[3] = {-8, 0, 0};
   run_load("1-D past the end", d, 1200, at1);
   run_load("1-D before the start", d, 1200, at2);
   /* 3-D: 5 x 20 x 24 u16 with padded rows (64 bytes) and planes (1344),
@@ -322,10 +324,10 @@ static void test_loads(void) {
   d.elem_strides[1] = 3;
   d.elem_strides[2] = 2;
   d.swizzle = 32;
-  int64_t at3[3] = {12, 14, 2};
+  int64_t at3[3] = {16, 14, 2};
   run_load("3-D strided, swizzled", d, 5 * 1344, at3);
   d.swizzle = 0;
-  int64_t at4[3] = {-4, -2, -1};
+  int64_t at4[3] = {-8, -2, -1};
   run_load("3-D strided", d, 5 * 1344, at4);
 }
 
