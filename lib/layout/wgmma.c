@@ -92,10 +92,9 @@ bool tl_shared_layout_wgmma(const TlSharedLayout *l, unsigned elem_bits,
   }
   TlSharedLayout u = *l;
   u.swizzle_bits = u.swizzle_base = u.swizzle_shift = 0;
-  int64_t origin;
+  int64_t origin, last;
   if (mns <= 0 || ks <= 0 || !lin_at(&u, mn_dim, mn0, k0, &origin) ||
-      !lin_at(&u, mn_dim, mn0 + mns - 1, k0 + ks - 1, &origin) ||
-      !lin_at(&u, mn_dim, mn0, k0, &origin))
+      !lin_at(&u, mn_dim, mn0 + mns - 1, k0 + ks - 1, &last))
     return tl_err(err, "the operand slice lies outside the shared tile");
   int64_t *bytes = tl_xmalloc(sizeof *bytes * (size_t)(mns * ks));
   for (int64_t mn = 0; mn < mns; mn++)

@@ -283,7 +283,6 @@ bool lw_lower_dot_wgmma(Lower *L, TlOp *op) {
     TlType *vc = tl_simt_vec_type(L->ctx, 4, rt);
     TlType *vai = tl_simt_vec_type(L->ctx, 4, lw_i32(L));
     Tile *d = lw_new_tile(L, c->type);
-    memcpy(d->words, c->words, sizeof *d->words * d->nwords);
     /* Warpgroup g's operands: warpgroup 0's plus g times the stride. */
     TlValue *g64 = NULL;
     if (nw > 4) {
@@ -327,11 +326,10 @@ bool lw_lower_dot_wgmma(Lower *L, TlOp *op) {
     for (int64_t q = 0; q < nq; q++) {
       TlValue *cv[4];
       for (unsigned j = 0; j < 4; j++)
-        cv[j] = tl_arith_bitcast(&L->b, d->words[q * 4 + j], rt);
+        cv[j] = tl_arith_bitcast(&L->b, c->words[q * 4 + j], rt);
       acc[q] = tl_build1(&L->b, TL_OP_SIMT_BUILD, 4, cv, vc);
     }
-    if (pa || pb)
-      emit0(L, TL_OP_SIMT_FENCE_PROXY_ASYNC);
+    emit0(L, TL_OP_SIMT_FENCE_PROXY_ASYNC);
     emit0(L, TL_OP_SIMT_WGMMA_FENCE);
     char shape[32];
     for (int64_t kk = 0; kk < nk; kk++)
