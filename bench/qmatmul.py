@@ -6,10 +6,10 @@ each).
 
   python3 bench/qmatmul.py [--bin DIR] [--quick] [--m 1,16] [--models 70B,8B] [--zp]
                            [--wt TYPE] [--types T1,T2,...] [--sa]
-                           [--only m8|t|base] [--no-checks]
+                           [--only m8|t|base|wg] [--no-checks]
 
 --only times one family of candidates (the m <= 8 kernel, the tall
-blocks, or the 16-row ones); --no-checks skips the float64 checks (for a
+blocks, the 16-row ones, or qmatmul_wg.tl's warpgroup-mma ones, sm_90a); --no-checks skips the float64 checks (for a
 rerun of timings already checked). --sa runs the m <= 8 kernel with the scales applied to each group's f32
 sum (qmatmul_m8.tl -D SA=1). --wt picks the weight type of the model runs (default i4: u4 codes with
 the implicit zero 8; with --zp, u4 with zero points). --types adds a run of
@@ -41,6 +41,7 @@ from tlrun import median_of, summary, tl_run  # noqa: E402
 
 KERNEL = os.path.join(ROOT, "kernels", "qmatmul.tl")
 KERNEL_M8 = os.path.join(ROOT, "kernels", "qmatmul_m8.tl")
+KERNEL_WG = os.path.join(ROOT, "kernels", "qmatmul_wg.tl")
 PACKER = os.path.join(ROOT, "kernels", "qpack.tl")
 G = 128
 SHAPES_70B = [("gate_up", 57344, 8192), ("down", 8192, 28672),
@@ -72,12 +73,19 @@ CONFIGS_TALL = [("t", 256, 1, 3, 4, 4), ("t", 256, 1, 4, 4, 4), ("t", 128, 1, 4,
                 ("t", 128, 2, 3, 2, 4), ("t", 128, 1, 4, 2, 4, 2), ("t", 256, 1, 3, 4, 4, 2),
                 ("t", 128, 1, 4, 4, 4, 4)]
 CONFIGS_TALL16 = [("t", 256, 1, 4, 4, 1), ("t", 128, 2, 4, 2, 1), ("t", 256, 2, 3, 4, 1)]
+# kernels/qmatmul_wg.tl (sm_90a warpgroup mma) for larger m: ("wg", BN, BM, S[, KS]),
+# BN / 64 warpgroups over BN columns, BM rows a block, S slots, k split over KS blocks.
+CONFIGS_WG = [("wg", 128, 256, 4), ("wg", 128, 256, 4, 2), ("wg", 128, 128, 5), ("wg", 128, 128, 5, 2),
+              ("wg", 64, 128, 6, 2), ("wg", 128, 64, 6), ("wg", 128, 64, 6, 2), ("wg", 64, 64, 8, 2)]
 
 
 def parse_cfg(cfg):
     """A candidate's parameters: m8, tall, BN, W, S, KS, WN, MT."""
-    c = dict(m8=cfg[0] == "m8", tall=cfg[0] == "t", wn=1, mt=1, ks=1, r=1)
+    c = dict(m8=cfg[0] == "m8", tall=cfg[0] == "t", wg=cfg[0] == "wg", wn=1, mt=1, ks=1, r=1)
     v = cfg[1:] if isinstance(cfg[0], str) else cfg
+    if c["wg"]:
+        c.update(bn=v[0], bm=v[1], s=v[2], w=1, pbn=64, rows=v[1], ks=v[3] if len(v) > 3 else 1)
+        return c
     c.update(bn=v[0], w=v[1], s=v[2])
     if c["tall"]:
         c.update(wn=v[3], mt=v[4], ks=v[5] if len(v) > 5 else 1)
@@ -90,22 +98,24 @@ def parse_cfg(cfg):
     return c
 
 
-ONLY = None  # --only m8|t|base: one family of candidates
+ONLY = None  # --only m8|t|base|wg: one family of candidates
 
 
 def configs(m):
     if ONLY:
         fam = {"m8": CONFIGS_M8 if m <= 8 else CONFIGS_M16 if m <= 16 else [], "t": CONFIGS_TALL16 + CONFIGS_TALL,
-               "base": CONFIGS}[ONLY]
+               "base": CONFIGS, "wg": CONFIGS_WG}[ONLY]
         return fam
     if m <= 8:
         return CONFIGS + CONFIGS_M8
     if m <= 16:
         return CONFIGS + CONFIGS_TALL16 + CONFIGS_M16
-    return CONFIGS[3:4] + CONFIGS_TALL16 + CONFIGS_TALL
+    return CONFIGS[3:4] + CONFIGS_TALL16 + CONFIGS_TALL + CONFIGS_WG
 
 
 def cfg_defines(c, k, n, wt):
+    if c["wg"]:
+        return dict(K=k, N=n, G=G, BN=c["bn"], BM=c["bm"], S=c["s"], ZP=ZP, WT=wt, KS=c["ks"])
     d = dict(K=k, N=n, G=G, BN=c["bn"], W=c["w"], S=c["s"], ZP=ZP, WT=wt, KS=c["ks"])
     if c["tall"]:
         d.update(WN=c["wn"], MT=c["mt"])
@@ -116,8 +126,12 @@ def cfg_defines(c, k, n, wt):
     return d
 
 
-def run_instance(tlbin, defines, args, extra=(), m8=False):
-    """tl-run on qmatmul.tl, or on qmatmul_m8.tl's kernel with m8."""
+def run_instance(tlbin, defines, args, extra=(), m8=False, wg=False):
+    """tl-run on qmatmul.tl, on qmatmul_m8.tl's kernel with m8, or on
+    qmatmul_wg.tl with wg (and its tensor map over a)."""
+    if wg:
+        args = dict(args, ta="tmap:a")
+        return tl_run(tlbin, KERNEL_WG, defines, args, extra)
     if m8:
         return tl_run(tlbin, KERNEL_M8, defines, args, ["--kernel", "qmatmul_m8"] + list(extra))
     return tl_run(tlbin, KERNEL, defines, args, extra)
@@ -143,14 +157,15 @@ def bench_tl(tlbin, m, n, k, cfg, wt=None):
     c = parse_cfg(cfg)
     wt = wt or WT
     bn, pbn, ks = c["bn"], c["pbn"], c["ks"]
-    if n % bn or k % (c["w"] * G * ks) or G * pbn * bits_of(wt) % 4096:
+    if (n % bn or k % (c["w"] * G * ks) or G * pbn * bits_of(wt) % 4096
+            or (c["wg"] and (bits_of(wt) != 4 or k % (128 * ks)))):
         return None
     args = dict(a="rand:f16:%dx%d" % (m, k),
                 b="rand:u8:%dx%dx%dx32x16" % (n // pbn, k // G, G * pbn * bits_of(wt) // 4096),
                 s="rand:f16:%dx%d" % (k // G * (1 + ZP), n), c="zeros:f16:%dx%d" % (m, n),
                 m=str(m), **ws_args(m, n, bn, ks, c["rows"]))
     rc, out = run_instance(tlbin, cfg_defines(c, k, n, wt), args,
-                           ["--seed", "1", "--json", "--no-vm-check"], c["m8"])
+                           ["--seed", "1", "--json", "--no-vm-check"], c["m8"], c["wg"])
     ms = median_of(out)
     if ms is not None:
         return ms
@@ -168,7 +183,7 @@ def check_tl(tlbin, m, n, k, cfg, seed):
         args = dict(a=p + ".a.npy", b=p + ".b.npy", s=p + ".s.npy",
                     c="zeros:f16:%dx%d" % (m, n), m=str(m), **ws_args(m, n, c["bn"], ks, c["rows"]))
         rc, out = run_instance(tlbin, cfg_defines(c, k, n, WT), args,
-                               ["--no-vm-check", "--save", "c=%s.c.npy" % p], m8)
+                               ["--no-vm-check", "--save", "c=%s.c.npy" % p], m8, c["wg"])
         if rc == 0 and cfg == CONFIGS[0]:
             # The packer in tl, on the GPU, against the NumPy packer's bytes.
             prc, pout = tl_run(
@@ -242,11 +257,17 @@ def main():
     bw = copy_bandwidth()
 
     ok = True
-    for (m, n, k) in [] if "--no-checks" in sys.argv else [(1, 8192, 8192), (16, 8192, 28672), (5, 10240, 8192), (100, 8192, 8192)]:
+    checks = [(1, 8192, 8192), (16, 8192, 28672), (5, 10240, 8192), (100, 8192, 8192)]
+    if ONLY == "wg":
+        checks = checks[3:]
+    for (m, n, k) in [] if "--no-checks" in sys.argv else checks:
         cands = CONFIGS[:3] + [(64, 4, 4, 4)] + ([CONFIGS_M8[0], CONFIGS_M8[4]] if m <= 8 else
                                                  [CONFIGS_M16[0]] if m <= 16 else [])
         if m > 16:
             cands = [CONFIGS_TALL[0], CONFIGS_TALL[4], CONFIGS_TALL[6], CONFIGS_TALL[8], CONFIGS_TALL16[0]]
+            if ONLY == "wg":
+                cands = []
+            cands += [CONFIGS_WG[0], CONFIGS_WG[3], CONFIGS_WG[7]]
         for cfg in cands:
             good = check_tl(tlbin, m, n, k, cfg, seed=m * 7 + k)
             ok = ok and good

@@ -62,6 +62,8 @@ SMEM = {
 FEATURE = {
     "kernels/gemm.tl": "WGMMA",
     "kernels/gemm_tma.tl": "WGMMA",
+    "kernels/qmatmul_wg.tl": "WGMMA",
+    "test/vm/dot-async-regs.tl": "WGMMA",
     "test/dialect/tl/tma.tl": "TMA",
     "test/passes/lower-tl-to-simt-tma.tl": "TMA",
     "test/vm/Inputs/tma_errors.tl": "TMA",

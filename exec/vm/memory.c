@@ -18,6 +18,7 @@ void vm_block_begin(TlVm *vm) {
   vm->open_group = 1;
   vm->done_group = 0;
   vm->dots = vm->dots_done = 0;
+  vm->dot_regs.len = 0;
   vm->shared = NULL;
   vm->released = 0;
   vm->seen.len = 0;
@@ -1079,7 +1080,36 @@ bool vm_dot_operands_ok(TlVm *vm, Inst *in) {
       return false;
     }
   }
+  /* An op that defines registers a product in flight reads as a. */
+  for (size_t r = 0; r < vm->dot_regs.len; r++) {
+    const DotReg *d = &vm->dot_regs.data[r];
+    if (d->dot <= vm->dots_done)
+      continue;
+    for (unsigned i = 0; i < in->nout; i++)
+      if (in->out[i] == d->slot) {
+        vm_error(vm, in->op,
+                 "defines result #%u again while a tl.dot_async in flight "
+                 "reads it as its a (no tl.dot_wait has retired the dot): "
+                 "the dot reads those registers until it retires; wait for "
+                 "it first, or give the next product its own a",
+                 i);
+        vm_note(vm, d->op, "the tl.dot_async");
+        return false;
+      }
+  }
   return true;
+}
+
+void vm_dot_regs_add(TlVm *vm, Inst *in, uint32_t dot) {
+  size_t keep = 0; /* drop the retired ones first */
+  for (size_t r = 0; r < vm->dot_regs.len; r++)
+    if (vm->dot_regs.data[r].dot > vm->dots_done)
+      vm->dot_regs.data[keep++] = vm->dot_regs.data[r];
+  vm->dot_regs.len = keep;
+  for (unsigned i = 0; i < in->naregs; i++) {
+    DotReg d = {in->aregs[i], dot, in->op};
+    tl_vec_push(&vm->dot_regs, d);
+  }
 }
 
 /* Reads element idx of the shared view s for `reader` (a thread or

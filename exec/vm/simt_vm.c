@@ -140,6 +140,12 @@ typedef struct Wg {
   int scale_d;     /* 0 or 1, or -1: the last operand is the predicate */
   unsigned alocal, clocal;
   int32_t *amap, *cmap;
+  /* A in registers: the slots of the values whose registers hold it (the
+   * operand with the renames before it undone: simt.build, simt.extract,
+   * arith.bitcast, simt.bitcast), which must not be written until the op
+   * retires. */
+  uint32_t *aroots;
+  unsigned naroots;
 } Wg;
 
 typedef struct SBody SBody;
@@ -245,6 +251,7 @@ typedef struct Tma {
  * (reads[first, first + n) of the VM's list, one entry per byte read). */
 typedef struct WgOp {
   TlOp *op;
+  const struct Wg *wg_inst; /* the op's form (its A registers) */
   int32_t wg;
   uint32_t group;
   bool retired;
@@ -632,6 +639,29 @@ static Wg *compile_wgmma(TlSimtVm *vm, TlOp *op) {
                    : (int)int_attr(op, "scale_d", 1);
   w->amap = atom_map(vm, f->a_atom, &w->alocal);
   w->cmap = atom_map(vm, f->c_atom, &w->clocal);
+  if (w->a_regs) {
+    TL_VEC(TlValue *) work = {0};
+    TL_VEC(uint32_t) roots = {0};
+    tl_vec_push(&work, tl_op_operand(op, 0));
+    while (work.len) {
+      TlValue *v = work.data[--work.len];
+      TlOp *def = tl_value_def(v);
+      TlOpId id = def ? tl_op_id(def) : TL_OP_SIMT_WGMMA;
+      if (id == TL_OP_SIMT_BUILD || id == TL_OP_SIMT_EXTRACT ||
+          id == TL_OP_ARITH_BITCAST || id == TL_OP_SIMT_BITCAST) {
+        for (unsigned i = 0; i < tl_op_num_operands(def); i++)
+          tl_vec_push(&work, tl_op_operand(def, i));
+        continue;
+      }
+      tl_vec_push(&roots, slot_for(vm, v));
+    }
+    w->naroots = (unsigned)roots.len;
+    w->aroots = TL_ARENA_NEWN(&vm->arena, uint32_t, roots.len + 1);
+    for (size_t i = 0; i < roots.len; i++)
+      w->aroots[i] = roots.data[i];
+    tl_vec_free(&work);
+    tl_vec_free(&roots);
+  }
   return w;
 }
 
@@ -2228,7 +2258,7 @@ static bool exec_wgmma(TlSimtVm *vm, SInst *in, const Mask *m) {
           }
         }
     mma_compute(vm, f, A, B, C, a_et, b_et, acc_et);
-    WgOp op = {in->op, g,     GROUP_OPEN,
+    WgOp op = {in->op, w,     g,    GROUP_OPEN,
                false,  first, (uint32_t)vm->wgreads.len - first};
     uint32_t id = (uint32_t)vm->wgops.len;
     tl_vec_push(&vm->wgops, op);
@@ -2372,6 +2402,35 @@ static void wg_stamp(TlSimtVm *vm, SInst *in, const Mask *m) {
       vm->regmark[in->out[i] * T + t] = 0;
       vm->wstamp[in->out[i] * T + t] = vm->fences[t] + 1;
     }
+}
+
+/* Before an op that writes registers (not a rename, not control flow)
+ * runs with wgmma in flight: none of its results may be registers that
+ * an unretired wgmma of the thread's warpgroup reads as A. */
+static bool wg_a_free(TlSimtVm *vm, SInst *in, const Mask *m) {
+  if (in->code == TL_OP_SCF_FOR || in->code == TL_OP_SCF_WHILE ||
+      in->code == TL_OP_SCF_IF || wg_renames(in) || !in->nout)
+    return true;
+  for (size_t k = 0; k < vm->wgops.len; k++) {
+    const WgOp *w = &vm->wgops.data[k];
+    const Wg *g = w->retired ? NULL : w->wg_inst;
+    for (unsigned r = 0; g && r < g->naroots; r++)
+      for (unsigned i = 0; i < in->nout; i++) {
+        if (in->out[i] != g->aroots[r])
+          continue;
+        for (int j = 0; j < m->n; j++)
+          if (m->t[j] / 128 == w->wg) {
+            sv_error(vm, in->op,
+                     "%s writes result #%u, a register that a wgmma in "
+                     "flight reads as A (no simt.wgmma_wait has retired "
+                     "it)",
+                     who(vm, m->t[j]).s, i);
+            sv_note(vm, w->op, "the wgmma, by warpgroup %d", w->wg);
+            return false;
+          }
+      }
+  }
+  return true;
 }
 
 /* bar.sync id{, threads}: with the kernel's lock-step execution, the
@@ -2816,7 +2875,7 @@ static bool run_body(TlSimtVm *vm, SBody *b, const Mask *m) {
 static bool run_inst(TlSimtVm *vm, SInst *in, const Mask *m) {
   vm->stats.ops++;
   vm->stats.thread_ops += m->n;
-  if (vm->wg_live && !wg_reads_ok(vm, in, m))
+  if (vm->wg_live && (!wg_reads_ok(vm, in, m) || !wg_a_free(vm, in, m)))
     return false;
   bool ok;
   switch (in->code) {

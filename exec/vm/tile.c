@@ -596,6 +596,7 @@ static bool exec_dot(TlVm *vm, Inst *in) {
   tl_free(sh[0].v);
   tl_free(sh[1].v);
   if (dot) {
+    vm_dot_regs_add(vm, in, dot);
     vm->dots = dot;
     vm->dot_op = in->op;
     r->dot = dot;

@@ -95,6 +95,7 @@ void tl_vm_destroy(TlVm *vm) {
   pmap_free(&vm->kernels);
   pmap_free(&vm->slots_of);
   tl_vec_free(&vm->wslots);
+  tl_vec_free(&vm->dot_regs);
   tl_free(vm->f16_table);
   tl_free(vm->bf16_table);
   tl_arena_reset(&vm->arena);
@@ -347,6 +348,27 @@ static bool compile_op(TlVm *vm, TlOp *op, Inst *in) {
     in->in[i] = slot_for(vm, tl_op_operand(op, i));
   for (unsigned i = 0; i < in->nout; i++)
     in->out[i] = slot_for(vm, tl_op_result(op, i));
+  if (in->code == TL_OP_TL_DOT_ASYNC &&
+      tl_tensor_kind(tl_value_type(tl_op_operand(op, 0))) == TL_TENSOR_REG) {
+    /* a and the register tiles it renames (no instruction between). */
+    unsigned n = 0;
+    for (TlValue *v = tl_op_operand(op, 0);; n++) {
+      TlOp *def = tl_value_def(v);
+      TlOpId id = def ? tl_op_id(def) : TL_OP_TL_DOT;
+      if (id != TL_OP_TL_RESHAPE && id != TL_OP_TL_PERMUTE &&
+          id != TL_OP_TL_VIEW)
+        break;
+      v = tl_op_operand(def, 0);
+    }
+    in->naregs = n + 1;
+    in->aregs = TL_ARENA_NEWN(&vm->arena, uint32_t, n + 1);
+    TlValue *v = tl_op_operand(op, 0);
+    for (unsigned i = 0; i <= n; i++) {
+      in->aregs[i] = slot_for(vm, v);
+      if (i < n)
+        v = tl_op_operand(tl_value_def(v), 0);
+    }
+  }
   TlType *rt = in->nout ? tl_value_type(tl_op_result(op, 0)) : NULL;
   TlType *ot = in->nin ? tl_value_type(tl_op_operand(op, 0)) : NULL;
   /* Element types: of the result where it has one, else of operand 0. */

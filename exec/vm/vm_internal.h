@@ -141,6 +141,15 @@ typedef struct ClockEntry {
 } ClockEntry;
 typedef TL_VEC(ClockEntry) Clock;
 
+/* A register tile that a tl.dot_async reads as its a (the value, or a
+ * value it renames: tl.reshape, tl.permute and tl.view of registers add no
+ * instruction): the hardware reads those registers until the product
+ * retires, so the op that defines them must not run again before. */
+typedef struct DotReg {
+  uint32_t slot, dot;
+  TlOp *op; /* the tl.dot_async */
+} DotReg;
+
 /* A shared-memory allocation of the block (tl.alloc_shared). Its storage
  * is indexed by element offset, as many elements as the cosize of the
  * tile's layout, so that every view of it (tl.slice, tl.permute,
@@ -223,6 +232,8 @@ typedef struct Inst {
   const EType *et;  /* result (or operand) element type */
   const EType *et2; /* source element type (casts) */
   uint64_t *ctab;   /* cast table by source code, built on first use */
+  uint32_t *aregs;  /* tl.dot_async with a in registers: the slots of a */
+  unsigned naregs;  /* and of the values it renames (vm_dot_regs_add) */
 } Inst;
 
 struct Body {
@@ -305,6 +316,7 @@ struct TlVm {
   uint32_t dots;       /* tl.dot_async ops issued in this block */
   uint32_t dots_done;  /* every one numbered up to this has completed */
   TlOp *dot_op;        /* the newest */
+  TL_VEC(DotReg) dot_regs; /* the register a operands of those in flight */
   uint32_t open_group; /* id of the group copy_async adds to */
   uint32_t done_group; /* every group with id <= this one completed */
   /* Copies through tensor maps: the kernel's ring size
@@ -373,6 +385,9 @@ uint64_t *vm_read_shared_operand(TlVm *vm, Inst *in, unsigned i,
  * tl.dot_async) are free of tl.dot_async results in flight; reports the
  * error otherwise. */
 bool vm_dot_operands_ok(TlVm *vm, Inst *in);
+/* Records the register a of tl.dot_async `in` (number dot) and the values
+ * it renames, for vm_dot_operands_ok. */
+void vm_dot_regs_add(TlVm *vm, Inst *in, uint32_t dot);
 /* Block start and end in memory.c: the end checks leaks and pending
  * copies (unless the block exited) and frees the block's shared tiles. */
 void vm_block_begin(TlVm *vm);
