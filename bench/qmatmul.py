@@ -6,11 +6,12 @@ each).
 
   python3 bench/qmatmul.py [--bin DIR] [--quick] [--m 1,16] [--models 70B,8B] [--zp]
                            [--wt TYPE] [--types T1,T2,...] [--sa]
-                           [--only m8|t|base|wg] [--no-checks]
+                           [--only m8|t|base|wg] [--wg-configs BNxBMxS[xKS],...] [--no-checks]
 
 --only times one family of candidates (the m <= 8 kernel, the tall
 blocks, the 16-row ones, or qmatmul_wg.tl's warpgroup-mma ones, sm_90a); --no-checks skips the float64 checks (for a
-rerun of timings already checked). --sa runs the m <= 8 kernel with the scales applied to each group's f32
+rerun of timings already checked). --wg-configs replaces the candidates of
+qmatmul_wg.tl. --sa runs the m <= 8 kernel with the scales applied to each group's f32
 sum (qmatmul_m8.tl -D SA=1). --wt picks the weight type of the model runs (default i4: u4 codes with
 the implicit zero 8; with --zp, u4 with zero points). --types adds a run of
 every listed weight type at M = 1 on (N, K) = (8192, 8192), each against
@@ -234,6 +235,9 @@ def main():
     global ZP, WT, SA, ONLY
     if "--only" in sys.argv:
         ONLY = sys.argv[sys.argv.index("--only") + 1]
+    if "--wg-configs" in sys.argv:  # BNxBMxS[xKS],...: replaces CONFIGS_WG
+        spec = sys.argv[sys.argv.index("--wg-configs") + 1]
+        CONFIGS_WG[:] = [("wg",) + tuple(int(x) for x in c.split("x")) for c in spec.split(",")]
     ZP = 1 if "--zp" in sys.argv else 0
     SA = 1 if "--sa" in sys.argv else 0
     WT = "u4" if ZP else "i4"
@@ -267,7 +271,7 @@ def main():
             cands = [CONFIGS_TALL[0], CONFIGS_TALL[4], CONFIGS_TALL[6], CONFIGS_TALL[8], CONFIGS_TALL16[0]]
             if ONLY == "wg":
                 cands = []
-            cands += [CONFIGS_WG[0], CONFIGS_WG[3], CONFIGS_WG[7]]
+            cands += [CONFIGS_WG[i] for i in sorted({0, len(CONFIGS_WG) // 2, len(CONFIGS_WG) - 1})]
         for cfg in cands:
             good = check_tl(tlbin, m, n, k, cfg, seed=m * 7 + k)
             ok = ok and good
