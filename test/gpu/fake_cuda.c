@@ -39,6 +39,7 @@
  * that point at such bytes, with their base. */
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,9 +240,10 @@ CUresult cuGetErrorString(CUresult r, const char **s) {
 }
 
 #ifdef TL_FAKE_CUDA_TENSOR_MAP
+/* The argument types exactly as exec/runtime/runtime.c declares the entry
+ * point (UBSan checks the type of a call through a function pointer). */
 CUresult cuTensorMapEncodeTiled(void *map, int type, unsigned rank, void *base,
-                                const unsigned long long *dims,
-                                const unsigned long long *strides,
+                                const uint64_t *dims, const uint64_t *strides,
                                 const unsigned *box,
                                 const unsigned *elem_strides, int interleave,
                                 int swizzle, int promotion, int fill) {
@@ -271,11 +273,11 @@ CUresult cuTensorMapEncodeTiled(void *map, int type, unsigned rank, void *base,
                "tensormap type=%d rank=%u base=%p dims=", type, rank, base);
   for (unsigned i = 0; i < rank; i++)
     at += snprintf(text + at, sizeof text - (size_t)at, "%s%llu", i ? "," : "",
-                   dims[i]);
+                   (unsigned long long)dims[i]);
   at += snprintf(text + at, sizeof text - (size_t)at, " strides=");
   for (unsigned i = 0; i + 1 < rank; i++)
     at += snprintf(text + at, sizeof text - (size_t)at, "%s%llu", i ? "," : "",
-                   strides[i]);
+                   (unsigned long long)strides[i]);
   at += snprintf(text + at, sizeof text - (size_t)at, " box=");
   for (unsigned i = 0; i < rank; i++)
     at += snprintf(text + at, sizeof text - (size_t)at, "%s%u", i ? "," : "",
