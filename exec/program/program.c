@@ -53,6 +53,17 @@ typedef struct Ptx {
   void *function; /* the loaded kernel (the device's target only) */
 } Ptx;
 
+/* A tensor-map parameter's map. want: the description the arguments of
+ * the current call give; have: the one `bytes` holds the driver's
+ * encoding of (valid when encoded), so that a launch with the same
+ * description encodes nothing. Descriptions are zeroed before they are
+ * filled: they are compared with memcmp. */
+typedef struct Map {
+  TlTensorMapDesc want, have;
+  bool encoded;
+  unsigned char *bytes;
+} Map;
+
 struct TlProgram {
   TlSession *s;
   TlContext *ctx;
@@ -79,6 +90,12 @@ struct TlProgram {
   void **kargs;
   int64_t *ints, *words;
   double *reals;
+  /* The tensor-map parameters' maps, made at creation: per parameter
+   * (NULL for the others) the description of this call's argument (its
+   * base the address the call uses) and the 128 bytes a launch passes,
+   * 64-byte aligned in map_mem. */
+  Map *maps;
+  unsigned char *map_mem;
   /* Known after the first launch: the PTX it uses (an index into ptx),
    * the masks of `assume` (values[i] & mask[i] must be 0; all 0 when it
    * promises nothing) or a malformed `assume` (assume_bad), and the
@@ -292,6 +309,22 @@ TlProgram *tl_program_create(TlSession *s, const TlProgramDesc *d) {
   p->reals = tl_xcalloc(n + 1, sizeof *p->reals);
   p->assume_mask = tl_xcalloc(n + 1, sizeof *p->assume_mask);
   p->dims_ints = tl_xcalloc(n + 1, sizeof *p->dims_ints);
+  unsigned nmaps = 0;
+  for (unsigned i = 0; i < n; i++)
+    nmaps += p->params[i].kind == TL_ARG_TENSOR_MAP;
+  if (nmaps) {
+    /* The driver writes its CUtensorMap 64-byte aligned; the launch reads
+     * the parameter's bytes from here. */
+    p->maps = tl_xcalloc(n + 1, sizeof *p->maps);
+    p->map_mem = tl_xcalloc(nmaps + 1, TL_TENSOR_MAP_BYTES);
+    uintptr_t at = ((uintptr_t)p->map_mem + 63) & ~(uintptr_t)63;
+    for (unsigned i = 0; i < n; i++)
+      if (p->params[i].kind == TL_ARG_TENSOR_MAP) {
+        p->maps[i].bytes = (unsigned char *)at;
+        p->kargs[i] = p->maps[i].bytes;
+        at += TL_TENSOR_MAP_BYTES;
+      }
+  }
   p->launch_ptx = -1;
   return p;
 fail:
@@ -324,6 +357,8 @@ void tl_program_destroy(TlProgram *p) {
   tl_free(p->reals);
   tl_free(p->assume_mask);
   tl_free(p->dims_ints);
+  tl_free(p->maps);
+  tl_free(p->map_mem);
   tl_free(p->text);
   tl_free(p->name);
   tl_free(p);
@@ -371,7 +406,109 @@ void tl_program_param(const TlProgram *p, unsigned i, TlParamInfo *out) {
 /* Which address of a buffer a call uses (and checks). */
 typedef enum Address { ADDR_NONE, ADDR_HOST, ADDR_DEVICE } Address;
 
-/* Checks the arguments against the parameters. */
+/* The description of the tensor map of argument i, a TENSOR_MAP for the
+ * !tl.tensormap parameter of type t, over the tensor at `base`: the
+ * argument's shape and strides (outermost first, elements) reversed into
+ * the map's dimensions (innermost first, strides in bytes), the type's
+ * box and swizzle. False after a message for a tensor the map cannot be
+ * made over. The shape and strides are checked here, numbered as the
+ * caller numbers them; tl_tensor_map_check then finds what is left (the
+ * base's alignment). */
+static bool map_desc(TlProgram *p, unsigned i, const TlType *t, const TlArg *a,
+                     uint64_t base, TlTensorMapDesc *d) {
+  TlSession *s = p->s;
+  const char *name = p->params[i].name, *k = tl_program_name(p);
+  unsigned rank = tl_tensormap_rank(t);
+  uint64_t eb = p->params[i].bits / 8;
+  if (a->rank != rank) {
+    TlStr ts = {0};
+    tl_type_print(t, &ts);
+    failf(s,
+          "argument %u (%s) of @%s: the tensor has %u dimension%s, but the "
+          "tensor map (%s) has %u",
+          i, name, k, a->rank, a->rank == 1 ? "" : "s", tl_str_cstr(&ts), rank);
+    tl_str_free(&ts);
+    return false;
+  }
+  for (unsigned r = 0; r < rank; r++)
+    if (a->shape[r] < 1 || a->shape[r] > ((int64_t)1 << 32))
+      return !failf(s,
+                    "argument %u (%s) of @%s: dimension %u of the tensor has "
+                    "%lld elements; a tensor map's dimensions have 1 to 2^32",
+                    i, name, k, r, (long long)a->shape[r]);
+  /* Strides in elements, outermost first; all 0: row major. A product
+   * that overflows is past any limit below. */
+  int64_t st[TL_TENSOR_MAP_MAX_RANK];
+  bool given = false;
+  for (unsigned r = 0; r < rank; r++)
+    given |= a->strides[r] != 0;
+  for (unsigned r = rank; r-- > 0;) {
+    if (given)
+      st[r] = a->strides[r];
+    else if (r + 1 == rank)
+      st[r] = 1;
+    else if (__builtin_mul_overflow(st[r + 1], a->shape[r + 1], &st[r]))
+      st[r] = INT64_MAX;
+  }
+  if (st[rank - 1] != 1)
+    return !failf(s,
+                  "argument %u (%s) of @%s: the tensor's innermost stride is "
+                  "%lld elements; a tensor map's is 1",
+                  i, name, k, (long long)st[rank - 1]);
+  for (unsigned r = 0; r + 1 < rank; r++) {
+    int64_t bytes;
+    if (st[r] < 1 || __builtin_mul_overflow(st[r], (int64_t)eb, &bytes) ||
+        bytes % 16 || bytes >= ((int64_t)1 << 40))
+      return !failf(s,
+                    "argument %u (%s) of @%s: the stride of dimension %u of "
+                    "the tensor is %lld elements; a tensor map's strides "
+                    "are positive multiples of 16 bytes below 2^40",
+                    i, name, k, r, (long long)st[r]);
+  }
+  /* The tensor's bytes: up to the end of its last element (past 2^64
+   * only for shapes and strides near their limits). */
+  uint64_t end = eb;
+  bool over = false;
+  for (unsigned r = 0; r < rank; r++) {
+    uint64_t x;
+    over |= __builtin_mul_overflow((uint64_t)(a->shape[r] - 1),
+                                   (uint64_t)st[r] * eb, &x) ||
+            __builtin_add_overflow(end, x, &end);
+  }
+  if (over)
+    return !failf(s,
+                  "argument %u (%s) of @%s: the tensor spans more than 2^64 "
+                  "bytes",
+                  i, name, k);
+  if (end > a->bytes)
+    return !failf(s,
+                  "argument %u (%s) of @%s: the tensor's last element ends "
+                  "at byte %llu, past the %zu bytes of its memory",
+                  i, name, k, (unsigned long long)end, a->bytes);
+  memset(d, 0, sizeof *d);
+  d->base = base;
+  d->rank = rank;
+  d->elem_bytes = (unsigned)eb;
+  d->swizzle = tl_tensormap_swizzle(t);
+  /* Map dimension j is the tensor's dimension rank - 1 - j; the type's
+   * box is outermost first as well. */
+  for (unsigned j = 0; j < rank; j++) {
+    unsigned r = rank - 1 - j;
+    d->dims[j] = (uint64_t)a->shape[r];
+    d->box[j] = (uint32_t)tl_tensormap_box(t, r);
+    d->elem_strides[j] = 1;
+    if (j + 1 < rank)
+      d->strides[j] = (uint64_t)st[r - 1] * eb;
+  }
+  TlErr err;
+  if (!tl_tensor_map_check(d, &err))
+    return !failf(s, "argument %u (%s) of @%s: %s", i, name, k, err.msg);
+  return true;
+}
+
+/* Checks the arguments against the parameters; a tensor map's
+ * description goes to p->maps[i].want, over the address `addr` names (0
+ * for ADDR_NONE and the VM's base). */
 static bool check_args(TlProgram *p, const TlArg *args, unsigned nargs,
                        Address addr) {
   TlSession *s = p->s;
@@ -383,17 +520,30 @@ static bool check_args(TlProgram *p, const TlArg *args, unsigned nargs,
   for (unsigned i = 0; i < n; i++) {
     TlParamInfo pi = p->params[i];
     const TlArg *a = &args[i];
-    static const char *const kinds[] = {"an integer", "a float", "a buffer"};
-    if (pi.kind == TL_ARG_TENSOR_MAP)
-      return !failf(s,
-                    "argument %u (%s) of @%s: tensor-map parameters are not "
-                    "supported by this API yet (tl-run --arg "
-                    "NAME=tmap:BUFFER runs them)",
-                    i, pi.name, k);
-    if (a->kind > TL_ARG_BUFFER)
+    static const char *const kinds[] = {"an integer", "a float", "a buffer",
+                                        "a tensor map"};
+    if (a->kind > TL_ARG_TENSOR_MAP)
       return !failf(s, "argument %u (%s) of @%s: unknown argument kind %d", i,
                     pi.name, k, (int)a->kind);
-    if (pi.kind == TL_ARG_BUFFER) {
+    if (pi.kind == TL_ARG_TENSOR_MAP) {
+      if (a->kind != TL_ARG_TENSOR_MAP)
+        return !failf(s,
+                      "argument %u (%s) of @%s: expected a tensor map (the "
+                      "tensor of %s it is made over), got %s",
+                      i, pi.name, k, pi.dtype, kinds[a->kind]);
+      if (a->dtype && strcmp(a->dtype, pi.dtype))
+        return !failf(s,
+                      "argument %u (%s) of @%s: the tensor map's elements "
+                      "are %s, but the tensor holds %s",
+                      i, pi.name, k, pi.dtype, a->dtype);
+      if (addr == ADDR_DEVICE ? !a->device : addr == ADDR_HOST && !a->host)
+        return !failf(s,
+                      "argument %u (%s) of @%s: the tensor has no %s address",
+                      i, pi.name, k, addr == ADDR_DEVICE ? "device" : "host");
+      if (!map_desc(p, i, p->types[i], a, addr == ADDR_DEVICE ? a->device : 0,
+                    &p->maps[i].want))
+        return false;
+    } else if (pi.kind == TL_ARG_BUFFER) {
       if (a->kind != TL_ARG_BUFFER)
         return !failf(s,
                       "argument %u (%s) of @%s: expected a buffer of %s, "
@@ -412,14 +562,14 @@ static bool check_args(TlProgram *p, const TlArg *args, unsigned nargs,
         return !failf(s,
                       "argument %u (%s) of @%s: the buffer has no %s address",
                       i, pi.name, k, addr == ADDR_DEVICE ? "device" : "host");
-    } else if (a->kind == TL_ARG_BUFFER ||
+    } else if (a->kind >= TL_ARG_BUFFER ||
                (pi.kind == TL_ARG_INT && a->kind != TL_ARG_INT)) {
       return !failf(s,
                     "argument %u (%s) of @%s: expected %s scalar (%s), got "
                     "%s",
                     i, pi.name, k,
                     pi.kind == TL_ARG_INT ? "an integer" : "a float", pi.dtype,
-                    a->kind == TL_ARG_BUFFER ? "a buffer" : "a float");
+                    kinds[a->kind]);
     }
   }
   return true;
@@ -430,9 +580,22 @@ TlResult tl_program_run_vm(TlProgram *p, const TlArg *args, unsigned nargs) {
   if (!check_args(p, args, nargs, ADDR_HOST))
     return TL_FAILURE;
   TlVmArg *v = tl_xcalloc(nargs + 1, sizeof *v);
+  /* The VM's maps: TL's encoding, base 0 (the tensor starts at `host`,
+   * the memory the VM is given with the map). */
+  unsigned char *maps =
+      p->maps ? tl_xcalloc(nargs + 1, TL_TENSOR_MAP_BYTES) : NULL;
   for (unsigned i = 0; i < nargs; i++) {
     const TlArg *a = &args[i];
-    if (a->kind == TL_ARG_BUFFER) {
+    if (a->kind == TL_ARG_TENSOR_MAP) {
+      unsigned char *m = maps + (size_t)i * TL_TENSOR_MAP_BYTES;
+      TlErr err;
+      bool ok = tl_tensor_map_encode(&p->maps[i].want, m, &err);
+      tl_assert(ok && "check_args checked the description");
+      (void)ok;
+      TlDType dt;
+      tl_vm_dtype_of(tl_tensormap_elem(p->types[i]), &dt);
+      v[i] = tl_vm_arg_tensor_map(m, a->host, a->bytes, dt);
+    } else if (a->kind == TL_ARG_BUFFER) {
       TlType *t = tl_tensor_elem(tl_vm_param_type(p->kernel, i));
       TlDType dt;
       tl_vm_dtype_of(t, &dt);
@@ -446,6 +609,7 @@ TlResult tl_program_run_vm(TlProgram *p, const TlArg *args, unsigned nargs) {
   tl_vm_set_op_limit(vm, VM_MAX_OPS);
   TlResult r = tl_vm_run(vm, p->kernel, nargs, v);
   tl_vm_destroy(vm);
+  tl_free(maps);
   tl_free(v);
   return r;
 }
@@ -669,13 +833,18 @@ static bool launch_dims(TlProgram *p, const Ptx *x, TlLaunchDims *out) {
 }
 
 /* p->ints, p->words and p->reals from checked arguments: an integer's
- * value, a buffer's device address, a float's value. */
+ * value, a buffer's device address, a float's value (0 for a tensor
+ * map). */
 static void take_args(TlProgram *p, const TlArg *args) {
   for (unsigned i = 0; i < p->n; i++) {
     const TlArg *a = &args[i];
+    /* A tensor map has no word: its description is p->maps[i].want. */
+    bool map = a->kind == TL_ARG_TENSOR_MAP;
     p->ints[i] = a->kind == TL_ARG_INT ? a->i : 0;
-    p->words[i] = a->kind == TL_ARG_BUFFER ? (int64_t)a->device : a->i;
-    p->reals[i] = a->kind == TL_ARG_FLOAT ? a->f : (double)a->i;
+    p->words[i] = a->kind == TL_ARG_BUFFER ? (int64_t)a->device
+                  : map                    ? 0
+                                           : a->i;
+    p->reals[i] = a->kind == TL_ARG_FLOAT ? a->f : map ? 0 : (double)a->i;
   }
 }
 
@@ -738,11 +907,32 @@ static bool know_assume(TlProgram *p) {
   return !p->assume_bad;
 }
 
+/* Whether memory at device address w, argument i's `what`, may be the
+ * session's device's; false after a message when the driver says it is
+ * another device's. */
+static bool own_memory(TlProgram *p, unsigned i, uint64_t w, const char *what) {
+  TlSession *s = p->s;
+  /* Memory of another device fails at the launch, or later, as an
+   * illegal address; say which argument it is now. Memory the driver does
+   * not know may still be reachable (mapped or HMM host memory), so it
+   * passes. */
+  int dev;
+  if (s->several && tl_runtime_pointer_device(s->rt, (TlDevPtr)w, &dev) &&
+      dev >= 0 && dev != s->ordinal)
+    return !failf(s,
+                  "argument %u (%s) of @%s: the %s is memory of CUDA device "
+                  "%d, not of device %d (the session's)",
+                  i, p->params[i].name, tl_program_name(p), what, dev,
+                  s->ordinal);
+  return true;
+}
+
 /* Makes a launch of p->words and p->reals (take_args, or the caller's
- * copy of them) ready: opens device 0 when none is open, gets the PTX and
- * loads it, packs the parameter values, checks the buffers' addresses and
- * the kernel's `assume`, and zeroes the workspace on `stream`. *x gets the
- * PTX, *l the launch. */
+ * copy of them) and of the tensor maps' descriptions (check_args) ready:
+ * opens device 0 when none is open, gets the PTX and loads it, packs the
+ * parameter values, encodes the tensor maps that changed, checks the
+ * buffers' addresses and the kernel's `assume`, and zeroes the workspace
+ * on `stream`. *x gets the PTX, *l the launch. */
 static bool make_ready(TlProgram *p, void *stream, Ptx **xp, TlLaunch *l) {
   TlSession *s = p->s;
   unsigned n = p->n;
@@ -771,29 +961,30 @@ static bool make_ready(TlProgram *p, void *stream, Ptx **xp, TlLaunch *l) {
   for (unsigned i = 0; i < n; i++) {
     const TlParamInfo *pi = &p->params[i];
     int64_t w = p->words[i];
-    if (pi->kind == TL_ARG_TENSOR_MAP)
-      return !failf(s,
-                    "argument %u (%s) of @%s: tensor-map parameters are not "
-                    "supported by this API yet (tl-run --arg "
-                    "NAME=tmap:BUFFER runs them)",
-                    i, pi->name, tl_program_name(p));
-    if (pi->kind == TL_ARG_BUFFER) {
+    if (pi->kind == TL_ARG_TENSOR_MAP) {
+      /* check_args made the description; the driver's encoding of the
+       * last launch's is kept while it stays the same. */
+      Map *m = &p->maps[i];
+      if (!own_memory(p, i, m->want.base, "tensor"))
+        return false;
+      if (!m->encoded || memcmp(&m->have, &m->want, sizeof m->want)) {
+        m->encoded = false;
+        if (TL_FAILED(tl_runtime_tensor_map(s->rt, &m->want, m->bytes)))
+          return !failf(s,
+                        "argument %u (%s) of @%s: the driver refused the "
+                        "tensor map",
+                        i, pi->name, tl_program_name(p));
+        memcpy(&m->have, &m->want, sizeof m->have); /* padding too */
+        m->encoded = true;
+      }
+    } else if (pi->kind == TL_ARG_BUFFER) {
       if (!w)
         return !failf(s,
                       "argument %u (%s) of @%s: the buffer has no device "
                       "address",
                       i, pi->name, tl_program_name(p));
-      /* Memory of another device fails at the launch, or later, as an
-       * illegal address; say which argument it is now. Memory the driver
-       * does not know may still be reachable (mapped or HMM host memory),
-       * so it passes. */
-      int dev;
-      if (s->several && tl_runtime_pointer_device(s->rt, (TlDevPtr)w, &dev) &&
-          dev >= 0 && dev != s->ordinal)
-        return !failf(s,
-                      "argument %u (%s) of @%s: the buffer is memory of CUDA "
-                      "device %d, not of device %d (the session's)",
-                      i, pi->name, tl_program_name(p), dev, s->ordinal);
+      if (!own_memory(p, i, (uint64_t)w, "buffer"))
+        return false;
       p->vals[i].i64 = w;
     } else {
       bool is_float = pi->kind == TL_ARG_FLOAT;
@@ -805,8 +996,9 @@ static bool make_ready(TlProgram *p, void *stream, Ptx **xp, TlLaunch *l) {
     }
   }
   /* The launch must keep the kernel's `assume` promises: integer values
-   * and the device addresses of the buffers (words of the float
-   * parameters are masked by 0). */
+   * and the device addresses of the buffers (words of the float and
+   * tensor-map parameters, which `assume` cannot name, are masked by
+   * 0). */
   if (!know_assume(p))
     return false;
   uint64_t broken = 0;
@@ -865,6 +1057,14 @@ TlResult tl_program_launch_values(TlProgram *p, const int64_t *words,
   if (nargs != p->n)
     return failf(p->s, "@%s takes %u argument%s, not %u", tl_program_name(p),
                  p->n, p->n == 1 ? "" : "s", nargs);
+  /* A word cannot describe a tensor. */
+  for (unsigned i = 0; i < p->n; i++)
+    if (p->params[i].kind == TL_ARG_TENSOR_MAP)
+      return failf(p->s,
+                   "argument %u (%s) of @%s: a tensor map cannot be passed "
+                   "as a word; launch a kernel with tensor-map parameters "
+                   "with tl_program_launch",
+                   i, p->params[i].name, tl_program_name(p));
   for (unsigned i = 0; i < p->n; i++) {
     p->words[i] = words[i];
     p->reals[i] = reals[i];
@@ -927,7 +1127,7 @@ void tl_tune_launch_key(TlTuneKey *k, const char *text, size_t len,
   tl_tune_key_add_space(k, space);
   for (unsigned i = 0; i < nargs; i++) {
     const TlTuneKeyArg *a = &args[i];
-    if (a->kind == TL_ARG_BUFFER) {
+    if (a->kind == TL_ARG_BUFFER || a->kind == TL_ARG_TENSOR_MAP) {
       TlStr shape = {0};
       for (unsigned d = 0; d < a->rank; d++)
         tl_str_printf(&shape, "%s%lld", d ? "x" : "", (long long)a->shape[d]);
@@ -990,7 +1190,11 @@ static bool tune_key(TlProgram *p, const TlTuneDesc *d, TlTuneSpace **space,
     TlTuneKeyArg x = {pi.name, pi.kind, a->i, a->f, pi.dtype, NULL, 0};
     if (pi.kind == TL_ARG_FLOAT && a->kind == TL_ARG_INT)
       x.f = (double)a->i;
-    if (pi.kind == TL_ARG_BUFFER) {
+    if (pi.kind == TL_ARG_TENSOR_MAP) {
+      /* The tensor's shape (check_args checked it). */
+      x.shape = a->shape;
+      x.rank = a->rank;
+    } else if (pi.kind == TL_ARG_BUFFER) {
       const TlShape *sh = d->shapes ? &d->shapes[i] : NULL;
       if (sh && sh->rank > TL_MAX_RANK) {
         tl_free(dims);

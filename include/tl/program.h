@@ -43,6 +43,7 @@
 
 #include "tl/arch.h"
 #include "tl/ir.h"
+#include "tl/tensor_map.h"
 #include "tl/tune.h"
 
 #ifdef __cplusplus
@@ -113,16 +114,12 @@ void tl_program_destroy(TlProgram *p);
 const char *tl_program_name(const TlProgram *p);
 
 typedef enum TlArgKind {
-  TL_ARG_INT,    /* an integer (or bool) scalar */
-  TL_ARG_FLOAT,  /* a float scalar */
-  TL_ARG_BUFFER, /* a pointer to elements of dtype */
-  TL_ARG_TENSOR_MAP, /* a !tl.tensormap parameter (its dtype: the map's
-                        elements). No call of this API takes one yet: a
-                        kernel with such a parameter is refused by
-                        tl_program_run_vm, the launches and tl_program_time
-                        (tl-run --arg NAME=tmap:BUFFER runs it;
-                        docs/runtime.md "Tensor maps" gives the planned
-                        form) */
+  TL_ARG_INT,        /* an integer (or bool) scalar */
+  TL_ARG_FLOAT,      /* a float scalar */
+  TL_ARG_BUFFER,     /* a pointer to elements of dtype */
+  TL_ARG_TENSOR_MAP, /* a !tl.tensormap parameter: the tensor the map is
+                        made over (its dtype: the map's elements); the
+                        program makes the map (TlArg below) */
 } TlArgKind;
 
 typedef struct TlParamInfo {
@@ -153,7 +150,23 @@ void tl_program_param(const TlProgram *p, unsigned i, TlParamInfo *out);
  * a packed one (its bytes, elements stored compactly). A buffer is host
  * memory at `host` for tl_program_run_vm and device memory at `device`
  * for tl_program_launch; the caller owns it and keeps it alive for the
- * run (for a launch, until the stream has run it). */
+ * run (for a launch, until the stream has run it).
+ *
+ * A !tl.tensormap parameter takes a TENSOR_MAP: the tensor the map is
+ * made over, its memory given as a buffer's (`host` or `device`, `bytes`,
+ * `dtype` checked against the map's element type), with `rank` (the
+ * type's), `shape` (elements, outermost first, each 1 to 2^32) and
+ * `strides` (elements between consecutive indices of each dimension,
+ * outermost first; all 0: contiguous, row major; else the innermost is 1
+ * and the others multiples of 16 bytes below 2^40). The tensor's last
+ * element must lie within `bytes`. The box and swizzle are the
+ * parameter's type's. The program makes the map: TL's encoding over
+ * `host` for the VM (which sees the same memory as a buffer argument at
+ * the same `host`), the driver's over `device` (16-byte aligned) for a
+ * launch, encoded again only when the description changes. The tensor is
+ * usually the memory of the kernel's own pointer parameter, passed to
+ * both. The fields after `dtype` are read for a TENSOR_MAP only, so a
+ * zero-initialised argument of another kind needs none of them. */
 typedef struct TlArg {
   TlArgKind kind;
   int64_t i;
@@ -162,12 +175,17 @@ typedef struct TlArg {
   uint64_t device;
   size_t bytes;
   const char *dtype;
+  unsigned rank;
+  int64_t shape[TL_TENSOR_MAP_MAX_RANK];
+  int64_t strides[TL_TENSOR_MAP_MAX_RANK];
 } TlArg;
 
 /* Runs the kernel over its whole grid on the block-level VM (docs/vm.md),
- * reading and writing the host buffers in place. Fails for arguments that
- * do not fit the parameters, or with the VM's located error (an access
- * out of a buffer's bounds, a broken `assume`, more than 10^9 ops). */
+ * reading and writing the host buffers in place (a tensor map's tensor
+ * too, through the buffer at the same `host`). Fails for arguments that
+ * do not fit the parameters (a tensor no map can be made over included),
+ * or with the VM's located error (an access out of a buffer's bounds, a
+ * broken `assume`, more than 10^9 ops). */
 TlResult tl_program_run_vm(TlProgram *p, const TlArg *args, unsigned nargs);
 
 typedef enum TlPtxOrigin {
@@ -212,10 +230,14 @@ TlResult tl_program_launch_dims(TlProgram *p, const TlArg *args, unsigned nargs,
  * returns without waiting. Before the launch the kernel's global
  * workspace, if it has one, is zeroed on the same stream; the program
  * owns it, so launches of one program must not overlap on different
- * streams. Fails for arguments that do not fit (a NULL device address
- * included, or a buffer the driver says is another device's memory) or
- * break the kernel's `assume`, for no driver or device, and with the
- * driver's error. */
+ * streams. The tensor maps are the driver's encoding, kept in the program
+ * and made again only for a description that differs from the last
+ * launch's (the launch copies them: the next may change them). Fails for
+ * arguments that do not fit (a NULL device address included, a buffer or
+ * tensor the driver says is another device's memory, a tensor no map can
+ * be made over) or break the kernel's `assume`, for no driver or device
+ * (or one with no cuTensorMapEncodeTiled, for a kernel with tensor maps),
+ * and with the driver's error. */
 TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
                            void *stream);
 
@@ -226,7 +248,9 @@ TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
  * value (other entries are ignored). Everything else is checked as
  * tl_program_launch checks it: the count, a NULL address, another
  * device's memory, `assume`, the grid. A launch costs no allocation, and
- * the grid of the integer arguments of the launch before is reused. */
+ * the grid of the integer arguments of the launch before is reused. A
+ * kernel with a tensor-map parameter is refused (a word does not describe
+ * a tensor): launch it with tl_program_launch. */
 TlResult tl_program_launch_values(TlProgram *p, const int64_t *words,
                                   const double *reals, unsigned nargs,
                                   void *stream);
@@ -256,7 +280,8 @@ typedef struct TlShape {
 
 /* One argument as a tune key records it, in parameter order: the
  * parameter's name and kind; an INT parameter's value i, a FLOAT one's f;
- * a buffer's element type (its parameter's) and shape. */
+ * a buffer's or a tensor map's element type (its parameter's) and shape
+ * (a map's: its tensor's). */
 typedef struct TlTuneKeyArg {
   const char *name;
   TlArgKind kind;
@@ -271,7 +296,8 @@ typedef struct TlTuneKeyArg {
  * one key of tl-run --tune and tl_program_tune_lookup: the source text,
  * then the lines "kernel: NAME", "define: NAME=VALUE" for each define
  * (sorted by name, the last of a name winning), the space's "tune:" lines
- * (tune.h), "arg: NAME = f16[16x1024]" for a buffer, "arg: NAME = 16" for
+ * (tune.h), "arg: NAME = f16[16x1024]" for a buffer or a tensor map (its
+ * tensor), "arg: NAME = 16" for
  * an integer and "arg: NAME = 0.5" (%.17g) for a float, "device: NAME"
  * and "compiler: VERSION" (tl_target_version). */
 void tl_tune_launch_key(TlTuneKey *k, const char *text, size_t len,
@@ -284,7 +310,8 @@ void tl_tune_launch_key(TlTuneKey *k, const char *text, size_t len,
  * "NAME=V1,V2,..." as tl-run's --tune takes them, in order, and the
  * launch's arguments as tl_program_launch takes them (checked the same
  * way; their addresses are not used) with the buffers' shapes (NULL:
- * every buffer in one dimension). */
+ * every buffer in one dimension; a tensor map's shape is its argument's,
+ * its entry here unused). */
 typedef struct TlTuneDesc {
   const char *const *space;
   unsigned num_space;

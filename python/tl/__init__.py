@@ -17,7 +17,7 @@ import os
 import threading
 
 from . import _lib
-from ._lib import ARG_BUFFER, ARG_FLOAT, ARG_INT, PTX_ORIGINS
+from ._lib import ARG_BUFFER, ARG_FLOAT, ARG_INT, ARG_TENSOR_MAP, PTX_ORIGINS
 
 __all__ = ["TLError", "Session", "Kernel", "Param", "compile", "default_session", "ops",
            "synchronize", "autotune"]
@@ -30,11 +30,13 @@ class TLError(RuntimeError):
 
 class Param:
     """A kernel parameter: its name, kind ('buffer', 'int', 'float' or
-    'tensormap', which no call takes yet: docs/runtime.md), the
-    element type of a buffer or the type of a scalar ('f16', 'u4', 'i32'),
-    the width of one element in bits, and whether a buffer is packed (its
-    elements are not whole bytes NumPy holds one by one: pass its bytes as
-    a uint8 array)."""
+    'tensormap', which takes the tensor the map is made over: a NumPy
+    array for run_vm, a CUDA tensor for a launch, usually the one passed
+    to the kernel's pointer parameter too; docs/runtime.md), the element
+    type of a buffer or a tensor map or the type of a scalar ('f16', 'u4',
+    'i32'), the width of one element in bits, and whether a buffer is
+    packed (its elements are not whole bytes NumPy holds one by one: pass
+    its bytes as a uint8 array)."""
 
     def __init__(self, info):
         self.name = info.name.decode()
@@ -132,11 +134,48 @@ def _int_range(p):
 def _check_dtype(p, got, where, native):
     if got is None:
         raise TypeError(f"{where}: the element type {native} has no TL type")
-    if got == "bool":
+    if got == "bool" and p.kind == "buffer":
         raise TypeError(f"{where}: {_BOOL_NOTE}")
+    if p.kind == "tensormap" and got != p.dtype:
+        raise TypeError(f"{where}: expected a tensor of {p.dtype} (the tensor map's "
+                        f"elements), got {got}")
     if got != p.dtype and not (p.packed and got == "u8"):
         also = " (or its packed bytes as uint8)" if p.packed else ""
         raise TypeError(f"{where}: expected a buffer of {p.dtype}{also}, got {got}")
+
+
+def _map_arg(c, where, shape, strides, item):
+    """Fills TlArg c's tensor-map fields from the tensor's shape and its
+    strides in bytes (None: C-contiguous): the shape, the strides in
+    elements and `bytes`, the span from its first element to the end of its
+    last. TypeError for a tensor no map can be made over: more than three
+    dimensions, elements not consecutive along the last, or other strides
+    that are not positive multiples of 16 bytes (TMA's rule). A tensor with
+    no elements is left to libtl, which names the empty dimension."""
+    shape = tuple(int(n) for n in shape)
+    if not 1 <= len(shape) <= _lib.MAP_MAX_RANK:
+        raise TypeError(f"{where}: a tensor map is made over a tensor of 1 to "
+                        f"{_lib.MAP_MAX_RANK} dimensions, not {len(shape)}")
+    if strides is None:
+        strides, step = [], item
+        for n in reversed(shape):
+            strides.insert(0, step)
+            step *= n
+    strides = tuple(int(x) for x in strides)
+    if 0 not in shape:
+        if strides[-1] != item:
+            raise TypeError(f"{where}: the tensor's innermost stride is {strides[-1]} "
+                            f"bytes; a tensor map reads consecutive elements ({item} "
+                            f"bytes apart) along the last dimension")
+        for d, x in enumerate(strides[:-1]):
+            if x <= 0 or x % 16:
+                raise TypeError(f"{where}: the tensor's stride of dimension {d} is {x} "
+                                f"bytes; a tensor map's strides are positive multiples "
+                                f"of 16 bytes (strides {strides})")
+    c.kind, c.rank = ARG_TENSOR_MAP, len(shape)
+    c.bytes = (item + sum((n - 1) * x for n, x in zip(shape, strides))) if 0 not in shape else 0
+    for d, (n, x) in enumerate(zip(shape, strides)):
+        c.shape[d], c.strides[d] = n, x // item
 
 
 class Kernel:
@@ -205,14 +244,17 @@ class Kernel:
     def run_vm(self, *args):
         """Runs the kernel on the CPU block VM. Buffers are NumPy arrays
         (or CPU torch tensors), read and written in place: a
-        non-contiguous array is copied in and its result copied back."""
+        non-contiguous array is copied in and its result copied back. A
+        tensor map takes the array it is made over, in place (any strides
+        TMA can follow: see _map_arg), usually the one the kernel's
+        pointer parameter is given too."""
         import numpy
         self._count(args)
         cargs = (_lib.TlArg * max(len(args), 1))()
         keep, back = [], []
         for i, (p, v) in enumerate(zip(self.params, args)):
             where = f"argument {i} ({p.name}) of @{self.name}"
-            if p.kind != "buffer":
+            if p.kind not in ("buffer", "tensormap"):
                 if isinstance(v, numpy.ndarray) or _is_torch(v):
                     raise TypeError(f"{where}: expected a scalar ({p.dtype}), got an array")
                 cargs[i] = _scalar_arg(p, v, where)
@@ -222,9 +264,19 @@ class Kernel:
                     raise TypeError(f"{where}: run_vm takes host memory; this tensor is on {v.device}")
                 v = v.numpy()
             if not isinstance(v, numpy.ndarray):
-                raise TypeError(f"{where}: expected a NumPy array of {p.dtype}, "
+                what = " (the tensor a tensor map is made over)" if p.kind == "tensormap" else ""
+                raise TypeError(f"{where}: expected a NumPy array of {p.dtype}{what}, "
                                 f"got {type(v).__name__}")
             _check_dtype(p, _dtype_name("numpy", v.dtype.name), where, v.dtype.name)
+            if p.kind == "tensormap":
+                # The map reads the array where it is: the memory the
+                # pointer parameter is given when it is the same array.
+                c = cargs[i]
+                _map_arg(c, where, v.shape, v.strides, v.itemsize)
+                c.host = v.ctypes.data
+                c.dtype = p.dtype.encode()
+                keep.append(v)
+                continue
             a = v
             if not (v.flags.c_contiguous and v.flags.writeable):
                 a = numpy.ascontiguousarray(v).copy()
@@ -267,21 +319,30 @@ class Kernel:
         on = []  # (where, device) of each torch tensor
         for i, (p, v) in enumerate(zip(self.params, args)):
             where = f"argument {i} ({p.name}) of @{self.name}"
-            if p.kind != "buffer":
+            if p.kind not in ("buffer", "tensormap"):
                 if _is_torch(v) or hasattr(v, "__cuda_array_interface__"):
                     raise TypeError(f"{where}: expected a scalar ({p.dtype}), got a tensor")
                 cargs[i] = _scalar_arg(p, v, where)
                 continue
             c = cargs[i]
             c.kind = ARG_BUFFER
+            is_map = p.kind == "tensormap"
             if _is_torch(v):
                 torch_seen = True
                 if not v.is_cuda:
                     raise TypeError(f"{where}: expected a CUDA tensor, got one on {v.device}")
                 on.append((where, v.device))
+                got = _dtype_name("torch", str(v.dtype))
+                if is_map:
+                    # Any strides TMA can follow (_map_arg), in bytes.
+                    _check_dtype(p, got, where, str(v.dtype))
+                    item = v.element_size()
+                    _map_arg(c, where, v.shape, [x * item for x in v.stride()], item)
+                    c.device = v.data_ptr()
+                    c.dtype = got.encode()
+                    continue
                 if not v.is_contiguous():
                     raise TypeError(f"{where}: the tensor is not contiguous (call .contiguous())")
-                got = _dtype_name("torch", str(v.dtype))
                 _check_dtype(p, got, where, str(v.dtype))
                 self._ok[i].add(v.dtype)
                 c.device, c.bytes = v.data_ptr(), v.numel() * v.element_size()
@@ -294,6 +355,11 @@ class Kernel:
                 _check_dtype(p, got, where, typestr)
                 item = int(typestr[2:])
                 strides = cai.get("strides")
+                if is_map:
+                    _map_arg(c, where, shape, strides, item)
+                    c.device = cai["data"][0] or 0
+                    c.dtype = got.encode()
+                    continue
                 if strides is not None:
                     want, step = [], item
                     for n in reversed(shape):
@@ -307,8 +373,9 @@ class Kernel:
                     count *= n
                 c.device, c.bytes = cai["data"][0] or 0, count * item
             else:
+                what = " (the tensor a tensor map is made over)" if is_map else ""
                 raise TypeError(f"{where}: expected a CUDA tensor or an object with "
-                                f"__cuda_array_interface__, got {type(v).__name__}")
+                                f"__cuda_array_interface__{what}, got {type(v).__name__}")
             c.dtype = got.encode()
         if on and self.session.device_ordinal() < 0:
             # The first launch opens the tensors' device.
@@ -403,10 +470,14 @@ def _make_launcher(kernel):
     accepted before, on the session's open device `device`, Python ints in
     range and Python floats) packed into arrays made once and launched
     with tl_program_launch_values; False, before anything is launched, for
-    anything else. The checks are written out parameter by parameter
+    anything else, and always for a kernel with a tensor map. The checks are written out parameter by parameter
     (compiled once per kernel), so a launch makes no message, no argument
     structs and no loop."""
     params, n = kernel.params, len(kernel.params)
+    if any(p.kind == "tensormap" for p in params):
+        # A word cannot carry a tensor map (tl_program_launch_values
+        # refuses one): every launch takes the general path.
+        return lambda args, stream, device: False
     names = [f"a{i}" for i in range(n)]
     has_buffer = any(p.kind == "buffer" for p in params)
     head = ["if device < 0 or len(args) != %d:" % n,

@@ -12,6 +12,8 @@ import os
 
 # Mirrors of the C structs, field for field.
 
+MAP_MAX_RANK = 3  # TL_TENSOR_MAP_MAX_RANK
+
 
 class TlProgramDesc(ctypes.Structure):
     _fields_ = [
@@ -43,6 +45,10 @@ class TlArg(ctypes.Structure):
         ("device", ctypes.c_uint64),
         ("bytes", ctypes.c_size_t),
         ("dtype", ctypes.c_char_p),
+        # A tensor map's tensor: elements, outermost first.
+        ("rank", ctypes.c_uint),
+        ("shape", ctypes.c_int64 * MAP_MAX_RANK),
+        ("strides", ctypes.c_int64 * MAP_MAX_RANK),
     ]
 
 
@@ -96,7 +102,7 @@ class TlTuneEntry(ctypes.Structure):
     ]
 
 
-ARG_INT, ARG_FLOAT, ARG_BUFFER = 0, 1, 2
+ARG_INT, ARG_FLOAT, ARG_BUFFER, ARG_TENSOR_MAP = 0, 1, 2, 3
 TUNE_MISS, TUNE_HIT, TUNE_INVALID = 0, 1, 2
 PTX_ORIGINS = ("compiled", "cached", "rebuilt")
 

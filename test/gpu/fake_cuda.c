@@ -24,8 +24,22 @@
  * (a line each), TL_FAKE_CUDA_DEVICES=N makes the driver see N devices (default
  * 1), and TL_FAKE_CUDA_POINTER_DEVICE=N makes it say that every address is
  * memory of device N (default 0; -1: of none) and, for N >= 1, that it
- * sees N + 1 devices at least. */
+ * sees N + 1 devices at least.
+ *
+ * Built with TL_FAKE_CUDA_TENSOR_MAP (as BUILD/test/fake-cuda-tma/
+ * libcuda.so.1) it also has cuTensorMapEncodeTiled, which the plain one
+ * lacks (a driver too old for tensor maps): it writes its arguments into
+ * the 128 bytes after "FAKEtm" and logs them,
+ *
+ *     tensormap type=1 rank=2 base=0x... dims=104,70 strides=208
+ *     box=64,16 swizzle=0
+ *
+ * (one line; dims, strides and box innermost first, as the driver takes
+ * them), and a launch's line ends in " maps=1@0x...": the parameters
+ * that point at such bytes, with their base. */
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +76,36 @@ static const char *stream_text(CUstream s, char *buf, size_t cap) {
   return buf;
 }
 static char module_token, context_token;
+
+#ifdef TL_FAKE_CUDA_TENSOR_MAP
+/* The fields of the made-up encoding: "FAKEtm", then at byte 8 the
+ * arguments in the driver's order. */
+typedef struct FakeMap {
+  char magic[8];
+  int type;
+  unsigned rank;
+  unsigned long long base;
+  unsigned long long dims[3], strides[3];
+  unsigned box[3], elem_strides[3];
+  int interleave, swizzle, promotion, fill;
+} FakeMap;
+_Static_assert(sizeof(FakeMap) <= 128, "a CUtensorMap is 128 bytes");
+
+/* " maps=I@BASE,..." for the launch's parameters that hold one of the
+ * maps below (args read up to a NULL entry, as libtl's launches end
+ * them; every parameter value is 8 bytes at least, or the map's 128). */
+static void fake_maps(void **args, char *out, size_t cap) {
+  size_t at = 0;
+  for (unsigned i = 0; args && args[i] && at + 40 < cap; i++) {
+    unsigned long long base;
+    if (memcmp(args[i], "FAKEtm", 6))
+      continue;
+    memcpy(&base, (const char *)args[i] + offsetof(FakeMap, base), sizeof base);
+    at += (size_t)snprintf(out + at, cap - at, "%s%u@%#llx",
+                           at ? "," : " maps=", i, base);
+  }
+}
+#endif
 
 CUresult cuInit(unsigned flags) { return 0; }
 CUresult cuDeviceGet(CUdevice *d, int ordinal) {
@@ -156,9 +200,12 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                         unsigned bx, unsigned by, unsigned bz, unsigned smem,
                         CUstream s, void **args, void **extra) {
   last_ms = (float)(bx * by * bz) / 1000.0f + 1.0f / (float)(gx * gy * gz);
-  char b[32];
-  log_line("launch grid=%u,%u,%u block=%u,%u,%u smem=%u stream=%s", gx, gy, gz,
-           bx, by, bz, smem, stream_text(s, b, sizeof b));
+  char b[32], maps[256] = "";
+#ifdef TL_FAKE_CUDA_TENSOR_MAP
+  fake_maps(args, maps, sizeof maps);
+#endif
+  log_line("launch grid=%u,%u,%u block=%u,%u,%u smem=%u stream=%s%s", gx, gy,
+           gz, bx, by, bz, smem, stream_text(s, b, sizeof b), maps);
   return 0;
 }
 CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
@@ -191,3 +238,51 @@ CUresult cuGetErrorString(CUresult r, const char **s) {
   *s = r == 2 ? "out of memory" : "unknown error";
   return 0;
 }
+
+#ifdef TL_FAKE_CUDA_TENSOR_MAP
+/* The argument types exactly as exec/runtime/runtime.c declares the entry
+ * point (UBSan checks the type of a call through a function pointer). */
+CUresult cuTensorMapEncodeTiled(void *map, int type, unsigned rank, void *base,
+                                const uint64_t *dims, const uint64_t *strides,
+                                const unsigned *box,
+                                const unsigned *elem_strides, int interleave,
+                                int swizzle, int promotion, int fill) {
+  if (rank < 1 || rank > 3 || (unsigned long long)base % 16)
+    return 1; /* CUDA_ERROR_INVALID_VALUE */
+  FakeMap m;
+  memset(&m, 0, sizeof m);
+  memcpy(m.magic, "FAKEtm", 6);
+  m.type = type;
+  m.rank = rank;
+  m.base = (unsigned long long)base;
+  for (unsigned i = 0; i < rank; i++) {
+    m.dims[i] = dims[i];
+    m.strides[i] = i + 1 < rank ? strides[i] : 0;
+    m.box[i] = box[i];
+    m.elem_strides[i] = elem_strides[i];
+  }
+  m.interleave = interleave;
+  m.swizzle = swizzle;
+  m.promotion = promotion;
+  m.fill = fill;
+  memset(map, 0, 128);
+  memcpy(map, &m, sizeof m);
+  char text[256];
+  int at =
+      snprintf(text, sizeof text,
+               "tensormap type=%d rank=%u base=%p dims=", type, rank, base);
+  for (unsigned i = 0; i < rank; i++)
+    at += snprintf(text + at, sizeof text - (size_t)at, "%s%llu", i ? "," : "",
+                   (unsigned long long)dims[i]);
+  at += snprintf(text + at, sizeof text - (size_t)at, " strides=");
+  for (unsigned i = 0; i + 1 < rank; i++)
+    at += snprintf(text + at, sizeof text - (size_t)at, "%s%llu", i ? "," : "",
+                   (unsigned long long)strides[i]);
+  at += snprintf(text + at, sizeof text - (size_t)at, " box=");
+  for (unsigned i = 0; i < rank; i++)
+    at += snprintf(text + at, sizeof text - (size_t)at, "%s%u", i ? "," : "",
+                   box[i]);
+  log_line("%s swizzle=%d", text, swizzle);
+  return 0;
+}
+#endif

@@ -5,9 +5,12 @@
  * corrupt, truncated or made for other ingredients, rebuilt), and the
  * launch path through the stand-in driver of test/gpu/fake_cuda.c
  * (asynchronous, on the given stream, the workspace zeroed on it) and
- * through a driver that does not exist, and the tune cache's calls.
+ * through a driver that does not exist, and the tune cache's calls; a
+ * kernel with a tensor-map parameter on the VM against a reference in C,
+ * every argument a map cannot be made from, and its launches through the
+ * stand-in driver built with cuTensorMapEncodeTiled.
  *
- *   unit_program SCRATCH-DIR SOURCE-ROOT FAKE-LIBCUDA */
+ *   unit_program SCRATCH-DIR SOURCE-ROOT FAKE-LIBCUDA FAKE-LIBCUDA-TMA */
 #define _POSIX_C_SOURCE 200809L
 #include "tl/program.h"
 #include "unit.h"
@@ -15,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *scratch, *srcroot, *fake_driver;
+static const char *scratch, *srcroot, *fake_driver, *fake_tma_driver;
 
 /* Whether the session's error text contains `want`; prints it when not. */
 static bool error_has(TlSession *s, const char *want) {
@@ -51,15 +54,28 @@ static uint64_t next_rand(uint64_t *st) {
 }
 
 static TlArg buffer(void *host, size_t bytes, const char *dtype) {
-  TlArg a = {TL_ARG_BUFFER, 0, 0, host, 0, bytes, dtype};
+  TlArg a = {
+      .kind = TL_ARG_BUFFER, .host = host, .bytes = bytes, .dtype = dtype};
   return a;
 }
 static TlArg int_arg(int64_t v) {
-  TlArg a = {TL_ARG_INT, v, 0, NULL, 0, 0, NULL};
+  TlArg a = {.kind = TL_ARG_INT, .i = v};
   return a;
 }
 static TlArg float_arg(double v) {
-  TlArg a = {TL_ARG_FLOAT, 0, v, NULL, 0, 0, NULL};
+  TlArg a = {.kind = TL_ARG_FLOAT, .f = v};
+  return a;
+}
+/* A tensor map over the rows x cols tensor at host (row major: no
+ * strides given). */
+static TlArg tensor_map(void *host, size_t bytes, const char *dtype,
+                        int64_t rows, int64_t cols) {
+  TlArg a = {.kind = TL_ARG_TENSOR_MAP,
+             .host = host,
+             .bytes = bytes,
+             .dtype = dtype,
+             .rank = 2,
+             .shape = {rows, cols}};
   return a;
 }
 
@@ -658,14 +674,49 @@ static void test_tune(void) {
   free(dir);
 }
 
-/* A kernel with a !tl.tensormap parameter: described as such, and
- * refused by the calls, which take no tensor maps yet. */
-static void test_tensor_map_param(void) {
-  TlSession *s = tl_session_create();
+/* f16 bits of a finite value, at random (a copy moves bits: no
+ * rounding to compare). */
+static uint16_t rand_f16(uint64_t *st) {
+  uint16_t v = (uint16_t)next_rand(st);
+  return (v & 0x7c00) == 0x7c00 ? (uint16_t)(v & ~0x4000) : v;
+}
+
+/* What @ring of test/vm/Inputs/tma_ring.tl (BM = 16, BN = 64) writes:
+ * tile t of out is the box of the rows x cols tensor at (y0 + 16 t, x0),
+ * its elements outside the tensor 0; the tensor's element (y, x) is
+ * a[y * ld + x]. The number of elements of out that differ. */
+static int ring_mismatches(const uint16_t *a, int64_t rows, int64_t cols,
+                           int64_t ld, const uint16_t *out, int y0, int x0,
+                           int n) {
+  int bad = 0;
+  for (int t = 0; t < n; t++)
+    for (int r = 0; r < 16; r++)
+      for (int c = 0; c < 64; c++) {
+        int64_t y = y0 + 16 * t + r, x = x0 + c;
+        uint16_t want =
+            y >= 0 && y < rows && x >= 0 && x < cols ? a[y * ld + x] : 0;
+        bad += out[(16 * t + r) * 64 + c] != want;
+      }
+  return bad;
+}
+
+static TlProgram *ring(TlSession *s, const char *kernel) {
   char *path = path_of(srcroot, "test/vm/Inputs/tma_ring.tl");
-  TlProgramDesc d = {path, NULL, 0, NULL, 0, "ring"};
+  TlProgramDesc d = {path, NULL, 0, NULL, 0, kernel};
   TlProgram *p = tl_program_create(s, &d);
   free(path);
+  if (!p)
+    fprintf(stderr, "%s", tl_session_error(s));
+  return p;
+}
+
+/* A kernel with a !tl.tensormap parameter on the VM: the map made over
+ * the tensor the argument describes (the memory of the pointer parameter
+ * `a` too), whole or a strided view, against a reference in C; and every
+ * argument the map cannot be made from. */
+static void test_tensor_map_vm(void) {
+  TlSession *s = tl_session_create();
+  TlProgram *p = ring(s, "ring");
   CHECK(p != NULL);
   if (!p) {
     tl_session_destroy(s);
@@ -677,28 +728,307 @@ static void test_tensor_map_param(void) {
   CHECK_EQ_INT(pi.kind, TL_ARG_TENSOR_MAP);
   CHECK_EQ_STR(pi.dtype, "f16");
   CHECK_EQ_INT(pi.bits, 16);
-  uint16_t a[64], out[64];
-  TlArg args[6] = {buffer(a, sizeof a, "f16"), buffer(a, sizeof a, "f16"),
-                   buffer(out, sizeof out, "f16"), int_arg(0), int_arg(0),
-                   int_arg(1)};
+  CHECK(!pi.packed);
+
+  /* a: 70 x 104 f16, row major. */
+  enum { ROWS = 70, COLS = 104 };
+  static uint16_t a[ROWS * COLS], out[6 * 16 * 64];
+  uint64_t st = 11;
+  for (int i = 0; i < ROWS * COLS; i++)
+    a[i] = rand_f16(&st);
+  TlArg args[6] = {buffer(a, sizeof a, "f16"),
+                   tensor_map(a, sizeof a, "f16", ROWS, COLS),
+                   buffer(out, sizeof out, "f16"),
+                   int_arg(2),
+                   int_arg(8),
+                   int_arg(4)};
+  /* In bounds; then partly outside (above the first row, past the last
+   * column); then wholly below. */
+  static const int cases[3][3] = {{2, 8, 4}, {-7, 48, 6}, {100, 0, 3}};
+  for (int c = 0; c < 3; c++) {
+    memset(out, 0x55, sizeof out);
+    args[3] = int_arg(cases[c][0]);
+    args[4] = int_arg(cases[c][1]);
+    args[5] = int_arg(cases[c][2]);
+    CHECK(!TL_FAILED(tl_program_run_vm(p, args, 6)));
+    CHECK_EQ_STR(tl_session_error(s), "");
+    CHECK_EQ_INT(ring_mismatches(a, ROWS, COLS, COLS, out, cases[c][0],
+                                 cases[c][1], cases[c][2]),
+                 0);
+  }
+  /* A view: the 60 x 96 tensor at row 3, column 8 of a (its rows 104
+   * elements apart, 208 bytes, a multiple of 16). */
+  TlArg view = tensor_map(a + 3 * COLS + 8, sizeof a - (3 * COLS + 8) * 2,
+                          "f16", 60, 96);
+  view.strides[0] = COLS;
+  view.strides[1] = 1;
+  args[1] = view;
+  args[3] = int_arg(-5);
+  args[4] = int_arg(40);
+  args[5] = int_arg(5);
+  memset(out, 0x55, sizeof out);
+  CHECK(!TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK_EQ_STR(tl_session_error(s), "");
+  CHECK_EQ_INT(ring_mismatches(a + 3 * COLS + 8, 60, 96, COLS, out, -5, 40, 5),
+               0);
+  args[1] = tensor_map(a, sizeof a, "f16", ROWS, COLS);
+  args[3] = int_arg(2);
+  args[4] = int_arg(8);
+  args[5] = int_arg(4);
+
+  /* Tensors no map is made over, each with its message. */
+  TlArg bad = args[1];
+  bad.rank = 3;
+  bad.shape[2] = 1;
+  args[1] = bad;
   CHECK(TL_FAILED(tl_program_run_vm(p, args, 6)));
-  CHECK(error_has(s, "argument 1 (tm) of @ring: tensor-map parameters are "
-                     "not supported by this API yet"));
+  CHECK(error_has(s, "error: argument 1 (tm) of @ring: the tensor has 3 "
+                     "dimensions, but the tensor map (!tl.tensormap<?x?xf16, "
+                     "box = [16, 64]>) has 2\n"));
+  args[1].rank = 0; /* an argument that says nothing of the tensor */
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK(error_has(s, "argument 1 (tm) of @ring: the tensor has 0 dimensions, "
+                     "but the tensor map"));
+  args[1] = tensor_map(a, sizeof a, "f32", ROWS, COLS);
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK(error_has(s, "error: argument 1 (tm) of @ring: the tensor map's "
+                     "elements are f16, but the tensor holds f32\n"));
+  args[1] = tensor_map(a, sizeof a, "f16", 0, COLS);
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK(error_has(s, "error: argument 1 (tm) of @ring: dimension 0 of the "
+                     "tensor has 0 elements; a tensor map's dimensions have 1 "
+                     "to 2^32\n"));
+  args[1] = tensor_map(a, sizeof a, "f16", ROWS, -4);
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK(error_has(s, "dimension 1 of the tensor has -4 elements"));
+  args[1] = tensor_map(a, sizeof a, "f16", ROWS, COLS / 2);
+  args[1].strides[0] = COLS;
+  args[1].strides[1] = 2;
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK(error_has(s, "error: argument 1 (tm) of @ring: the tensor's innermost "
+                     "stride is 2 elements; a tensor map's is 1\n"));
+  /* Rows of 100 f16 are 200 bytes apart, not a multiple of 16: as a
+   * row-major tensor, and with the stride given. */
+  args[1] = tensor_map(a, sizeof a, "f16", ROWS, 100);
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK(error_has(s, "error: argument 1 (tm) of @ring: the stride of "
+                     "dimension 0 of the tensor is 100 elements; a tensor "
+                     "map's strides are positive multiples of 16 bytes below "
+                     "2^40\n"));
+  args[1].strides[0] = 100;
+  args[1].strides[1] = 1;
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK(error_has(s, "the stride of dimension 0 of the tensor is 100 "
+                     "elements"));
+  args[1].strides[0] = 0;
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK(error_has(s, "the stride of dimension 0 of the tensor is 0 elements"));
+  /* The tensor's last element past the memory given. */
+  args[1] = tensor_map(a, 1000, "f16", ROWS, COLS);
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK(error_has(s, "error: argument 1 (tm) of @ring: the tensor's last "
+                     "element ends at byte 14560, past the 1000 bytes of its "
+                     "memory\n"));
+  args[1] = tensor_map(a, sizeof a, "f16", ROWS, COLS);
+  args[1].strides[0] = 2 * COLS;
+  args[1].strides[1] = 1;
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK(error_has(s, "ends at byte 28912, past the 14560 bytes"));
+  args[1] = tensor_map(NULL, sizeof a, "f16", ROWS, COLS);
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK(error_has(s, "error: argument 1 (tm) of @ring: the tensor has no host "
+                     "address\n"));
+  /* The kinds: a buffer for the map, a map for the buffer and for a
+   * scalar. */
+  TlArg map = tensor_map(a, sizeof a, "f16", ROWS, COLS);
+  args[1] = args[0];
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK(error_has(s, "error: argument 1 (tm) of @ring: expected a tensor map "
+                     "(the tensor of f16 it is made over), got a buffer\n"));
+  args[1] = map;
+  args[0] = map;
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK(error_has(s, "error: argument 0 (a) of @ring: expected a buffer of "
+                     "f16, got a tensor map\n"));
+  args[0] = buffer(a, sizeof a, "f16");
+  args[3] = map;
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK(error_has(s, "error: argument 3 (y0) of @ring: expected an integer "
+                     "scalar (i32), got a tensor map\n"));
+  args[3] = int_arg(2);
+  args[1].kind = (TlArgKind)7;
+  CHECK(TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK(error_has(s, "argument 1 (tm) of @ring: unknown argument kind 7"));
+  /* After the errors, the run again. */
+  args[1] = map;
+  memset(out, 0x55, sizeof out);
+  CHECK(!TL_FAILED(tl_program_run_vm(p, args, 6)));
+  CHECK_EQ_INT(ring_mismatches(a, ROWS, COLS, COLS, out, 2, 8, 4), 0);
+  /* The launch dims take the map's argument as well (checked the same
+   * way, with no address). */
+  TlLaunchDims dims;
+  CHECK(!TL_FAILED(tl_program_launch_dims(p, args, 6, 90, &dims)));
+  CHECK_EQ_INT(dims.grid[0], 1);
+  CHECK_EQ_INT(dims.threads, 64);
+  args[1].rank = 1;
+  CHECK(TL_FAILED(tl_program_launch_dims(p, args, 6, 90, &dims)));
+  CHECK(error_has(s, "the tensor has 1 dimension, but the tensor map"));
   tl_program_destroy(p);
   tl_session_destroy(s);
 }
 
+/* The launches of a kernel with a tensor map, through the stand-in driver
+ * that encodes maps (its log shows each encoding): the map made over the
+ * tensor's device address, encoded again only when the description
+ * changes; its errors; no launch from words; timing, launch dims and the
+ * tune cache's key. */
+static void test_tensor_map_launch(void) {
+  char *log = path_of(scratch, "tmap.log");
+  remove(log);
+  setenv("TL_FAKE_CUDA_LOG", log, 1);
+  TlSession *s = tl_session_create();
+  char *dir = path_of(scratch, "tmap-cache");
+  tl_session_set_cache_dir(s, dir);
+  tl_session_set_driver(s, fake_tma_driver);
+  TlProgram *p = ring(s, "ring_sw");
+  CHECK(p != NULL);
+  if (!p) {
+    tl_session_destroy(s);
+    free(dir);
+    free(log);
+    return;
+  }
+  enum { ROWS = 70, COLS = 104 };
+  uint16_t *a = aligned_alloc(256, 16384), *out = aligned_alloc(256, 16384);
+  TlArg args[6] = {buffer(NULL, ROWS * COLS * 2, "f16"),
+                   tensor_map(NULL, ROWS * COLS * 2, "f16", ROWS, COLS),
+                   buffer(NULL, 6 * 16 * 64 * 2, "f16"),
+                   int_arg(2),
+                   int_arg(8),
+                   int_arg(4)};
+  args[0].device = args[1].device = (uint64_t)(uintptr_t)a;
+  args[2].device = (uint64_t)(uintptr_t)out;
+  CHECK(!TL_FAILED(tl_program_launch(p, args, 6, NULL)));
+  CHECK_EQ_STR(tl_session_error(s), "");
+  CHECK(!TL_FAILED(tl_program_launch(p, args, 6, NULL))); /* the same map */
+  args[1].shape[0] = 64;                                  /* another one */
+  CHECK(!TL_FAILED(tl_program_launch(p, args, 6, NULL)));
+  double ms = 0;
+  CHECK(!TL_FAILED(tl_program_time(p, args, 6, 1, 2, &ms)));
+  CHECK(ms > 0);
+  /* The words of tl_program_launch_values cannot carry a map. */
+  int64_t words[6] = {
+      (int64_t)(uintptr_t)a, 0, (int64_t)(uintptr_t)out, 2, 8, 4};
+  double reals[6] = {0};
+  CHECK(TL_FAILED(tl_program_launch_values(p, words, reals, 6, NULL)));
+  CHECK(error_has(s, "error: argument 1 (tm) of @ring_sw: a tensor map cannot "
+                     "be passed as a word; launch a kernel with tensor-map "
+                     "parameters with tl_program_launch\n"));
+  /* A device address TMA cannot start at; none. */
+  args[1].device += 2;
+  CHECK(TL_FAILED(tl_program_launch(p, args, 6, NULL)));
+  CHECK(error_has(s, "error: argument 1 (tm) of @ring_sw: the base address is "
+                     "not a multiple of 16 bytes\n"));
+  args[1].device = 0;
+  CHECK(TL_FAILED(tl_program_launch(p, args, 6, NULL)));
+  CHECK(error_has(s, "error: argument 1 (tm) of @ring_sw: the tensor has no "
+                     "device address\n"));
+  args[1].device = (uint64_t)(uintptr_t)a;
+  /* The tune cache's key holds the tensor's shape. */
+  const char *space[] = {"S=2,3"};
+  TlTuneDesc d = {space, 1, args, NULL, 6};
+  int64_t values[1] = {3};
+  TlTuneEntry e;
+  CHECK(!TL_FAILED(tl_program_tune_store(p, &d, values, 0.5, &e)));
+  size_t len = 0;
+  char *text = e.path ? read_all(e.path, &len) : NULL;
+  CHECK(text != NULL);
+  if (text) {
+    text[len] = 0;
+    CHECK(strstr(text, "\narg: a = f16[7280]\narg: tm = f16[64x104]\narg: out "
+                       "= f16[6144]\narg: y0 = 2\n") != NULL);
+  }
+  free(text);
+  CHECK(!TL_FAILED(tl_program_tune_lookup(p, &d, values, &e)));
+  CHECK_EQ_INT(e.status, TL_TUNE_CACHE_HIT);
+  args[1].rank = 1;
+  CHECK(TL_FAILED(tl_program_tune_lookup(p, &d, values, &e)));
+  CHECK(error_has(s, "argument 1 (tm) of @ring_sw: the tensor has 1 "
+                     "dimension, but the tensor map"));
+  args[1].rank = 2;
+  tl_program_destroy(p);
+  tl_session_destroy(s);
+  unsetenv("TL_FAKE_CUDA_LOG");
+
+  /* Two encodings, the first launch's and the new shape's (the second
+   * launch and the timed ones keep the map they find), each over a's
+   * device address: the f16 map's dims and box innermost first, its row
+   * stride in bytes, the 128-byte swizzle (3). */
+  text = read_all(log, &len);
+  CHECK(text != NULL);
+  if (text) {
+    text[len] = 0;
+    char want[512];
+    snprintf(want, sizeof want,
+             "tensormap type=1 rank=2 base=%p dims=104,70 strides=208 "
+             "box=64,16 swizzle=3\n"
+             "launch grid=1,1,1 block=64,1,1 smem=",
+             (void *)a);
+    /* Each launch passes parameter 1 the map's bytes. */
+    char passed[64];
+    snprintf(passed, sizeof passed, "stream=null maps=1@%#llx\n",
+             (unsigned long long)(uintptr_t)a);
+    int launches = 0;
+    for (const char *t = text; (t = strstr(t, "launch ")); t++)
+      launches += strncmp(strstr(t, "stream="), passed, strlen(passed)) == 0;
+    CHECK_EQ_INT(launches, 6); /* three, then one warm-up and two timed */
+    CHECK(!strncmp(text, want, strlen(want)));
+    if (strncmp(text, want, strlen(want)))
+      fprintf(stderr, "the driver's log:\n%s\nexpected it to start:\n%s\n",
+              text, want);
+    int maps = 0;
+    for (const char *t = text; (t = strstr(t, "tensormap ")); t++)
+      maps++;
+    CHECK_EQ_INT(maps, 2);
+    snprintf(want, sizeof want,
+             "tensormap type=1 rank=2 base=%p dims=104,64 strides=208 "
+             "box=64,16 swizzle=3\n",
+             (void *)a);
+    CHECK(strstr(text, want) != NULL);
+  }
+  free(text);
+
+  /* A driver with no cuTensorMapEncodeTiled: the map cannot be made. */
+  s = tl_session_create();
+  tl_session_set_cache_dir(s, "");
+  tl_session_set_driver(s, fake_driver);
+  p = ring(s, "ring");
+  CHECK(p && TL_FAILED(tl_program_launch(p, args, 6, NULL)));
+  CHECK(error_has(s, "error: the CUDA driver has no entry point "
+                     "cuTensorMapEncodeTiled (driver too old for tensor "
+                     "maps)\nerror: argument 1 (tm) of @ring: the driver "
+                     "refused the tensor map\n"));
+  tl_program_destroy(p);
+  tl_session_destroy(s);
+  free(a);
+  free(out);
+  free(dir);
+  free(log);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 4) {
+  if (argc != 5) {
     fprintf(stderr, "usage: unit_program SCRATCH-DIR SOURCE-ROOT "
-                    "FAKE-LIBCUDA\n");
+                    "FAKE-LIBCUDA FAKE-LIBCUDA-TMA\n");
     return 2;
   }
   scratch = argv[1];
   srcroot = argv[2];
   fake_driver = argv[3];
+  fake_tma_driver = argv[4];
   test_vm();
-  test_tensor_map_param();
+  test_tensor_map_vm();
+  test_tensor_map_launch();
   test_source_errors();
   test_cache();
   test_driver();

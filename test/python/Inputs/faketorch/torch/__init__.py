@@ -1,8 +1,8 @@
 """A stand-in for the few parts of torch that python/tl uses, over NumPy
 arrays posing as device memory (the stand-in CUDA driver's): tensors
-with data_ptr, device (and get_device), dtype, contiguity, shape and size,
-and a
-current stream with a handle. Only tests under test/python import it."""
+with data_ptr, device (and get_device), dtype, contiguity, strides, shape
+and size, and a current stream with a handle. Only tests under
+test/python import it."""
 import numpy as np
 
 
@@ -42,6 +42,9 @@ class Tensor:
 
     def is_contiguous(self):
         return self.array.flags.c_contiguous
+
+    def stride(self):
+        return tuple(x // self.array.itemsize for x in self.array.strides)
 
     @property
     def shape(self):
