@@ -37,7 +37,7 @@ def main():
     torch.manual_seed(0)
     layer = torch.nn.Linear(4096, 11008, dtype=torch.float16, device="cuda")
     q = QuantLinear(layer)
-    for m in (1, 7, 16, 64):
+    for m in (1, 7, 16, 64, 256):
         x = torch.randn(m, 4096, dtype=torch.float16, device="cuda")
         want, got = layer(x).float(), q(x).float()
         rel = ((got - want).norm() / want.norm()).item()

@@ -154,11 +154,38 @@ def _workspace(x, on_gpu, dtype="f32"):
     return (f32 if dtype == "f32" else i32), locks
 
 
-def _instance(m, p):
-    """The kernel and template values for m rows (docs/performance.md:
-    the weights as the mma A operand for m <= 16, in 8-row tiles, two a
-    block past 8; 64 x 256 tiles beyond)."""
+def _split_ws(x, on_gpu, floats, locks):
+    """qmatmul_wg.tl's split reduction buffers: f32 ws of at least `floats`
+    and u32 locks of at least `locks` elements, zero (every launch leaves
+    the locks zero), kept per device and grown when too small."""
+    import numpy as np
+    if not on_gpu:
+        return np.zeros(max(floats, 4), np.float32), np.zeros(max(locks, 1), np.uint32)
+    import torch
+    key = ("split", str(x.device))
+    ws, lk = _ws.get(key, (None, None))
+    if ws is None or ws.numel() < floats:
+        ws = torch.empty(max(floats, 4), dtype=torch.float32, device=x.device)
+    if lk is None or lk.numel() < locks:
+        lk = torch.zeros(max(locks, 1), dtype=torch.int32, device=x.device).view(torch.uint32)
+    _ws[key] = (ws, lk)
+    return ws, lk
+
+
+def _instance(m, p, sm=None):
+    """The kernel and template values for m rows on a device of SM `sm`
+    (None: the CPU VM) (docs/performance.md: the weights as the mma A
+    operand for m <= 16, in 8-row tiles, two a block past 8; 64 x 256
+    tiles beyond; on sm_90, from 128 rows, warpgroup mma with 4-bit
+    weights)."""
     base = dict(K=p.K, N=p.N, G=p.group, WT=p.wtype, AT=p.at, ZP=p.zp, PC=int(p.per_column))
+    if (sm == 90 and m >= 128 and _bits(p.wtype) == 4 and not p.per_column and p.group % 64 == 0
+            and p.K % 128 == 0 and p.N % 128 == 0):
+        bm = 256 if m > 128 else 128
+        blocks = p.N // 128 * -(-m // bm)
+        ks = 2 if blocks <= 64 and p.K % 256 == 0 else 1
+        del base["PC"]
+        return "qmatmul_wg.tl", None, dict(base, BN=128, BM=bm, S=4 if bm == 256 else 5, KS=ks)
     w = next(w for w in (4, 2, 1) if p.K % (w * p.group) == 0)
     if m <= 8:
         return "qmatmul_m8.tl", "qmatmul_m8", dict(base, BN=_BN, W=w, S=4)
@@ -169,10 +196,12 @@ def _instance(m, p):
     return "qmatmul.tl", None, dict(base, BN=_BN, W=w, S=4)
 
 
-def quant_matmul(x, packed, out=None):
+def quant_matmul(x, packed, out=None, sm=None):
     """x [m, K] (AT) times the packed weights' dequantisation: [m, N] (AT).
     torch CUDA tensors run on the GPU (on the current stream), NumPy arrays
-    on the CPU VM. out: an [m, N] result buffer to fill (optional)."""
+    on the CPU VM. out: an [m, N] result buffer to fill (optional). sm:
+    the SM whose kernel choice to make (default: the device's on the GPU,
+    none on the VM; sm=90 runs the sm_90a kernel's instance on the VM)."""
     import numpy as np
     p = packed
     on_gpu = _is_torch(x)
@@ -181,7 +210,13 @@ def quant_matmul(x, packed, out=None):
     m = int(x.shape[0])
     if m < 1:
         raise ValueError("x: m must be at least 1")
-    name, kernel, defs = _instance(m, p)
+    if sm is None and on_gpu:
+        from . import default_session
+        session = default_session()
+        if session.device_ordinal() < 0:
+            session.open_device(x.device.index or 0)
+        sm = session.device_sm()
+    name, kernel, defs = _instance(m, p, sm)
     k = _kernel(name, kernel=kernel, **defs)
     if out is None:
         if on_gpu:
@@ -189,11 +224,21 @@ def quant_matmul(x, packed, out=None):
             out = torch.empty(m, p.N, dtype=x.dtype, device=x.device)
         else:
             out = np.zeros((m, p.N), x.dtype)
-    ws, locks = _workspace(x, on_gpu)
-    if on_gpu:
-        k(x.contiguous(), p.b, p.s, out, m, ws, locks)
+    if name == "qmatmul_wg.tl":
+        # The tensor map over x (box [BM, 64]) and the pointer to it.
+        bm, ks = defs["BM"], defs["KS"]
+        rb, nb = -(-m // bm), p.N // defs["BN"]
+        ws, locks = _split_ws(x, on_gpu, rb * p.N * ks * bm if ks > 1 else 4, rb * nb)
+        xa = x.contiguous() if on_gpu else np.ascontiguousarray(x)
+        args = (xa, xa, p.b, p.s, out, m, ws, locks)
     else:
-        k.run_vm(np.ascontiguousarray(x), p.b, p.s, out, m, ws, locks)
+        ws, locks = _workspace(x, on_gpu)
+        xa = x.contiguous() if on_gpu else np.ascontiguousarray(x)
+        args = (xa, p.b, p.s, out, m, ws, locks)
+    if on_gpu:
+        k(*args)
+    else:
+        k.run_vm(*args)
     return out
 
 

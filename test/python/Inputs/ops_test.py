@@ -1,5 +1,6 @@
-"""tl.ops on the CPU VM: pack_weights and quant_matmul for the three
-kernel instances quant_matmul picks (m <= 8, m <= 16, tall blocks beyond),
+"""tl.ops on the CPU VM: pack_weights and quant_matmul for the kernel
+instances quant_matmul picks (m <= 8, m <= 16, tall blocks beyond, and
+for an sm_90 device the warpgroup-mma kernel from 128 rows),
 group and per-column scales, with and without zero points, against a
 float64 reference of the dequantised product (norm-wise bound 2^-10, as
 scripts/qmatmul.py's); bad shapes and codes refused."""
@@ -18,8 +19,11 @@ def ref(a, codes, scales, zeros, wtype, g):
     z = 0 if zeros is None else np.repeat(np.asarray(zeros, np.float64).reshape(gs, N), rep, axis=0)
     wd = ((v - z) * s).astype(np.float16).astype(np.float64)
     return a.astype(np.float64) @ wd, np.abs(a.astype(np.float64)) @ np.abs(wd)
-for (m, K, N, wtype, g, zp) in [(3, 512, 128, "u4", 128, True), (12, 256, 128, "i4", 128, False),
-                                 (37, 256, 256, "u2", 64, False), (5, 256, 128, "u8", None, True)]:
+# sm=90: the choice made for an sm_90 device (qmatmul_wg.tl from 128 rows,
+# k split over two blocks at these sizes), run on the VM.
+for (m, K, N, wtype, g, zp, sm) in [(130, 256, 256, "u4", 128, True, 90), (128, 512, 128, "i4", 64, False, 90),
+                                     (3, 512, 128, "u4", 128, True, None), (12, 256, 128, "i4", 128, False, None),
+                                     (37, 256, 256, "u2", 64, False, None), (5, 256, 128, "u8", None, True, None)]:
     bits = int(wtype[1:])
     codes = rng.integers(0, 1 << bits, size=(K, N))
     gs = 1 if g is None else K // g
@@ -27,11 +31,12 @@ for (m, K, N, wtype, g, zp) in [(3, 512, 128, "u4", 128, True), (12, 256, 128, "
     zeros = rng.integers(0, 1 << bits, size=(gs, N)).astype(np.float16) if zp else None
     p = tl.ops.pack_weights(codes, scales, zeros, wtype=wtype, group=g)
     a = rng.uniform(-1, 1, size=(m, K)).astype(np.float16)
-    c = tl.ops.quant_matmul(a, p)
+    c = tl.ops.quant_matmul(a, p, sm=sm)
     r, sc = ref(a, codes, scales, zeros, wtype, g)
     err = (np.abs(c.astype(np.float64) - r) / np.maximum(sc, 1e-30)).max()
     assert err <= 2 ** -10, (m, K, N, wtype, err)
-    print("m=%d K=%d N=%d %s g=%s zp=%d: ok (norm-wise error %.2g)" % (m, K, N, wtype, g, zp, err))
+    print("m=%d K=%d N=%d %s g=%s zp=%d%s: ok (norm-wise error %.2g)" % (
+        m, K, N, wtype, g, zp, " sm=%d" % sm if sm else "", err))
 # bad inputs
 for fn, want in ((lambda: tl.ops.pack_weights(np.zeros((100, 64)), np.zeros((1, 64))), "K must be a multiple"),
                  (lambda: tl.ops.pack_weights(np.full((128, 64), 16), np.zeros((1, 64))), "bit patterns"),
