@@ -1053,6 +1053,30 @@ static TlResult wgmma_wait_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
+/* setmaxnreg.{inc,dec}.sync.aligned.u32 N: ptxas takes N a multiple of 8
+ * from 24 to 256 (and says so for either bound broken). */
+static TlResult setmaxnreg_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"count", TL_ATTR_INT, true},
+                                   {"action", TL_ATTR_STRING, true}};
+  static const char *const actions[] = {"inc", "dec", NULL};
+  if (TL_FAILED(counts(op, 0, 0)) || TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  int64_t n = int_attr(op, "count", 0);
+  if (n < TL_SETMAXNREG_MIN || n > TL_SETMAXNREG_MAX ||
+      n % TL_SETMAXNREG_STEP) {
+    tl_op_emit_error(op, "'count' must be a multiple of %d from %d to %d, "
+                         "not %lld",
+                     TL_SETMAXNREG_STEP, TL_SETMAXNREG_MIN, TL_SETMAXNREG_MAX,
+                     (long long)n);
+    return TL_FAILURE;
+  }
+  if (!one_of(str_attr(op, "action"), actions)) {
+    tl_op_emit_error(op, "'action' must be \"inc\" or \"dec\"");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
 /* The swizzle modes of a matrix descriptor, by their code in bits 62-63. */
 static const char *const swizzles[] = {"none", "128B", "64B", "32B", NULL};
 
@@ -1175,6 +1199,10 @@ bool tl_simt_op_needs(const TlOp *op, TlFeature *feature, unsigned *min_ptx) {
   case TL_OP_SIMT_FENCE_MBARRIER_INIT:
   case TL_OP_SIMT_TMA_LOAD:
     *feature = TL_FEATURE_TMA;
+    *min_ptx = 80;
+    return true;
+  case TL_OP_SIMT_SETMAXNREG:
+    *feature = TL_FEATURE_SETMAXNREG;
     *min_ptx = 80;
     return true;
   default:
@@ -1732,6 +1760,7 @@ static TlResult tma_load_verify(TlOp *op) {
 #define TL_HOOKS_SIMT_WGMMA_COMMIT STD(bare_verify)
 #define TL_HOOKS_SIMT_WGMMA_WAIT STD(wgmma_wait_verify)
 #define TL_HOOKS_SIMT_WGMMA_DESC STD(wgmma_desc_verify)
+#define TL_HOOKS_SIMT_SETMAXNREG STD(setmaxnreg_verify)
 #define TL_HOOKS_SIMT_SHFL STD(shfl_verify)
 #define TL_HOOKS_SIMT_PRMT STD(prmt_verify)
 #define TL_HOOKS_SIMT_LOP3 STD(lop3_verify)

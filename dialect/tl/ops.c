@@ -3,6 +3,7 @@
  * register tiles are distributed over the block's threads by their layouts.
  * The semantics of each op are in docs/langref.md; the verifiers here check
  * shapes, element types and layouts and say exactly what disagrees. */
+#include "tl/arch.h"
 #include "tl/dialects.h"
 #include "tl/predicates.h"
 #include "tl_internal.h"
@@ -1394,6 +1395,43 @@ static TlResult wait_verify(TlOp *op) {
 
 static TlResult no_operands_verify(TlOp *op) { return counts(op, 0, 0); }
 
+/* tl.set_max_registers {count = N, action = "inc" | "dec"}: simt.setmaxnreg's
+ * rules (N a multiple of 8 from 24 to 256), with its messages. */
+static TlResult set_max_registers_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 0, 0)))
+    return TL_FAILURE;
+  static const char *const names[] = {"count", "action"};
+  static const TlAttrKind kinds[] = {TL_ATTR_INT, TL_ATTR_STRING};
+  for (unsigned i = 0; i < 2; i++) {
+    TlAttr *a = tl_op_attr(op, names[i]);
+    if (!a) {
+      tl_op_emit_error(op, "requires attribute '%s'", names[i]);
+      return TL_FAILURE;
+    }
+    if (tl_attr_kind(a) != kinds[i]) {
+      tl_op_emit_error(op, "attribute '%s' must be %s", names[i],
+                       i ? "a string" : "an integer");
+      return TL_FAILURE;
+    }
+  }
+  int64_t n = tl_attr_int_value(tl_op_attr(op, "count"));
+  if (n < TL_SETMAXNREG_MIN || n > TL_SETMAXNREG_MAX ||
+      n % TL_SETMAXNREG_STEP) {
+    tl_op_emit_error(op,
+                     "'count' must be a multiple of %d from %d to %d, not "
+                     "%lld",
+                     TL_SETMAXNREG_STEP, TL_SETMAXNREG_MIN, TL_SETMAXNREG_MAX,
+                     (long long)n);
+    return TL_FAILURE;
+  }
+  const char *act = tl_attr_string_value(tl_op_attr(op, "action"), NULL);
+  if (strcmp(act, "inc") && strcmp(act, "dec")) {
+    tl_op_emit_error(op, "'action' must be \"inc\" or \"dec\"");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
 static TlResult print_verify(TlOp *op) {
   if (TL_FAILED(counts(op, 1, 0)))
     return TL_FAILURE;
@@ -2505,6 +2543,9 @@ static const TlPattern permute_patterns[] = {
   .verify = wait_verify, .parse = wait_parse, .print = wait_print
 #define TL_HOOKS_TL_DOT_WAIT                                                   \
   .verify = wait_verify, .parse = wait_parse, .print = wait_print
+#define TL_HOOKS_TL_SET_MAX_REGISTERS                                          \
+  .verify = set_max_registers_verify, .parse = operands_parse,                 \
+  .print = operands_print
 #define TL_HOOKS_TL_SYNCHRONIZE                                                \
   .verify = no_operands_verify, .parse = operands_parse,                       \
   .print = operands_print

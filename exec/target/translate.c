@@ -1064,6 +1064,15 @@ static LLVMValueRef simt_op(Tr *t, TlOp *op) {
     return call(t, op, "llvm.nvvm.wgmma.wait_group.sync.aligned", NULL, 0, &n,
                 1);
   }
+  case TL_OP_SIMT_SETMAXNREG: {
+    /* The count is an immarg: ptxas takes only a constant. */
+    char name[64];
+    snprintf(name, sizeof name, "llvm.nvvm.setmaxnreg.%s.sync.aligned.u32",
+             str_attr(op, "action"));
+    unsigned long long count = (unsigned long long)int_attr(op, "count", 0);
+    LLVMValueRef n = LLVMConstInt(i32t(t), count, 0);
+    return call(t, op, name, NULL, 0, &n, 1);
+  }
   case TL_OP_SIMT_SHFL: {
     const char *m = str_attr(op, "mode");
     char name[64];
@@ -1373,6 +1382,8 @@ static void check_op(TlOp *op, void *user) {
     snprintf(what, sizeof what, "wgmma.wait_group");
   else if (tl_op_id(op) == TL_OP_SIMT_WGMMA_DESC)
     snprintf(what, sizeof what, "a wgmma matrix descriptor");
+  else if (tl_op_id(op) == TL_OP_SIMT_SETMAXNREG)
+    snprintf(what, sizeof what, "setmaxnreg.%s", str_attr(op, "action"));
   else if (m)
     snprintf(what, sizeof what, "mma.%s %s x %s -> %s", m->shape, m->a_type,
              m->b_type, m->acc_type);
@@ -1407,9 +1418,26 @@ static bool check_target(Tr *t, TlOp *fn) {
 
 /*===--- Kernels ---------------------------------------------------------===*/
 
+/* The first simt.setmaxnreg of a kernel (a tl_op_walk callback). */
+static void find_setmaxnreg(TlOp *op, void *user) {
+  TlOp **first = user;
+  if (!*first && tl_op_id(op) == TL_OP_SIMT_SETMAXNREG)
+    *first = op;
+}
+
 static void translate_func(Tr *t, TlOp *fn) {
   if (!check_target(t, fn))
     return;
+  TlOp *setmaxnreg = NULL;
+  tl_op_walk(fn, find_setmaxnreg, &setmaxnreg, false);
+  if (setmaxnreg && int_attr(fn, "threads", 0) <= 0 &&
+      int_attr(fn, "max_threads", 0) <= 0) {
+    fail_op(t, setmaxnreg,
+            "ptxas ignores setmaxnreg in a kernel without `threads` or "
+            "`max_threads` (it cannot tell the register count at entry)%s",
+            "");
+    return;
+  }
   TlType *ft = tl_attr_type_value(tl_op_attr(fn, "function_type"));
   unsigned n = tl_type_function_num_inputs(ft);
   if (tl_type_function_num_results(ft)) {
@@ -1443,6 +1471,15 @@ static void translate_func(Tr *t, TlOp *fn) {
                             LLVMCreateStringAttribute(t->lc, "nvvm.maxntid", 12, buf,
                                                       (unsigned)strlen(buf)));
   }
+  /* ptxas honours setmaxnreg only where it knows the register count at
+   * entry, which .reqntid or .maxntid with .minnctapersm give (65536 /
+   * threads, down to a multiple of 8); otherwise it drops the instruction
+   * with a C7508 "Potential Performance Loss" remark. One block per SM is
+   * what a block of that many threads needs anyway. */
+  if (setmaxnreg)
+    LLVMAddAttributeAtIndex(t->fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(t->lc, "nvvm.minctasm",
+                                                      13, "1", 1));
   /* A tensor map parameter is `.param .align 64 .b8 [128]` read through
    * its generic address (cvta.param): LLVM's byval + nvvm.grid_constant,
    * which keeps the parameter in the param space instead of copying it to

@@ -1636,6 +1636,11 @@ bool vm_exec_memory(TlVm *vm, Inst *in) {
   case TL_OP_TL_SYNCHRONIZE:
     vm->epoch++;
     return true;
+  case TL_OP_TL_SET_MAX_REGISTERS:
+    /* The block VM has no registers to reallocate: no effect. Whether
+     * whole warpgroups run it, the thread-level VM checks after the
+     * lowering. */
+    return true;
   case TL_OP_TL_SLICE: /* of shared tiles (compile_op sends them here) */
   case TL_OP_TL_RESHAPE:
   case TL_OP_TL_PERMUTE:

@@ -89,6 +89,7 @@ static const SRun runner_of[TL_OP_COUNT] = {
     [TL_OP_SIMT_WGMMA_COMMIT] = SR_OWN,
     [TL_OP_SIMT_WGMMA_WAIT] = SR_OWN,
     [TL_OP_SIMT_WGMMA_DESC] = SR_OWN,
+    [TL_OP_SIMT_SETMAXNREG] = SR_OWN,
     [TL_OP_SIMT_SHFL] = SR_OWN,
     [TL_OP_SIMT_PRMT] = SR_REG,
     [TL_OP_SIMT_LOP3] = SR_REG,
@@ -2949,6 +2950,10 @@ static bool run_inst(TlSimtVm *vm, SInst *in, const Mask *m) {
     return exec_wgmma_commit(vm, in, m);
   case TL_OP_SIMT_WGMMA_WAIT:
     return exec_wgmma_wait(vm, in, m);
+  case TL_OP_SIMT_SETMAXNREG:
+    /* The VM has no register file to resize: only whole warpgroups may
+     * run it (.sync.aligned, one instruction for the warpgroup). */
+    return full_warpgroups(vm, in, m);
   case TL_OP_SIMT_PRINTF:
     exec_printf(vm, in, m);
     ok = true;

@@ -290,6 +290,7 @@ static const VmRun runner_of[TL_OP_COUNT] = {
     [TL_OP_TL_DOT] = RUN_TILE,
     [TL_OP_TL_DOT_ASYNC] = RUN_TILE,
     [TL_OP_TL_DOT_WAIT] = RUN_MEMORY,
+    [TL_OP_TL_SET_MAX_REGISTERS] = RUN_MEMORY,
     [TL_OP_TL_REDUCE] = RUN_TILE,
     [TL_OP_TL_ADD] = RUN_TILE,
     [TL_OP_TL_SUB] = RUN_TILE,

@@ -33,6 +33,15 @@ typedef struct TlArch {
   unsigned features;    /* TlFeature bits */
 } TlArch;
 
+/* The register counts setmaxnreg takes (registers per thread, PTX ISA):
+ * multiples of TL_SETMAXNREG_STEP from TL_SETMAXNREG_MIN to
+ * TL_SETMAXNREG_MAX. The simt and tl verifiers share them. */
+enum {
+  TL_SETMAXNREG_MIN = 24,
+  TL_SETMAXNREG_MAX = 256,
+  TL_SETMAXNREG_STEP = 8
+};
+
 /* The targets in table order; i < tl_arch_count() or NULL. */
 unsigned tl_arch_count(void);
 const TlArch *tl_arch_at(unsigned i);

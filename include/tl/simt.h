@@ -59,8 +59,9 @@ int tl_simt_wgmma_swizzle_code(const char *name);
  * ISA (x 10), for an op whose form is a row of the form table (and
  * cp.async's commit and wait, which need cp.async; the mbarrier, TMA and
  * async-proxy fence ops, which need TMA; the wgmma fence, commit, wait and
- * descriptor ops, which need wgmma and PTX 8.0); false for the others,
- * which every target runs. */
+ * descriptor ops, which need wgmma and PTX 8.0; simt.setmaxnreg, which
+ * needs setmaxnreg and PTX 8.0); false for the others, which every target
+ * runs. */
 bool tl_simt_op_needs(const TlOp *op, TlFeature *feature, unsigned *min_ptx);
 
 /* One conversion of a simt.printf format: text[start, end) is the whole

@@ -313,6 +313,37 @@ static bool lower_template(Lower *L, TlOp *op) {
   return true;
 }
 
+/* tl.set_max_registers: simt.setmaxnreg, which the warpgroups that reach
+ * it run together (a warp branch taken by whole warpgroups; the
+ * thread-level VM checks that). A block that is not whole warpgroups
+ * cannot run it anywhere. */
+static bool lower_set_max_registers(Lower *L, TlOp *op) {
+  if (!tl_arch_has(L->arch, TL_FEATURE_SETMAXNREG)) {
+    TlStr msg = {0};
+    tl_str_printf(&msg,
+                  "register reallocation runs as setmaxnreg, which %s lacks "
+                  "(targets with it: ",
+                  L->arch->name);
+    tl_arch_names_text(&msg, TL_FEATURE_SETMAXNREG, true);
+    tl_str_puts(&msg, ")");
+    bool r = lw_fail(L, op, tl_str_cstr(&msg));
+    tl_str_free(&msg);
+    return r;
+  }
+  if (L->threads % 128) {
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "setmaxnreg runs in whole warpgroups of 128 threads, and a "
+             "block of %u threads is not made of them",
+             L->threads);
+    return lw_fail(L, op, msg);
+  }
+  TlOp *s = tl_build(&L->b, TL_OP_SIMT_SETMAXNREG, 0, NULL, 0, NULL);
+  tl_op_set_attr(s, "count", tl_op_attr(op, "count"));
+  tl_op_set_attr(s, "action", tl_op_attr(op, "action"));
+  return true;
+}
+
 /* Lowers one op of the kernel at L's builder; false after a diagnostic. */
 static bool lower_op(Lower *L, TlOp *op) {
   tl_builder_set_loc(&L->b, tl_op_loc(op));
@@ -366,6 +397,8 @@ static bool lower_op(Lower *L, TlOp *op) {
     tl_op_set_attr(wait, "n", tl_op_attr(op, "pending"));
     return true;
   }
+  case TL_OP_TL_SET_MAX_REGISTERS:
+    return lower_set_max_registers(L, op);
   case TL_OP_TL_ADD:
   case TL_OP_TL_SUB:
   case TL_OP_TL_MUL:

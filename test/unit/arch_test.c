@@ -41,6 +41,7 @@ static void test_targets(void) {
     CHECK_EQ_INT(tl_arch_has(a, TL_FEATURE_MMA_FP8), a->sm >= 89);
     CHECK_EQ_INT(tl_arch_has(a, TL_FEATURE_TMA), a->sm >= 90);
     CHECK_EQ_INT(tl_arch_has(a, TL_FEATURE_WGMMA), a->exact);
+    CHECK_EQ_INT(tl_arch_has(a, TL_FEATURE_SETMAXNREG), a->exact);
   }
   CHECK(names[5] == NULL);
   CHECK(tl_arch_at(5) == NULL);
@@ -81,7 +82,7 @@ static void test_targets(void) {
     CHECK(!(seen & (1u << bit)));
     seen |= 1u << bit;
   }
-  CHECK_EQ_INT(seen, 0x3ff);
+  CHECK_EQ_INT(seen, 0x7ff);
   CHECK_EQ_STR(tl_feature_name(TL_FEATURE_MMA_FP8), "fp8 mma");
   CHECK(tl_feature_name(TL_FEATURE_TMA | TL_FEATURE_WGMMA) == NULL);
   CHECK(tl_feature_name(0) == NULL);
