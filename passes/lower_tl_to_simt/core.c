@@ -62,6 +62,20 @@ bool lw_fail(Lower *L, TlOp *op, const char *msg) {
   return false;
 }
 
+bool lw_fail_feature(Lower *L, TlOp *op, const char *what, unsigned feature,
+                     const char *hint) {
+  TlStr msg = {0};
+  tl_str_printf(&msg, "%s, which %s lacks (targets with it: ", what,
+                L->arch->name);
+  tl_arch_names_text(&msg, feature, true);
+  tl_str_puts(&msg, ")");
+  if (hint)
+    tl_str_printf(&msg, "; %s", hint);
+  bool r = lw_fail(L, op, tl_str_cstr(&msg));
+  tl_str_free(&msg);
+  return r;
+}
+
 /* An index value as i64 (arith.exti extends by the source's signedness). */
 TlValue *lw_to_i64(Lower *L, TlValue *v) {
   TlType *t = tl_value_type(v);

@@ -318,18 +318,10 @@ static bool lower_template(Lower *L, TlOp *op) {
  * thread-level VM checks that). A block that is not whole warpgroups
  * cannot run it anywhere. */
 static bool lower_set_max_registers(Lower *L, TlOp *op) {
-  if (!tl_arch_has(L->arch, TL_FEATURE_SETMAXNREG)) {
-    TlStr msg = {0};
-    tl_str_printf(&msg,
-                  "register reallocation runs as setmaxnreg, which %s lacks "
-                  "(targets with it: ",
-                  L->arch->name);
-    tl_arch_names_text(&msg, TL_FEATURE_SETMAXNREG, true);
-    tl_str_puts(&msg, ")");
-    bool r = lw_fail(L, op, tl_str_cstr(&msg));
-    tl_str_free(&msg);
-    return r;
-  }
+  if (!tl_arch_has(L->arch, TL_FEATURE_SETMAXNREG))
+    return lw_fail_feature(L, op,
+                           "register reallocation runs as setmaxnreg",
+                           TL_FEATURE_SETMAXNREG, NULL);
   if (L->threads % 128) {
     char msg[160];
     snprintf(msg, sizeof msg,

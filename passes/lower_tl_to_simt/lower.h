@@ -184,6 +184,10 @@ View *lw_view_of(Lower *L, TlValue *v);
 Smem *lw_smem_of(Lower *L, TlValue *v);
 /* Reports that op cannot be lowered (the first time only); returns false. */
 bool lw_fail(Lower *L, TlOp *op, const char *msg);
+/* Reports that op needs target feature `feature`: "WHAT, which TARGET
+ * lacks (targets with it: ...)[; HINT]" (hint may be NULL). */
+bool lw_fail_feature(Lower *L, TlOp *op, const char *what, unsigned feature,
+                     const char *hint);
 TlValue *lw_to_i64(Lower *L, TlValue *v);
 
 /* Tiles: the number of words of a !tl.reg type's tile; lw_new_tile

@@ -82,16 +82,10 @@ bool lw_tma_begin(Lower *L, TlOp *kernel) {
   if (!tl_arch_has(L->arch, TL_FEATURE_TMA)) {
     TlOp *first = NULL;
     tl_op_walk(kernel, find_tma, &first, false);
-    TlStr msg = {0};
-    tl_str_printf(&msg,
-                  "a copy through a tensor map runs as TMA "
-                  "(cp.async.bulk.tensor), which %s lacks (",
-                  L->arch->name);
-    tl_arch_names_text(&msg, TL_FEATURE_TMA, true);
-    tl_str_puts(&msg, " have it)");
-    bool r = lw_fail(L, first ? first : kernel, tl_str_cstr(&msg));
-    tl_str_free(&msg);
-    return r;
+    return lw_fail_feature(L, first ? first : kernel,
+                           "a copy through a tensor map runs as TMA "
+                           "(cp.async.bulk.tensor)",
+                           TL_FEATURE_TMA, NULL);
   }
   L->tma = true;
   L->tma_ring = ring;

@@ -99,18 +99,11 @@ bool lw_lower_dot_wgmma(Lower *L, TlOp *op) {
     return lw_fail(L, op,
                    "a dot whose a is a shared tile needs b in shared memory "
                    "too (warpgroup mma reads b from shared memory)");
-  if (!tl_arch_has(L->arch, TL_FEATURE_WGMMA)) {
-    TlStr msg = {0};
-    tl_str_printf(&msg,
-                  "a dot of shared tiles runs as warpgroup mma (wgmma), "
-                  "which %s lacks (targets with it: ",
-                  L->arch->name);
-    tl_arch_names_text(&msg, TL_FEATURE_WGMMA, true);
-    tl_str_puts(&msg, "); load the tiles with tl.load_shared for mma.sync");
-    bool r = lw_fail(L, op, tl_str_cstr(&msg));
-    tl_str_free(&msg);
-    return r;
-  }
+  if (!tl_arch_has(L->arch, TL_FEATURE_WGMMA))
+    return lw_fail_feature(L, op,
+                           "a dot of shared tiles runs as warpgroup mma (wgmma)",
+                           TL_FEATURE_WGMMA,
+                           "load the tiles with tl.load_shared for mma.sync");
   if (L->warp_branch)
     return lw_fail(L, op,
                    "a dot of shared tiles needs whole warpgroups and cannot "
