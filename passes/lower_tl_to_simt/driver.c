@@ -590,6 +590,7 @@ static bool lower_kernel(TlContext *ctx, const TlArch *arch, TlOp *k) {
   L.tid = lw_index_reg(&L, TL_OP_SIMT_THREAD_ID, "x");
   L.uni = tl_uniformity_create(k);
   tl_value_set_name_hint(L.tid, tl_context_intern(ctx, "tid", 3));
+  L.proxy_fences = lw_need_proxy_fences(k);
   bool ok = lw_tma_begin(&L, k) && lower_block(&L, old);
   if (ok && (L.scratch_bytes || L.tma)) {
     int64_t total = L.scratch_base + L.scratch_bytes;

@@ -80,6 +80,9 @@ typedef struct Lower {
   unsigned tma_ring;     /* its mbarriers */
   int64_t tma_bars;      /* their byte offset in shared memory */
   int64_t tma_counts;    /* the threads' commit counters (u32): offset */
+  bool proxy_fences;     /* shared bytes pass between the generic and the
+                            async proxy: fence.proxy.async before each
+                            async access (lw_need_proxy_fences) */
   bool failed;
   TlArena arena;
 } Lower;
@@ -280,6 +283,12 @@ bool lw_lower_dot_wgmma(Lower *L, TlOp *op);
  * TMA); the others add to the lowering of tl.copy_async_commit, wait N
  * and tl.synchronize (nothing without TMA copies). */
 bool lw_tma_begin(Lower *L, TlOp *kernel);
+/* Whether the kernel's shared tiles need fence.proxy.async: false when
+ * every tile that TMA writes or wgmma reads is accessed by nothing else
+ * (no ld/st.shared, no cp.async, no bytes shared with another tile by the
+ * plan), so the async proxy's accesses are ordered by the mbarriers and
+ * wgmma's waits alone. */
+bool lw_need_proxy_fences(TlOp *kernel);
 bool lw_lower_copy_tma(Lower *L, TlOp *op);
 void lw_tma_commit(Lower *L);
 void lw_tma_wait(Lower *L, int64_t pending);

@@ -63,6 +63,95 @@ static TlValue *barrier_of(Lower *L, TlValue *g) {
                     off);
 }
 
+/*===--- Which proxy reaches each shared tile ----------------------------===*/
+
+enum { BY_GENERIC = 1, BY_ASYNC = 2 };
+
+typedef struct Proxies {
+  TL_VEC(TlOp *) allocs;
+  TL_VEC(unsigned) by;
+  bool unknown; /* an access to a tile of no tl.alloc_shared */
+} Proxies;
+
+/* The tl.alloc_shared behind a shared tile (through its views), or NULL. */
+static TlOp *alloc_of(TlValue *v) {
+  for (;;) {
+    TlOp *d = tl_value_def(v);
+    if (!d)
+      return NULL;
+    switch (tl_op_id(d)) {
+    case TL_OP_TL_ALLOC_SHARED:
+      return d;
+    case TL_OP_TL_SLICE:
+    case TL_OP_TL_RESHAPE:
+    case TL_OP_TL_PERMUTE:
+    case TL_OP_TL_VIEW:
+      v = tl_op_operand(d, 0);
+      break;
+    default:
+      return NULL;
+    }
+  }
+}
+
+static void mark(Proxies *p, TlValue *v, unsigned by) {
+  TlOp *a = alloc_of(v);
+  if (!a) {
+    p->unknown = true;
+    return;
+  }
+  for (size_t i = 0; i < p->allocs.len; i++)
+    if (p->allocs.data[i] == a) {
+      p->by.data[i] |= by;
+      return;
+    }
+  tl_vec_push(&p->allocs, a);
+  tl_vec_push(&p->by, by);
+}
+
+static void classify(TlOp *op, void *user) {
+  Proxies *p = user;
+  TlOpId id = tl_op_id(op);
+  switch (id) {
+  case TL_OP_TL_ALLOC_SHARED:
+  case TL_OP_TL_FREE_SHARED:
+  case TL_OP_TL_SLICE:
+  case TL_OP_TL_RESHAPE:
+  case TL_OP_TL_PERMUTE:
+  case TL_OP_TL_VIEW:
+    return;
+  default:
+    break;
+  }
+  for (unsigned i = 0; i < tl_op_num_operands(op); i++) {
+    TlValue *v = tl_op_operand(op, i);
+    if (tl_type_is_scalar(tl_value_type(v)) ||
+        tl_tensor_kind(tl_value_type(v)) != TL_TENSOR_SHARED)
+      continue;
+    bool async =
+        ((id == TL_OP_TL_DOT || id == TL_OP_TL_DOT_ASYNC) && i < 2) ||
+        (id == TL_OP_TL_COPY_ASYNC && i == 0 &&
+         tl_type_is_tensormap(tl_value_type(tl_op_operand(op, 1))));
+    mark(p, v, async ? BY_ASYNC : BY_GENERIC);
+  }
+}
+
+bool lw_need_proxy_fences(TlOp *kernel) {
+  Proxies p = {0};
+  tl_op_walk(kernel, classify, &p, false);
+  bool any_async = false, need = p.unknown;
+  for (size_t i = 0; i < p.allocs.len; i++) {
+    any_async = any_async || (p.by.data[i] & BY_ASYNC);
+    need = need || p.by.data[i] == (BY_GENERIC | BY_ASYNC);
+  }
+  /* Planned tiles that share bytes: their accesses may cross proxies. */
+  for (size_t i = 0; i < p.allocs.len && any_async && !need; i++)
+    need = tl_shared_reuses(p.allocs.data[i]);
+  tl_vec_free(&p.allocs);
+  tl_vec_free(&p.by);
+  return need && (any_async || p.unknown);
+}
+
 /* The first copy through a tensor map (*user, a TlOp *, set once). */
 static void find_tma(TlOp *op, void *user) {
   TlOp **first = user;
@@ -131,7 +220,8 @@ bool lw_lower_copy_tma(Lower *L, TlOp *op) {
   TlBuilder outside = lw_open_guard(L, is_thread0(L));
   /* Generic-proxy writes of this thread to the tile before the copy (the
    * others' were fenced at their tl.synchronize). */
-  tl_build(&L->b, TL_OP_SIMT_FENCE_PROXY_ASYNC, 0, NULL, 0, NULL);
+  if (L->proxy_fences)
+    tl_build(&L->b, TL_OP_SIMT_FENCE_PROXY_ASYNC, 0, NULL, 0, NULL);
   TlValue *bar = barrier_of(L, load_counter(L, 0));
   TlValue *ex[2] = {bar, lw_cst(L, lw_i32(L), bytes)};
   tl_build(&L->b, TL_OP_SIMT_MBARRIER_EXPECT_TX, 2, ex, 0, NULL);
@@ -220,6 +310,6 @@ void lw_tma_wait(Lower *L, int64_t pending) {
 }
 
 void lw_tma_synchronize(Lower *L) {
-  if (L->tma)
+  if (L->tma && L->proxy_fences)
     tl_build(&L->b, TL_OP_SIMT_FENCE_PROXY_ASYNC, 0, NULL, 0, NULL);
 }
