@@ -20,8 +20,8 @@ its own roofline (its codes' bytes).
 For each shape (N, K) of a Llama-3.3-70B layer (and Llama-3-8B), at M = 1
 and 16 (--m for others): TL's kernel for each candidate configuration
 (BN, W, S[, KS]; m8 ones for m <= 16, with two 8-row tiles a block past 8,
-tall ones, t, for m > 8), the best
-one kept; cuBLAS f16 (torch.matmul, f16 [M, K] x [K, N]); tinygemm int4 g128
+tall ones, t, for m > 8, and qmatmul_wg.tl's (BN, BM, S[, KS]), wg, for m >
+16 on an sm_90 device), the best one kept; cuBLAS f16 (torch.matmul, f16 [M, K] x [K, N]); tinygemm int4 g128
 (torch._weight_int4pack_mm, bf16). The roofline is the bytes that must move
 (u4 codes, f16 scales, A and C) over the copy bandwidth measured in the same
 run (a device-to-device copy of 1 GiB, read plus written). Before timing,
