@@ -306,6 +306,9 @@ struct TlSimtVm {
    * write by other code (1 + the thread's fences then, 0: none). */
   TL_VEC(WgOp) wgops;
   TL_VEC(uint32_t) wgreads;
+  /* The wgmma ops in flight that read A from registers (indices into
+   * wgops; retired ones are dropped when next looked at). */
+  TL_VEC(uint32_t) wg_aregs;
   uint32_t wg_live;
   uint32_t *wg_committed;
   uint32_t *fences;
@@ -432,6 +435,7 @@ void tl_simt_vm_destroy(TlSimtVm *vm) {
   tl_free(vm->active);
   tl_free(vm->exited);
   tl_vec_free(&vm->wgops);
+  tl_vec_free(&vm->wg_aregs);
   tl_vec_free(&vm->wgreads);
   tl_free(vm->wg_committed);
   tl_free(vm->fences);
@@ -2263,6 +2267,8 @@ static bool exec_wgmma(TlSimtVm *vm, SInst *in, const Mask *m) {
                false,  first, (uint32_t)vm->wgreads.len - first};
     uint32_t id = (uint32_t)vm->wgops.len;
     tl_vec_push(&vm->wgops, op);
+    if (w->naroots)
+      tl_vec_push(&vm->wg_aregs, id);
     vm->wg_live++;
     size_t T = (size_t)vm->T;
     for (int wp = 0; wp < 4; wp++)
@@ -2412,10 +2418,15 @@ static bool wg_a_free(TlSimtVm *vm, SInst *in, const Mask *m) {
   if (in->code == TL_OP_SCF_FOR || in->code == TL_OP_SCF_WHILE ||
       in->code == TL_OP_SCF_IF || wg_renames(in) || !in->nout)
     return true;
-  for (size_t k = 0; k < vm->wgops.len; k++) {
-    const WgOp *w = &vm->wgops.data[k];
-    const Wg *g = w->retired ? NULL : w->wg_inst;
-    for (unsigned r = 0; g && r < g->naroots; r++)
+  size_t live = 0;
+  for (size_t k = 0; k < vm->wg_aregs.len; k++)
+    if (!vm->wgops.data[vm->wg_aregs.data[k]].retired)
+      vm->wg_aregs.data[live++] = vm->wg_aregs.data[k];
+  vm->wg_aregs.len = live;
+  for (size_t k = 0; k < live; k++) {
+    const WgOp *w = &vm->wgops.data[vm->wg_aregs.data[k]];
+    const Wg *g = w->wg_inst;
+    for (unsigned r = 0; r < g->naroots; r++)
       for (unsigned i = 0; i < in->nout; i++) {
         if (in->out[i] != g->aroots[r])
           continue;
@@ -3113,6 +3124,7 @@ static void block_begin(TlSimtVm *vm) {
   vm->mbars.len = 0;
   memset(vm->seen, 0, sizeof(uint32_t) * (size_t)vm->T * MAX_MBARS);
   vm->wgops.len = 0;
+  vm->wg_aregs.len = 0;
   vm->wgreads.len = 0;
   vm->wg_live = 0;
   if (vm->k->has_wgmma) {
