@@ -224,16 +224,15 @@ def quant_matmul(x, packed, out=None, sm=None):
             out = torch.empty(m, p.N, dtype=x.dtype, device=x.device)
         else:
             out = np.zeros((m, p.N), x.dtype)
+    xa = x.contiguous() if on_gpu else np.ascontiguousarray(x)
     if name == "qmatmul_wg.tl":
         # The tensor map over x (box [BM, 64]) and the pointer to it.
         bm, ks = defs["BM"], defs["KS"]
         rb, nb = -(-m // bm), p.N // defs["BN"]
         ws, locks = _split_ws(x, on_gpu, rb * p.N * ks * bm if ks > 1 else 4, rb * nb)
-        xa = x.contiguous() if on_gpu else np.ascontiguousarray(x)
         args = (xa, xa, p.b, p.s, out, m, ws, locks)
     else:
         ws, locks = _workspace(x, on_gpu)
-        xa = x.contiguous() if on_gpu else np.ascontiguousarray(x)
         args = (xa, p.b, p.s, out, m, ws, locks)
     if on_gpu:
         k(*args)
