@@ -352,8 +352,9 @@ static bool compile_op(TlVm *vm, TlOp *op, Inst *in) {
   if (in->code == TL_OP_TL_DOT_ASYNC &&
       tl_tensor_kind(tl_value_type(tl_op_operand(op, 0))) == TL_TENSOR_REG) {
     /* a and the register tiles it renames (no instruction between). */
-    unsigned n = 0;
-    for (TlValue *v = tl_op_operand(op, 0);; n++) {
+    TL_VEC(uint32_t) slots = {0};
+    for (TlValue *v = tl_op_operand(op, 0);;) {
+      tl_vec_push(&slots, slot_for(vm, v));
       TlOp *def = tl_value_def(v);
       TlOpId id = def ? tl_op_id(def) : TL_OP_TL_DOT;
       if (id != TL_OP_TL_RESHAPE && id != TL_OP_TL_PERMUTE &&
@@ -361,14 +362,10 @@ static bool compile_op(TlVm *vm, TlOp *op, Inst *in) {
         break;
       v = tl_op_operand(def, 0);
     }
-    in->naregs = n + 1;
-    in->aregs = TL_ARENA_NEWN(&vm->arena, uint32_t, n + 1);
-    TlValue *v = tl_op_operand(op, 0);
-    for (unsigned i = 0; i <= n; i++) {
-      in->aregs[i] = slot_for(vm, v);
-      if (i < n)
-        v = tl_op_operand(tl_value_def(v), 0);
-    }
+    in->naregs = (unsigned)slots.len;
+    in->aregs = tl_arena_memdup(&vm->arena, slots.data,
+                                sizeof *slots.data * slots.len);
+    tl_vec_free(&slots);
   }
   TlType *rt = in->nout ? tl_value_type(tl_op_result(op, 0)) : NULL;
   TlType *ot = in->nin ? tl_value_type(tl_op_operand(op, 0)) : NULL;
