@@ -46,6 +46,7 @@ SKIP = {
     "test/vm/op-budget.tl": "the VM's op budget (a loop that does not end)",
     "test/vm/unexecuted-ops.tl": "ops the VMs refuse (a simt op in a tl.kernel)",
     "test/vm/dot-async.tl": "the block VM's tl.dot_async checks, on shared tiles of no wgmma layout",
+    "test/vm/ring-errors.tl": "the block VM's ring checks (a tl.dot_async on shared tiles of no wgmma layout)",
 }
 
 # Files with a kernel of more dynamic shared memory than some targets give
@@ -63,6 +64,7 @@ SMEM = {
 FEATURE = {
     "kernels/gemm.tl": "WGMMA",
     "kernels/gemm_tma.tl": "WGMMA",
+    "kernels/gemm_ring.tl": "WGMMA",
     "kernels/qmatmul_wg.tl": "WGMMA",
     "test/vm/dot-async-regs.tl": "WGMMA",
     "test/passes/lower-tl-to-simt-setmaxnreg.tl": "SETMAXNREG",
@@ -72,6 +74,7 @@ FEATURE = {
     "test/vm/Inputs/tma_mixed.tl": "TMA",
     "test/vm/Inputs/tma_rank.tl": "TMA",
     "test/vm/Inputs/tma_ring.tl": "TMA",
+    "test/vm/Inputs/ring_stream.tl": "TMA",
 }
 
 

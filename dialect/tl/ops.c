@@ -1160,42 +1160,91 @@ static TlResult free_shared_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
-/* `tl.copy_async %g[%i, %j], %s masked : G, S` */
+TlValue *tl_copy_async_ring(const TlOp *op) {
+  unsigned n = tl_op_num_operands(op);
+  if (tl_op_id(op) != TL_OP_TL_COPY_ASYNC || n < 4 ||
+      !tl_type_is_ring(otype(op, n - 2)))
+    return NULL;
+  return tl_op_operand(op, n - 2);
+}
+
+/* `tl.copy_async %g[%i, %j], %s masked : G, S`, and through a ring
+ * `tl.copy_async %tm[%i, %j], %s, %r[%k] : M, S, R`. */
 static TlResult copy_async_parse(TlParser *p, TlOpState *st) {
-  TlOperandRef g, s;
-  TlValue *gv, *sv;
+  TlOperandRef g, s, r;
+  TlValue *gv, *sv, *rv = NULL;
   if (TL_FAILED(tl_parse_operand(p, &g)) || TL_FAILED(resolve_any(p, &g, &gv)))
     return TL_FAILURE;
-  TlOpState idx;
+  TlOpState idx, step;
   tl_op_state_init(&idx, st->ctx, NULL, st->loc);
-  if (TL_FAILED(parse_indices(p, &idx))) {
-    tl_op_state_free(&idx);
-    return TL_FAILURE;
-  }
-  if (TL_FAILED(tl_parse_punct(p, ",")) || TL_FAILED(tl_parse_operand(p, &s)) ||
-      TL_FAILED(resolve_any(p, &s, &sv))) {
-    tl_op_state_free(&idx);
-    return TL_FAILURE;
+  tl_op_state_init(&step, st->ctx, NULL, st->loc);
+  TlResult res = TL_FAILURE;
+  if (TL_FAILED(parse_indices(p, &idx)) || TL_FAILED(tl_parse_punct(p, ",")) ||
+      TL_FAILED(tl_parse_operand(p, &s)) || TL_FAILED(resolve_any(p, &s, &sv)))
+    goto out;
+  if (tl_parse_optional_punct(p, ",")) {
+    if (TL_FAILED(tl_parse_operand(p, &r)) || TL_FAILED(resolve_any(p, &r, &rv)) ||
+        TL_FAILED(parse_indices(p, &step)))
+      goto out;
+    if (step.operands.len != 1) {
+      tl_parser_error(p, r.loc, "a ring takes one step index, not %zu",
+                      step.operands.len);
+      goto out;
+    }
   }
   tl_op_state_add_operand(st, sv);
   tl_op_state_add_operand(st, gv);
   tl_op_state_add_operands(st, (unsigned)idx.operands.len, idx.operands.data);
+  if (TL_FAILED(parse_masked_pair_types(p, st, g.loc, gv, sv)))
+    goto out;
+  if (rv) {
+    TlType *rt;
+    if (TL_FAILED(tl_parse_punct(p, ",")) || TL_FAILED(tl_parse_type(p, &rt)))
+      goto out;
+    if (rt != tl_value_type(rv)) {
+      tl_parser_error(p, r.loc, "the operands do not have the types given after ':'");
+      goto out;
+    }
+    tl_op_state_add_operand(st, rv);
+    tl_op_state_add_operands(st, 1, step.operands.data);
+  }
+  res = TL_SUCCESS;
+out:
   tl_op_state_free(&idx);
-  return parse_masked_pair_types(p, st, g.loc, gv, sv);
+  tl_op_state_free(&step);
+  return res;
 }
 
 static void copy_async_print(TlPrinter *p, TlOp *op) {
+  TlValue *ring = tl_copy_async_ring(op);
+  unsigned n = tl_op_num_operands(op) - (ring ? 2 : 0);
   tl_print_str(p, " ");
   tl_print_operand(p, tl_op_operand(op, 1));
-  print_indices(p, op, 2);
-  tl_print_str(p, ", ");
+  tl_print_str(p, "[");
+  for (unsigned i = 2; i < n; i++) {
+    if (i > 2)
+      tl_print_str(p, ", ");
+    tl_print_operand(p, tl_op_operand(op, i));
+  }
+  tl_print_str(p, "], ");
   tl_print_operand(p, tl_op_operand(op, 0));
+  if (ring) {
+    tl_print_str(p, ", ");
+    tl_print_operand(p, ring);
+    tl_print_str(p, "[");
+    tl_print_operand(p, tl_op_operand(op, n + 1));
+    tl_print_str(p, "]");
+  }
   print_flags(p, op, masked_flag);
   tl_print_attr_dict(p, op, masked_flag);
   tl_print_str(p, " : ");
   tl_print_type(p, otype(op, 1));
   tl_print_str(p, ", ");
   tl_print_type(p, otype(op, 0));
+  if (ring) {
+    tl_print_str(p, ", ");
+    tl_print_type(p, tl_value_type(ring));
+  }
 }
 
 /* `tl.copy_async %tm[%i, %j], %s : !tl.tensormap<...>, !tl.shared<...>`:
@@ -1235,7 +1284,7 @@ static TlResult copy_tma_verify(TlOp *op) {
                      rank, tl_tensor_rank(s));
     return TL_FAILURE;
   }
-  unsigned n = tl_op_num_operands(op) - 2;
+  unsigned n = tl_op_num_operands(op) - 2 - (tl_copy_async_ring(op) ? 2 : 0);
   if (n != rank) {
     tl_op_emit_error(op,
                      "the tensor map has %u dimensions but %u coordinates "
@@ -1296,7 +1345,7 @@ typedef struct TmaScan {
 static void scan_tma(TlOp *op, void *user) {
   TmaScan *s = user;
   if (tl_op_id(op) == TL_OP_TL_COPY_ASYNC && tl_op_num_operands(op) > 1 &&
-      tl_type_is_tensormap(otype(op, 1)))
+      tl_type_is_tensormap(otype(op, 1)) && !tl_copy_async_ring(op))
     s->tma = true;
   TlAttr *n = tl_op_id(op) == TL_OP_TL_COPY_ASYNC_WAIT
                   ? tl_op_attr(op, "pending")
@@ -1321,6 +1370,15 @@ static TlResult copy_async_verify(TlOp *op) {
     return TL_FAILURE;
   }
   TlType *s = otype(op, 0), *g = otype(op, 1);
+  TlValue *ring = tl_copy_async_ring(op);
+  if (ring && !is_index(otype(op, tl_op_num_operands(op) - 1)))
+    return bad_type(op, "the ring's step", "an integer",
+                    otype(op, tl_op_num_operands(op) - 1));
+  if (ring && !tl_type_is_tensormap(g)) {
+    tl_op_emit_error(op, "only a copy through a tensor map (TMA) fills a "
+                         "ring's slot");
+    return TL_FAILURE;
+  }
   if (tl_type_is_tensormap(g))
     return copy_tma_verify(op);
   if (tl_tensor_kind(s) != TL_TENSOR_SHARED)
@@ -1351,6 +1409,61 @@ static TlResult copy_async_verify(TlOp *op) {
     return TL_FAILURE;
   }
   return check_bounds(op, 2, g, "the global tensor", s, "the shared tile");
+}
+
+/*===--- Rings -----------------------------------------------------------===*/
+
+static TlResult alloc_ring_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 0, 1)))
+    return TL_FAILURE;
+  if (!tl_type_is_ring(rtype(op, 0)))
+    return bad_type(op, "the result", "a !tl.ring", rtype(op, 0));
+  return TL_SUCCESS;
+}
+
+/* `%r[%k] [attr-dict] : R` */
+static TlResult ring_op_parse(TlParser *p, TlOpState *st) {
+  TlOperandRef r;
+  TlValue *rv;
+  TlType *t;
+  if (TL_FAILED(tl_parse_operand(p, &r)) || TL_FAILED(resolve_any(p, &r, &rv)))
+    return TL_FAILURE;
+  tl_op_state_add_operand(st, rv);
+  size_t before = st->operands.len;
+  if (TL_FAILED(parse_indices(p, st)))
+    return TL_FAILURE;
+  if (st->operands.len - before != 1) {
+    tl_parser_error(p, r.loc, "a ring takes one step index, not %zu",
+                    st->operands.len - before);
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
+      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &t)))
+    return TL_FAILURE;
+  if (t != tl_value_type(rv)) {
+    tl_parser_error(p, r.loc, "the operands do not have the types given after ':'");
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
+static void ring_op_print(TlPrinter *p, TlOp *op) {
+  tl_print_str(p, " ");
+  tl_print_operand(p, tl_op_operand(op, 0));
+  print_indices(p, op, 1);
+  tl_print_attr_dict(p, op, NULL);
+  tl_print_str(p, " : ");
+  tl_print_type(p, otype(op, 0));
+}
+
+static TlResult ring_op_verify(TlOp *op) {
+  if (TL_FAILED(counts(op, 2, 0)))
+    return TL_FAILURE;
+  if (!tl_type_is_ring(otype(op, 0)))
+    return bad_type(op, "operand #0", "a !tl.ring", otype(op, 0));
+  if (!is_index(otype(op, 1)))
+    return bad_type(op, "the step", "an integer", otype(op, 1));
+  return TL_SUCCESS;
 }
 
 /* `tl.copy_async_wait 0`. Kernels keep a handful of stages in flight; the
@@ -2546,6 +2659,17 @@ static const TlPattern permute_patterns[] = {
 #define TL_HOOKS_TL_SET_MAX_REGISTERS                                          \
   .verify = set_max_registers_verify, .parse = operands_parse,                 \
   .print = operands_print
+#define TL_HOOKS_TL_ALLOC_RING                                                 \
+  .verify = alloc_ring_verify, .parse = result_only_parse,                     \
+  .print = result_only_print
+#define TL_HOOKS_TL_RING_ACQUIRE                                               \
+  .verify = ring_op_verify, .parse = ring_op_parse, .print = ring_op_print
+#define TL_HOOKS_TL_RING_COMMIT                                                \
+  .verify = ring_op_verify, .parse = ring_op_parse, .print = ring_op_print
+#define TL_HOOKS_TL_RING_WAIT                                                  \
+  .verify = ring_op_verify, .parse = ring_op_parse, .print = ring_op_print
+#define TL_HOOKS_TL_RING_RELEASE                                               \
+  .verify = ring_op_verify, .parse = ring_op_parse, .print = ring_op_print
 #define TL_HOOKS_TL_SYNCHRONIZE                                                \
   .verify = no_operands_verify, .parse = operands_parse,                       \
   .print = operands_print
@@ -2610,7 +2734,7 @@ static const TlOpDef tl_ops[] = {
 
 static const TlTypeDef *const tl_types[] = {
     &tl_ptr_type_def, &tl_global_type_def, &tl_shared_type_def,
-    &tl_reg_type_def, &tl_tensormap_type_def, NULL};
+    &tl_reg_type_def, &tl_tensormap_type_def, &tl_ring_type_def, NULL};
 static const TlAttrDef *const tl_attrs[] = {&tl_layout_attr_def, &tl_smem_attr_def,
                                             NULL};
 

@@ -7,7 +7,7 @@
 
 extern const TlAttrDef tl_layout_attr_def, tl_smem_attr_def;
 extern const TlTypeDef tl_ptr_type_def, tl_global_type_def, tl_shared_type_def,
-    tl_reg_type_def, tl_tensormap_type_def;
+    tl_reg_type_def, tl_tensormap_type_def, tl_ring_type_def;
 extern const TlOpDef *const tl_tl_ops[];
 
 /* The location of byte `off` of a raw body that starts at `start` (for

@@ -138,7 +138,7 @@ const TlSharedLayout *tl_smem_attr_value(const TlAttr *a) {
 /*===--- Type helpers ----------------------------------------------------===*/
 
 extern const TlTypeDef tl_ptr_type_def, tl_global_type_def, tl_shared_type_def,
-    tl_reg_type_def, tl_tensormap_type_def;
+    tl_reg_type_def, tl_tensormap_type_def, tl_ring_type_def;
 
 static TlAttr *dims_attr(TlContext *ctx, unsigned rank, const int64_t *dims) {
   TlAttr *elems[TL_LAYOUT_MAX_RANK];
@@ -772,12 +772,76 @@ static void tensormap_print(const TlType *t, TlStr *out) {
   tl_str_putc(out, '>');
 }
 
+/*===--- !tl.ring ---------------------------------------------------------===*/
+
+/* !tl.ring<stages = S, consumers = C>. Parameters:
+ *   param 0: S, the slots (i64, 1..32)
+ *   param 1: C, the consumer warps that release each step (i64, 1..32) */
+
+enum { RING_MAX = 32 };
+
+TlType *tl_ring_type_get(TlContext *ctx, int64_t stages, int64_t consumers) {
+  if (stages < 1 || stages > RING_MAX || consumers < 1 || consumers > RING_MAX)
+    return NULL;
+  TlType *i64 = tl_type_int(ctx, 64, true);
+  TlAttr *p[2] = {tl_attr_int(ctx, i64, stages), tl_attr_int(ctx, i64, consumers)};
+  return tl_type_dialect(ctx, &tl_ring_type_def, 2, p);
+}
+
+bool tl_type_is_ring(const TlType *t) {
+  return t && tl_type_kind(t) == TL_TYPE_DIALECT &&
+         tl_type_def(t) == &tl_ring_type_def;
+}
+
+unsigned tl_ring_stages(const TlType *t) {
+  return tl_type_is_ring(t) ? (unsigned)tl_attr_int_value(tl_type_param(t, 0))
+                            : 0;
+}
+
+unsigned tl_ring_consumers(const TlType *t) {
+  return tl_type_is_ring(t) ? (unsigned)tl_attr_int_value(tl_type_param(t, 1))
+                            : 0;
+}
+
+/* `name = N` with N in 1..RING_MAX. */
+static bool ring_param(TlParser *p, const char *name, int64_t *v) {
+  TlLoc loc = tl_parser_loc(p);
+  if (TL_FAILED(tl_parse_keyword(p, name)) ||
+      TL_FAILED(tl_parse_punct(p, "=")))
+    return false;
+  loc = tl_parser_loc(p);
+  if (TL_FAILED(tl_parse_int(p, v)))
+    return false;
+  if (*v < 1 || *v > RING_MAX) {
+    tl_parser_error(p, loc, "a ring's %s are 1 to %d, not %lld", name,
+                    RING_MAX, (long long)*v);
+    return false;
+  }
+  return true;
+}
+
+static TlType *ring_parse(TlParser *p, const TlTypeDef *def) {
+  (void)def;
+  int64_t s, c;
+  if (TL_FAILED(tl_parse_punct(p, "<")) || !ring_param(p, "stages", &s) ||
+      TL_FAILED(tl_parse_punct(p, ",")) || !ring_param(p, "consumers", &c) ||
+      TL_FAILED(tl_parse_punct(p, ">")))
+    return NULL;
+  return tl_ring_type_get(tl_parser_context(p), s, c);
+}
+
+static void ring_print(const TlType *t, TlStr *out) {
+  tl_str_printf(out, "<stages = %u, consumers = %u>", tl_ring_stages(t),
+                tl_ring_consumers(t));
+}
+
 const TlTypeDef tl_ptr_type_def = {"tl.ptr", ptr_parse, ptr_print};
 const TlTypeDef tl_global_type_def = {"tl.global", global_parse, global_print};
 const TlTypeDef tl_shared_type_def = {"tl.shared", shared_parse, shared_print};
 const TlTypeDef tl_reg_type_def = {"tl.reg", reg_parse, reg_print};
 const TlTypeDef tl_tensormap_type_def = {"tl.tensormap", tensormap_parse,
                                          tensormap_print};
+const TlTypeDef tl_ring_type_def = {"tl.ring", ring_parse, ring_print};
 
 /* The dtype library's description of an element type: bool, uN/iN, f16,
  * bf16, f32, f64 and the small floats fNeXmY. */

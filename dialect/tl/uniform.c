@@ -12,7 +12,9 @@
  *
  * tl_uniformity_verify states the rules: outside warp branches a
  * warp-uniform value feeds only arith ops and scf ops; a warp branch gives
- * no tile results; inside one, the ops that need every warp of the block
+ * scalars, and register tiles each of whose elements one warp holds (its
+ * tile results are not warp-uniform: each element comes from its warp);
+ * inside one, the ops that need every warp of the block
  * (a barrier, a copy or reduction spread over the block, the scratch of a
  * broadcast, a shared allocation) are refused. */
 #include "tl_internal.h"
@@ -97,10 +99,13 @@ static void mark_ops(TlUniformity *u, TlBlock *b, bool *changed) {
           for (unsigned a = 0; a < tl_block_num_args(rb); a++)
             *changed |= pset_add(&u->warp, tl_block_arg(rb, a));
     }
-    if (id == TL_OP_TL_WARP_INDEX || pset_has(&u->diverge, op) ||
-        (!nr && any_warp_operand(u, op)))
+    /* A warp branch's tile results are the block's: each element comes
+     * from the warp that holds it (the rules allow only such tiles). */
+    bool branch = pset_has(&u->diverge, op);
+    if (id == TL_OP_TL_WARP_INDEX || branch || (!nr && any_warp_operand(u, op)))
       for (unsigned i = 0; i < tl_op_num_results(op); i++)
-        *changed |= pset_add(&u->warp, tl_op_result(op, i));
+        if (!branch || tl_type_is_scalar(tl_value_type(tl_op_result(op, i))))
+          *changed |= pset_add(&u->warp, tl_op_result(op, i));
     for (unsigned r = 0; r < nr; r++)
       for (TlBlock *rb = tl_region_first_block(tl_op_region(op, r)); rb;
            rb = tl_block_next(rb))
@@ -199,12 +204,17 @@ static const char *refusal(TlOp *op, int64_t threads) {
   case TL_OP_TL_SYNCHRONIZE:
     return "it waits for every thread of the block";
   case TL_OP_TL_COPY_ASYNC:
+    /* A copy that fills a ring's slot is issued by the running warp. */
+    if (tl_copy_async_ring(op))
+      return NULL;
+    return "asynchronous copies are spread over every thread of the block "
+           "(a copy through a tensor map into a ring's slot is not)";
   case TL_OP_TL_COPY_ASYNC_COMMIT:
   case TL_OP_TL_COPY_ASYNC_WAIT:
     return "asynchronous copies are spread over every thread of the block";
-  case TL_OP_TL_DOT_ASYNC:
-  case TL_OP_TL_DOT_WAIT:
-    return "warpgroup mma runs in whole warpgroups of the block";
+  case TL_OP_TL_ALLOC_RING:
+    return "a ring's barriers are set up for the whole block (behind a "
+           "barrier)";
   case TL_OP_TL_ALLOC_SHARED:
   case TL_OP_TL_FREE_SHARED:
     return "shared tiles are allocated for the whole block (a reuse waits "
@@ -262,6 +272,34 @@ static const char *refusal(TlOp *op, int64_t threads) {
   }
 }
 
+/* Whether every element of a tile of layout l is held by threads of one
+ * warp only: then the warps of a warp branch that gives the tile each
+ * compute their own elements, and the tile after the branch takes each
+ * element from the warp that holds it. */
+static bool held_in_one_warp(const TlLayout *l) {
+  int64_t threads = tl_layout_num_threads(l), local = tl_layout_local_size(l);
+  int64_t n = 1;
+  for (int d = 0; d < l->rank; d++)
+    n *= l->shape[d];
+  int32_t *warp = tl_xmalloc(sizeof *warp * (size_t)(n ? n : 1));
+  for (int64_t e = 0; e < n; e++)
+    warp[e] = -1;
+  bool ok = true;
+  for (int64_t t = 0; ok && t < threads; t++)
+    for (int64_t i = 0; ok && i < local; i++) {
+      int64_t idx[TL_LAYOUT_MAX_RANK], f = 0;
+      if (!tl_layout_map(l, t, i, idx, NULL))
+        continue;
+      for (int d = 0; d < l->rank; d++)
+        f = f * l->shape[d] + idx[d];
+      if (warp[f] < 0)
+        warp[f] = (int32_t)(t / 32);
+      ok = warp[f] == t / 32;
+    }
+  tl_free(warp);
+  return ok;
+}
+
 typedef struct Check {
   const TlUniformity *u;
   int64_t threads;
@@ -290,16 +328,25 @@ static void check_ops(Check *c, TlBlock *b, TlOp *branch) {
     }
     bool div = tl_uniformity_diverges(c->u, op);
     if (div && !branch)
-      for (unsigned i = 0; i < tl_op_num_results(op); i++)
-        if (!tl_type_is_scalar(tl_value_type(tl_op_result(op, i)))) {
-          tl_op_emit_error(op,
-                           "runs per warp (a warp-uniform condition, bound "
-                           "or carried value), but result #%u is not a "
-                           "scalar",
-                           i);
-          c->ok = false;
-          return;
-        }
+      for (unsigned i = 0; i < tl_op_num_results(op); i++) {
+        TlType *t = tl_value_type(tl_op_result(op, i));
+        if (tl_type_is_scalar(t) ||
+            (tl_tensor_kind(t) == TL_TENSOR_REG &&
+             held_in_one_warp(tl_reg_layout(t))))
+          continue;
+        tl_op_emit_error(op,
+                         "runs per warp (a warp-uniform condition, bound "
+                         "or carried value), but result #%u is %s",
+                         i,
+                         tl_tensor_kind(t) == TL_TENSOR_REG
+                             ? "a register tile with elements held by "
+                               "several warps (a warp branch may give a "
+                               "tile only if each element is held in one "
+                               "warp)"
+                             : "not a scalar or a register tile");
+        c->ok = false;
+        return;
+      }
     for (unsigned r = 0; r < tl_op_num_regions(op); r++)
       for (TlBlock *rb = tl_region_first_block(tl_op_region(op, r)); rb;
            rb = tl_block_next(rb))

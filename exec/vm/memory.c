@@ -17,8 +17,11 @@ void vm_block_begin(TlVm *vm) {
   vm->epoch = 1; /* SElem.epoch 0 never matches: fresh elements are stale */
   vm->open_group = 1;
   vm->done_group = 0;
-  vm->dots = vm->dots_done = 0;
+  vm->dots = 0;
+  vm->dot_recs.len = 0;
   vm->dot_regs.len = 0;
+  vm->rings = NULL;
+  vm->nrings = 0;
   vm->shared = NULL;
   vm->released = 0;
   vm->seen.len = 0;
@@ -33,10 +36,27 @@ static void shared_destroy(Shared *s) {
 
 bool vm_block_end(TlVm *vm, bool check) {
   bool ok = true;
-  if (check && vm->dots > vm->dots_done)
-    ok = vm_error(vm, vm->dot_op,
+  if (check && vm->dot_recs.len)
+    ok = vm_error(vm, vm->dot_recs.data[vm->dot_recs.len - 1].op,
                   "the product is still in flight when the block ends (no "
                   "tl.dot_wait retires it)");
+  for (Ring *r = vm->rings; r && check && ok; r = r->next) {
+    int64_t seen = 0;
+    for (int64_t w = 0; w < vm->nwarps; w++)
+      if (r->waited[w] > seen)
+        seen = r->waited[w];
+    if (r->acquired > r->committed)
+      ok = vm_error(vm, r->op,
+                    "step %lld of the ring is acquired but never committed "
+                    "(tl.ring_commit) when the block ends",
+                    (long long)r->committed);
+    else if (seen < r->committed)
+      ok = vm_error(vm, r->op,
+                    "the copies of step %lld of the ring may still be "
+                    "landing when the block ends (no warp waits for it with "
+                    "tl.ring_wait)",
+                    (long long)seen);
+  }
   for (Shared *s = vm->shared; s && check && ok; s = s->next) {
     if (s->free_op || !s->npending)
       continue;
@@ -1054,7 +1074,7 @@ static void fresh(TlVm *vm, SElem *x) {
  * while a tl.dot_async that reads it is in flight is an error. */
 static bool dot_free(TlVm *vm, Inst *in, const SElem *x, int rank,
                      const int64_t *idx, const char *verb) {
-  if (x->dot <= vm->dots_done)
+  if (!x->dot || !vm_dot_in_flight(vm, x->dot, ~0u))
     return true;
   char ib[256];
   vm_fmt_index(ib, sizeof ib, rank, idx);
@@ -1065,13 +1085,66 @@ static bool dot_free(TlVm *vm, Inst *in, const SElem *x, int rank,
                   verb, ib);
 }
 
+/* Whether product dot itself is in flight in one of the warps. */
+static bool dot_rec_has(const TlVm *vm, uint32_t dot, uint32_t warps) {
+  for (size_t r = 0; r < vm->dot_recs.len; r++)
+    if (vm->dot_recs.data[r].id == dot)
+      return (vm->dot_recs.data[r].warps & warps) != 0;
+  return false;
+}
+
+uint32_t vm_running_warps(const TlVm *vm) {
+  if (vm->warp >= 0)
+    return 1u << vm->warp;
+  return vm->nwarps >= 32 ? ~0u : (1u << vm->nwarps) - 1;
+}
+
+bool vm_dot_in_flight(const TlVm *vm, uint32_t dot, uint32_t warps) {
+  for (size_t r = 0; r < vm->dot_recs.len; r++) {
+    const DotRec *d = &vm->dot_recs.data[r];
+    if (d->id > dot)
+      break;
+    if (d->warps & warps)
+      return true;
+  }
+  return false;
+}
+
+uint32_t vm_dot_issue(TlVm *vm, Inst *in) {
+  DotRec d = {++vm->dots, vm_running_warps(vm), in->op, 0, 0};
+  tl_vec_push(&vm->dot_recs, d);
+  return d.id;
+}
+
+/* tl.dot_wait N in the running warps: in each, every product but its
+ * newest N retires. */
+static void dot_wait(TlVm *vm, int64_t pending) {
+  uint32_t warps = vm_running_warps(vm);
+  for (int64_t w = 0; w < vm->nwarps; w++) {
+    if (!(warps >> w & 1))
+      continue;
+    int64_t seen = 0;
+    for (size_t r = vm->dot_recs.len; r-- > 0;) {
+      DotRec *d = &vm->dot_recs.data[r];
+      if (d->warps >> w & 1 && ++seen > pending)
+        d->warps &= ~(1u << w);
+    }
+  }
+  size_t keep = 0;
+  for (size_t r = 0; r < vm->dot_recs.len; r++)
+    if (vm->dot_recs.data[r].warps)
+      vm->dot_recs.data[keep++] = vm->dot_recs.data[r];
+  vm->dot_recs.len = keep;
+}
+
 bool vm_dot_operands_ok(TlVm *vm, Inst *in) {
+  uint32_t running = vm_running_warps(vm);
   for (unsigned i = 0; i < in->nin; i++) {
     const Val *v = &vm->slots[in->in[i]];
     if (v->kind != V_TILE || (in->code == TL_OP_TL_DOT_ASYNC && i == 2))
       continue;
     const Tile *t = v->obj;
-    if (t->dot > vm->dots_done) {
+    if (t->dot && vm_dot_in_flight(vm, t->dot, running)) {
       vm_error(vm, in->op,
                "operand #%u is the result of a tl.dot_async still in flight "
                "(no tl.dot_wait has retired it)",
@@ -1083,7 +1156,7 @@ bool vm_dot_operands_ok(TlVm *vm, Inst *in) {
   /* An op that defines registers a product in flight reads as a. */
   for (size_t r = 0; r < vm->dot_regs.len; r++) {
     const DotReg *d = &vm->dot_regs.data[r];
-    if (d->dot <= vm->dots_done)
+    if (!dot_rec_has(vm, d->dot, running))
       continue;
     for (unsigned i = 0; i < in->nout; i++)
       if (in->out[i] == d->slot) {
@@ -1103,7 +1176,7 @@ bool vm_dot_operands_ok(TlVm *vm, Inst *in) {
 void vm_dot_regs_add(TlVm *vm, Inst *in, uint32_t dot) {
   size_t keep = 0; /* drop the retired ones first */
   for (size_t r = 0; r < vm->dot_regs.len; r++)
-    if (vm->dot_regs.data[r].dot > vm->dots_done)
+    if (dot_rec_has(vm, vm->dot_regs.data[r].dot, ~0u))
       vm->dot_regs.data[keep++] = vm->dot_regs.data[r];
   vm->dot_regs.len = keep;
   for (unsigned i = 0; i < in->naregs; i++) {
@@ -1112,9 +1185,56 @@ void vm_dot_regs_add(TlVm *vm, Inst *in, uint32_t dot) {
   }
 }
 
+/*===--- Rings ------------------------------------------------------------===*/
+
+static Ring *ring_of(TlVm *vm, uint32_t id) {
+  for (Ring *r = vm->rings; r; r = r->next)
+    if (r->id == id)
+      return r;
+  TL_UNREACHABLE("an element names a ring of the block");
+}
+
+/* Whether the running warps may read element x (index idx of s), which a
+ * copy of step x->step of its ring filled: each waited for the step and
+ * has not released it. */
+static bool ring_read_ok(TlVm *vm, Inst *in, int rank, const int64_t *idx,
+                         const SElem *x) {
+  Ring *r = ring_of(vm, x->ring);
+  uint32_t warps = vm_running_warps(vm);
+  for (int64_t w = 0; w < vm->nwarps; w++) {
+    if (!(warps >> w & 1))
+      continue;
+    char ib[256];
+    if (r->waited[w] <= (int64_t)x->step) {
+      vm_fmt_index(ib, sizeof ib, rank, idx);
+      vm_error(vm, in->op,
+               "reads element %s of the shared tile, which step %u of the "
+               "ring fills, before warp %lld waits for that step "
+               "(tl.ring_wait)",
+               ib, x->step, (long long)w);
+      vm_note(vm, x->wop, "the copy");
+      return false;
+    }
+    if (r->released[w] > (int64_t)x->step) {
+      vm_fmt_index(ib, sizeof ib, rank, idx);
+      vm_error(vm, in->op,
+               "reads element %s of the shared tile, which step %u of the "
+               "ring fills, after warp %lld released that step "
+               "(tl.ring_release): the producer may be filling the slot "
+               "again",
+               ib, x->step, (long long)w);
+      vm_note(vm, x->wop, "the copy");
+      return false;
+    }
+  }
+  return true;
+}
+
 /* Reads element idx of the shared view s for `reader` (a thread or
  * T_MANY) into *v, with the checks of a shared read: in bounds, not
- * pending behind a copy, written, and no race with its writer. */
+ * pending behind a copy, written, and no race with its writer (for an
+ * element a ring's copy filled, that the running warps waited for the
+ * step and hold it). */
 static bool read_shared_elem(TlVm *vm, Inst *in, SView *s, int rank,
                              const int64_t *idx, int reader, uint64_t *v) {
   char ib[256], wb[32], rb[32];
@@ -1123,6 +1243,12 @@ static bool read_shared_elem(TlVm *vm, Inst *in, SView *s, int rank,
     return false;
   int64_t o = storage_at(s, f);
   SElem *x = &s->mem->st[o];
+  if (x->ring) {
+    if (!ring_read_ok(vm, in, rank, idx, x))
+      return false;
+    *v = s->mem->v[o];
+    return true;
+  }
   if (x->pending) {
     vm_fmt_index(ib, sizeof ib, rank, idx);
     vm_error(vm, in->op,
@@ -1221,8 +1347,14 @@ uint64_t *vm_read_shared_operand(TlVm *vm, Inst *in, unsigned i,
       tl_free(v);
       return NULL;
     }
+    SElem *x = &s->mem->st[storage_at(s, e)];
     if (dot)
-      s->mem->st[storage_at(s, e)].dot = dot;
+      x->dot = dot;
+    if (dot && x->ring) { /* for tl.ring_release */
+      DotRec *d = &vm->dot_recs.data[vm->dot_recs.len - 1];
+      if (!d->ring || x->step < d->step)
+        d->ring = x->ring, d->step = x->step;
+    }
     step(j, s->rank, s->shape);
   }
   return v;
@@ -1346,6 +1478,7 @@ static bool store_shared_elems(TlVm *vm, Inst *in, const Tile *t, SView *s,
     x->writer = (int16_t)w;
     x->init = 1;
     x->wop = in->op;
+    x->ring = 0;
     s->mem->v[o] = t->v[e];
     for (int d = rank - 1; d >= 0 && ++j[d] == shape[d]; d--)
       j[d] = 0;
@@ -1401,6 +1534,7 @@ static bool copy_target_ok(TlVm *vm, Inst *in, const SView *s,
 static void copy_pending(TlVm *vm, Inst *in, SView *s, SElem *x) {
   x->pending = vm->open_group;
   x->wop = in->op;
+  x->ring = 0;
   s->mem->npending++;
 }
 
@@ -1409,10 +1543,61 @@ static void copy_pending(TlVm *vm, Inst *in, SView *s, SElem *x) {
  * (TL's encoding, bound by bind_tensor_map) gives the sizes and byte
  * strides of the tensor in its buffer; the shared tile's layout was
  * checked to be where TMA puts the box, so the copy is by index. */
+/* Whether a copy of step k of ring r may write element x (index j of s):
+ * no product in flight reads it, and the step that filled it before (of
+ * this ring) is one that step k's tl.ring_acquire waited for, released by
+ * every warp that waited for it; other elements by copy_target_ok. */
+static bool ring_target_ok(TlVm *vm, Inst *in, const SView *s, const SElem *x,
+                           const int64_t *j, const Ring *r, int64_t k) {
+  if (x->ring != r->id)
+    return copy_target_ok(vm, in, s, x, j);
+  if (!dot_free(vm, in, x, s->rank, j, "copies into"))
+    return false;
+  char ib[256];
+  int64_t prev = x->step;
+  if (prev + r->stages > k) {
+    vm_fmt_index(ib, sizeof ib, s->rank, j);
+    vm_error(vm, in->op,
+             "copies step %lld into element %s of the shared tile, which "
+             "step %lld filled: a step may reuse only the slot of a step at "
+             "least %u earlier (its tl.ring_acquire waits for that one's "
+             "release)",
+             (long long)k, ib, (long long)prev, r->stages);
+    vm_note(vm, x->wop, "the copy of step %lld", (long long)prev);
+    return false;
+  }
+  for (int64_t w = 0; w < vm->nwarps; w++)
+    if (r->waited[w] > prev && r->released[w] <= prev) {
+      vm_fmt_index(ib, sizeof ib, s->rank, j);
+      vm_error(vm, in->op,
+               "copies step %lld into element %s of the shared tile, which "
+               "step %lld filled, but warp %lld waited for step %lld and "
+               "has not released it (tl.ring_release)",
+               (long long)k, ib, (long long)prev, (long long)w,
+               (long long)prev);
+      return false;
+    }
+  return true;
+}
+
 static bool exec_copy_tma(TlVm *vm, Inst *in) {
   SView *s = live_shared(vm, in, 0);
   if (!s)
     return false;
+  Ring *ring = NULL;
+  int64_t step = 0;
+  if (tl_copy_async_ring(in->op)) {
+    ring = vm_in(vm, in, in->nin - 2)->obj;
+    step = vm_int_operand(vm, in, in->nin - 1);
+    if (step != ring->committed || step >= ring->acquired)
+      return vm_error(vm, in->op,
+                      "copies into step %lld of the ring, but the step the "
+                      "producer holds is %s%lld (tl.ring_acquire a step, "
+                      "copy into its slot, then tl.ring_commit it)",
+                      (long long)step,
+                      ring->committed < ring->acquired ? "" : "none; the next is ",
+                      (long long)ring->committed);
+  }
   unsigned p = (unsigned)vm_in(vm, in, 1)->bits;
   const TlVmArg *a = &vm->args[p];
   TlTensorMapDesc d;
@@ -1450,7 +1635,7 @@ static bool exec_copy_tma(TlVm *vm, Inst *in) {
     vm->tma_ring = tl_kernel_tma_ring(vm->kernel);
   }
   uint32_t G = vm->open_group, R = vm->tma_ring;
-  if (G > R) {
+  if (!ring && G > R) {
     uint32_t g = G - R;
     if (g > vm->done_group)
       return vm_error(vm, in->op,
@@ -1479,7 +1664,8 @@ static bool exec_copy_tma(TlVm *vm, Inst *in) {
   for (int64_t e = 0; e < s->n; e++) {
     int64_t so = storage_at(s, e);
     SElem *x = &s->mem->st[so];
-    if (!copy_target_ok(vm, in, s, x, j))
+    if (ring ? !ring_target_ok(vm, in, s, x, j, ring, step)
+             : !copy_target_ok(vm, in, s, x, j))
       return false;
     /* Map dimension k is the tile's dimension rank - 1 - k. */
     bool inside = true;
@@ -1510,7 +1696,18 @@ static bool exec_copy_tma(TlVm *vm, Inst *in) {
       v = buf_load(a, o);
     }
     s->mem->v[so] = v;
-    copy_pending(vm, in, s, x);
+    if (ring) {
+      /* Landed for the warps that wait for the step (ring_read_ok). */
+      x->ring = ring->id;
+      x->step = (uint32_t)step;
+      x->wop = in->op;
+      x->init = 1;
+      x->epoch = vm->epoch;
+      x->writer = T_BLOCK;
+      x->reader = T_NONE;
+    } else {
+      copy_pending(vm, in, s, x);
+    }
     for (int dd = rank - 1; dd >= 0 && ++j[dd] == s->shape[dd]; dd--)
       j[dd] = 0;
   }
@@ -1574,6 +1771,128 @@ static void complete_groups(TlVm *vm, uint32_t upto) {
   }
 }
 
+static bool exec_alloc_ring(TlVm *vm, Inst *in) {
+  TlType *t = tl_value_type(tl_op_result(in->op, 0));
+  Ring *r = TL_ARENA_NEW(&vm->block_arena, Ring);
+  memset(r, 0, sizeof *r);
+  r->id = ++vm->nrings;
+  r->stages = tl_ring_stages(t);
+  r->consumers = tl_ring_consumers(t);
+  r->op = in->op;
+  size_t nw = (size_t)vm->nwarps;
+  r->waited = TL_ARENA_NEWN(&vm->block_arena, int64_t, nw);
+  r->released = TL_ARENA_NEWN(&vm->block_arena, int64_t, nw);
+  r->rel_step = TL_ARENA_NEWN(&vm->block_arena, int64_t, r->stages);
+  r->rel_count = TL_ARENA_NEWN(&vm->block_arena, unsigned, r->stages);
+  memset(r->waited, 0, sizeof *r->waited * nw);
+  memset(r->released, 0, sizeof *r->released * nw);
+  for (unsigned i = 0; i < r->stages; i++)
+    r->rel_step[i] = -1, r->rel_count[i] = 0;
+  r->next = vm->rings;
+  vm->rings = r;
+  Val v = {V_RING, 0, r};
+  val_set(&vm->slots[in->out[0]], v);
+  return true;
+}
+
+/* The block VM runs each warp branch warp after warp, in program order:
+ * a wait that nothing before it completes would never end there. */
+static const char *const program_order =
+    "the block VM runs warp branches one warp after another in program "
+    "order, where this wait would never end: in each iteration, put the "
+    "producer's branch before the consumers'";
+
+/* The ring ops, for each running warp: the producer acquires and commits
+ * the steps in order; each consumer warp waits for and releases them in
+ * order (docs/langref.md, "Rings"). */
+static bool exec_ring_op(TlVm *vm, Inst *in) {
+  Ring *r = vm_in(vm, in, 0)->obj;
+  int64_t k = vm_int_operand(vm, in, 1);
+  uint32_t warps = vm_running_warps(vm);
+  if (k < 0)
+    return vm_error(vm, in->op, "step %lld of the ring is negative",
+                    (long long)k);
+  for (int64_t w = 0; w < vm->nwarps; w++) {
+    if (!(warps >> w & 1))
+      continue;
+    unsigned slot = (unsigned)(k % r->stages);
+    switch (in->code) {
+    case TL_OP_TL_RING_ACQUIRE:
+      if (k != r->acquired)
+        return vm_error(vm, in->op,
+                        "warp %lld acquires step %lld of the ring, but the "
+                        "producer's next step is %lld (the producer takes "
+                        "the steps 0, 1, 2, ... in order, in one warp)",
+                        (long long)w, (long long)k, (long long)r->acquired);
+      if (k >= r->stages && (r->rel_step[slot] != k - r->stages ||
+                             r->rel_count[slot] < r->consumers))
+        return vm_error(vm, in->op,
+                        "waits for the %u consumer warps to release step "
+                        "%lld (slot %u), but %u have: %s",
+                        r->consumers, (long long)(k - r->stages), slot,
+                        r->rel_step[slot] == k - r->stages ? r->rel_count[slot]
+                                                           : 0,
+                        program_order);
+      r->acquired++;
+      break;
+    case TL_OP_TL_RING_COMMIT:
+      if (k != r->committed || k >= r->acquired)
+        return vm_error(vm, in->op,
+                        "warp %lld commits step %lld of the ring, but the "
+                        "step the producer holds is %s%lld",
+                        (long long)w, (long long)k,
+                        r->committed < r->acquired ? "" : "none; the next is ",
+                        (long long)r->committed);
+      r->committed++;
+      break;
+    case TL_OP_TL_RING_WAIT:
+      if (k != r->waited[w])
+        return vm_error(vm, in->op,
+                        "warp %lld waits for step %lld of the ring, but its "
+                        "next step is %lld (each warp waits for the steps "
+                        "0, 1, 2, ... in order)",
+                        (long long)w, (long long)k, (long long)r->waited[w]);
+      if (k >= r->committed)
+        return vm_error(vm, in->op,
+                        "warp %lld waits for step %lld of the ring, which is "
+                        "not committed: %s",
+                        (long long)w, (long long)k, program_order);
+      r->waited[w]++;
+      break;
+    default: /* TL_OP_TL_RING_RELEASE */
+      if (k != r->released[w] || k >= r->waited[w])
+        return vm_error(vm, in->op,
+                        "warp %lld releases step %lld of the ring, but %s",
+                        (long long)w, (long long)k,
+                        k >= r->waited[w] ? "has not waited for it "
+                                            "(tl.ring_wait)"
+                                          : "releases the steps in order");
+      for (size_t i = 0; i < vm->dot_recs.len; i++) {
+        const DotRec *d = &vm->dot_recs.data[i];
+        if (d->warps >> w & 1 && d->ring == r->id && d->step <= k) {
+          vm_error(vm, in->op,
+                   "warp %lld releases step %lld of the ring while a "
+                   "tl.dot_async that reads the slot of step %u is in flight "
+                   "(retire it with tl.dot_wait first)",
+                   (long long)w, (long long)k, d->step);
+          vm_note(vm, d->op, "the tl.dot_async");
+          return false;
+        }
+      }
+      if (r->rel_step[slot] != k)
+        r->rel_step[slot] = k, r->rel_count[slot] = 0;
+      if (++r->rel_count[slot] > r->consumers)
+        return vm_error(vm, in->op,
+                        "step %lld of the ring is released by %u warps, but "
+                        "the ring has %u consumers",
+                        (long long)k, r->rel_count[slot], r->consumers);
+      r->released[w]++;
+      break;
+    }
+  }
+  return true;
+}
+
 bool vm_exec_memory(TlVm *vm, Inst *in) {
   switch (in->code) {
   case TL_OP_TL_LOAD_GLOBAL:
@@ -1629,10 +1948,15 @@ bool vm_exec_memory(TlVm *vm, Inst *in) {
     return true;
   }
   case TL_OP_TL_DOT_WAIT:
-    /* All but the newest imm tl.dot_async complete. */
-    if ((int64_t)vm->dots - in->imm > (int64_t)vm->dots_done)
-      vm->dots_done = vm->dots - (uint32_t)in->imm;
+    dot_wait(vm, in->imm);
     return true;
+  case TL_OP_TL_ALLOC_RING:
+    return exec_alloc_ring(vm, in);
+  case TL_OP_TL_RING_ACQUIRE:
+  case TL_OP_TL_RING_COMMIT:
+  case TL_OP_TL_RING_WAIT:
+  case TL_OP_TL_RING_RELEASE:
+    return exec_ring_op(vm, in);
   case TL_OP_TL_SYNCHRONIZE:
     vm->epoch++;
     return true;

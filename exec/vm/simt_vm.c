@@ -219,6 +219,11 @@ typedef struct SByte {
    * completion reached and the race epoch it landed in. */
   uint32_t tma;
   uint32_t tma_bar, tma_phase, tma_epoch;
+  /* The warps that read it since the last barrier, and when last (the
+   * block's clock, TlSimtVm.now): a TMA load over it must be ordered
+   * after those reads by mbarrier arrivals it waited for. */
+  uint32_t rwarps;
+  uint64_t rtime;
 } SByte;
 
 /* An mbarrier (docs/vm.md "mbarrier and TMA"): its shared address, the
@@ -298,6 +303,14 @@ struct TlSimtVm {
   TL_VEC(MBar) mbars;    /* the block's mbarriers */
   TL_VEC(Tma) tmas;      /* the block's TMA loads */
   uint32_t *seen;        /* [thread * MAX_MBARS + bar]: phases it saw end */
+  /* Ordering by mbarriers: the block's clock (a tick per shared read and
+   * per arrival); per thread t and thread r, the time of r's latest
+   * arrival ordered before t (know[t * T + r]); per mbarrier the join of
+   * its arrivals in the current phase (mpend[bar * T + r]) and in the
+   * last completed phase of each parity (mdone[(bar * 2 + p) * T + r]). A
+   * try_wait that returns true joins that phase's into the thread's. */
+  uint64_t now;
+  uint64_t *know, *mpend, *mdone;
   uint64_t nexits;       /* simt.exit ops run (active sets shrink after) */
   /* wgmma (kernels with a simt.wgmma only): the ops in flight, the bytes
    * they read, per warpgroup the groups committed, per thread the
@@ -428,6 +441,9 @@ void tl_simt_vm_destroy(TlSimtVm *vm) {
   tl_vec_free(&vm->tmas);
   tl_vec_free(&vm->mbars);
   tl_free(vm->seen);
+  tl_free(vm->know);
+  tl_free(vm->mpend);
+  tl_free(vm->mdone);
   tl_free(vm->rf);
   tl_free(vm->smem);
   tl_free(vm->sbytes);
@@ -1050,8 +1066,17 @@ static SByte *sbyte_now(TlSimtVm *vm, uint64_t b) {
     s->epoch = vm->epoch;
     s->writer = W_NONE;
     s->reader = W_NONE;
+    s->rwarps = 0;
+    s->rtime = 0;
   }
   return s;
+}
+
+/* dst = max(dst, src) over the block's threads. */
+static void clock_join(const TlSimtVm *vm, uint64_t *dst, const uint64_t *src) {
+  for (int r = 0; r < vm->T; r++)
+    if (src[r] > dst[r])
+      dst[r] = src[r];
 }
 
 static bool pending_error(TlSimtVm *vm, SInst *in, int t, uint64_t b,
@@ -1147,6 +1172,8 @@ static bool shared_read(TlSimtVm *vm, SInst *in, int t, uint64_t addr,
       return false;
     }
     s->reader = s->reader == W_NONE || s->reader == t ? t : R_MANY;
+    s->rwarps |= 1u << (t / 32);
+    s->rtime = ++vm->now;
     out[i] = vm->smem[b];
   }
   return true;
@@ -1439,6 +1466,10 @@ static void mbar_update(TlSimtVm *vm, MBar *m) {
   m->stale = 0;
   if (m->missing || m->tx)
     return;
+  size_t bi = (size_t)(m - vm->mbars.data), T = (size_t)vm->T;
+  memcpy(vm->mdone + (bi * 2 + (m->phases & 1)) * T, vm->mpend + bi * T,
+         sizeof(uint64_t) * T);
+  memset(vm->mpend + bi * T, 0, sizeof(uint64_t) * T);
   m->phases++;
   m->missing = m->count;
   land(vm, (uint32_t)(m - vm->mbars.data));
@@ -1456,6 +1487,14 @@ static bool count_operand(TlSimtVm *vm, SInst *in, int t, unsigned i,
                     (long long)hi);
   *out = v;
   return true;
+}
+
+/* Thread t arrives at mbarrier bi: its knowledge and the arrival itself
+ * join the current phase's. */
+static void arrive_clock(TlSimtVm *vm, uint32_t bi, int t) {
+  uint64_t *p = vm->mpend + (size_t)bi * vm->T;
+  clock_join(vm, p, vm->know + (size_t)t * vm->T);
+  p[t] = ++vm->now;
 }
 
 static bool exec_mbarrier(TlSimtVm *vm, SInst *in, const Mask *m) {
@@ -1492,6 +1531,9 @@ static bool exec_mbarrier(TlSimtVm *vm, SInst *in, const Mask *m) {
       b->count = b->missing = (uint32_t)v;
       b->tx = 0;
       b->phases = 0;
+      memset(vm->mpend + (size_t)bi * vm->T, 0, sizeof(uint64_t) * (size_t)vm->T);
+      memset(vm->mdone + (size_t)bi * 2 * vm->T, 0,
+             sizeof(uint64_t) * 2 * (size_t)vm->T);
       b->stale = 0;
       b->init_op = in->op;
       for (int k = 0; k < vm->T; k++)
@@ -1504,11 +1546,14 @@ static bool exec_mbarrier(TlSimtVm *vm, SInst *in, const Mask *m) {
         return false;
       /* arrive.expect_tx: the bytes first, then the arrival. */
       b->tx += v;
-      if (in->code == TL_OP_SIMT_MBARRIER_ARRIVE_EXPECT_TX)
+      if (in->code == TL_OP_SIMT_MBARRIER_ARRIVE_EXPECT_TX) {
+        arrive_clock(vm, bi, t);
         b->missing--;
+      }
       mbar_update(vm, b);
       break;
     case TL_OP_SIMT_MBARRIER_ARRIVE:
+      arrive_clock(vm, bi, t);
       b->missing--;
       mbar_update(vm, b);
       break;
@@ -1518,6 +1563,8 @@ static bool exec_mbarrier(TlSimtVm *vm, SInst *in, const Mask *m) {
       reg(vm, in->out[0], t)[0] = done;
       if (done) {
         vm->seen[(size_t)t * MAX_MBARS + bi] = b->phases;
+        clock_join(vm, vm->know + (size_t)t * vm->T,
+                   vm->mdone + ((size_t)bi * 2 + parity) * vm->T);
         break;
       }
       if (++b->stale > (uint64_t)DEADLOCK_POLLS * (uint64_t)vm->T) {
@@ -1556,7 +1603,16 @@ static uint64_t swizzle(uint64_t a, unsigned span) {
  * the copy overwrites). */
 static bool tma_overwrite_ok(TlSimtVm *vm, SInst *in, int t, uint64_t b) {
   SByte *s = sbyte_now(vm, b);
-  int other = s->writer >= 0 && s->writer != t   ? s->writer
+  /* Reads that every thread of their warps released (an mbarrier arrival
+   * after the last read of the byte) before t waited for the phase are
+   * ordered before the load. */
+  bool released = s->writer < 0 && s->rwarps;
+  for (int w = 0; released && w < 32; w++)
+    if (s->rwarps >> w & 1)
+      for (int r = 32 * w; r < 32 * w + 32 && r < vm->T && released; r++)
+        released = r == t || vm->know[(size_t)t * vm->T + r] > s->rtime;
+  int other = released                           ? -1
+              : s->writer >= 0 && s->writer != t ? s->writer
               : s->reader >= 0 && s->reader != t ? s->reader
               : s->reader == R_MANY              ? -2
                                                  : -1;
@@ -3123,6 +3179,8 @@ static void block_begin(TlSimtVm *vm) {
   vm->tmas.len = 0;
   vm->mbars.len = 0;
   memset(vm->seen, 0, sizeof(uint32_t) * (size_t)vm->T * MAX_MBARS);
+  memset(vm->know, 0, sizeof(uint64_t) * (size_t)vm->T * (size_t)vm->T);
+  vm->now = 0;
   vm->wgops.len = 0;
   vm->wg_aregs.len = 0;
   vm->wgreads.len = 0;
@@ -3215,6 +3273,12 @@ TlResult tl_simt_vm_run(TlSimtVm *vm, TlOp *func, const TlSimtLaunch *launch,
   vm->exited = tl_xcalloc((size_t)vm->T, 1);
   tl_free(vm->seen);
   vm->seen = tl_xcalloc((size_t)vm->T * MAX_MBARS, sizeof(uint32_t));
+  tl_free(vm->know);
+  tl_free(vm->mpend);
+  tl_free(vm->mdone);
+  vm->know = tl_xcalloc((size_t)vm->T * (size_t)vm->T, sizeof(uint64_t));
+  vm->mpend = tl_xcalloc((size_t)vm->T * MAX_MBARS, sizeof(uint64_t));
+  vm->mdone = tl_xcalloc((size_t)vm->T * MAX_MBARS * 2, sizeof(uint64_t));
   if (k->has_wgmma) {
     size_t n = (size_t)k->nslots * (size_t)vm->T + 1;
     tl_free(vm->wg_committed);

@@ -557,7 +557,7 @@ static void dot_core(const EType *ea, const EType *eb, const EType *ec, int64_t 
 static bool exec_dot(TlVm *vm, Inst *in) {
   /* tl.dot_async computes at issue; its result and the shared tiles it
    * reads are in flight until a tl.dot_wait retires its number. */
-  uint32_t dot = in->code == TL_OP_TL_DOT_ASYNC ? vm->dots + 1 : 0;
+  uint32_t dot = in->code == TL_OP_TL_DOT_ASYNC ? vm_dot_issue(vm, in) : 0;
   /* A shared operand is read in place, as a tile of its values. */
   Tile sh[2] = {{0}};
   const Tile *ab[2];
@@ -597,8 +597,6 @@ static bool exec_dot(TlVm *vm, Inst *in) {
   tl_free(sh[1].v);
   if (dot) {
     vm_dot_regs_add(vm, in, dot);
-    vm->dots = dot;
-    vm->dot_op = in->op;
     r->dot = dot;
     r->dot_op = in->op;
   }

@@ -96,6 +96,7 @@ void tl_vm_destroy(TlVm *vm) {
   pmap_free(&vm->slots_of);
   tl_vec_free(&vm->wslots);
   tl_vec_free(&vm->dot_regs);
+  tl_vec_free(&vm->dot_recs);
   tl_free(vm->f16_table);
   tl_free(vm->bf16_table);
   tl_arena_reset(&vm->arena);
@@ -277,6 +278,11 @@ static const VmRun runner_of[TL_OP_COUNT] = {
     [TL_OP_TL_COPY_ASYNC_COMMIT] = RUN_MEMORY,
     [TL_OP_TL_COPY_ASYNC_WAIT] = RUN_MEMORY,
     [TL_OP_TL_SYNCHRONIZE] = RUN_MEMORY,
+    [TL_OP_TL_ALLOC_RING] = RUN_MEMORY,
+    [TL_OP_TL_RING_ACQUIRE] = RUN_MEMORY,
+    [TL_OP_TL_RING_COMMIT] = RUN_MEMORY,
+    [TL_OP_TL_RING_WAIT] = RUN_MEMORY,
+    [TL_OP_TL_RING_RELEASE] = RUN_MEMORY,
     [TL_OP_TL_ALLOC_REGISTER] = RUN_TILE,
     [TL_OP_TL_PRINT] = RUN_TILE,
     [TL_OP_TL_CMP] = RUN_TILE,
@@ -448,9 +454,12 @@ static bool compile_op(TlVm *vm, TlOp *op, Inst *in) {
     else if (in->run == RUN_SCALAR && in->nout &&
              tl_uniformity_is_warp(vm->uni, tl_op_result(op, 0)))
       in->warp = W_SCALAR;
+    /* A warp branch's tiles are the block's (run_per_warp merges them). */
     if (in->warp)
       for (unsigned i = 0; i < in->nout; i++)
-        tl_vec_push(&vm->wslots, in->out[i]);
+        if (in->warp == W_SCALAR ||
+            tl_type_is_scalar(tl_value_type(tl_op_result(op, i))))
+          tl_vec_push(&vm->wslots, in->out[i]);
   }
   bool outer = vm->in_branch;
   vm->in_branch = outer || in->warp == W_BRANCH;
@@ -918,9 +927,36 @@ static Body *running_body(TlVm *vm) {
  * vm->warp = w; its results are warp w's values. A warp branch runs its
  * regions for each warp in turn (warp 0 first): the ops inside act for
  * the threads of that warp only (docs/vm.md). */
+/* Into the merged tile m of a warp branch's tile result, the elements of
+ * t (warp w's result) that warp w's threads hold (the verifier made sure
+ * no other warp holds them). */
+static void merge_warp_tile(TlVm *vm, Tile *m, const Tile *t, int64_t w) {
+  const LTab *lt = vm_ltab(vm, tl_reg_layout(t->type));
+  int64_t hi = (w + 1) * 32 < lt->threads ? (w + 1) * 32 : lt->threads;
+  for (int64_t th = w * 32; th < hi; th++)
+    for (int64_t i = 0; i < lt->local; i++) {
+      int32_t e = lt->idx[th * lt->local + i];
+      m->v[e] = t->v[e];
+      m->undef[e] = t->undef ? t->undef[e] : 0;
+    }
+  if (t->dot > m->dot) {
+    m->dot = t->dot;
+    m->dot_op = t->dot_op;
+  }
+}
+
 static Flow run_per_warp(TlVm *vm, Inst *in) {
   Body *kb = running_body(vm);
   Flow f = F_OK;
+  Tile *merged[8] = {0};
+  if (in->nout > 8 && in->warp == W_BRANCH)
+    for (unsigned i = 0; i < in->nout; i++)
+      if (!tl_type_is_scalar(tl_value_type(tl_op_result(in->op, i)))) {
+        vm_error(vm, in->op,
+                 "the block VM merges the tiles of a warp branch with 8 "
+                 "results at most");
+        return F_ERROR;
+      }
   for (int64_t w = 0; w < vm->nwarps && f == F_OK; w++) {
     uint64_t *mine = vm->wvals + (size_t)w * vm->wstride;
     for (unsigned k = 0; k < kb->nwslots; k++) {
@@ -935,8 +971,25 @@ static Flow run_per_warp(TlVm *vm, Inst *in) {
     else
       f = exec_flow(vm, in);
     vm->warp = -1;
-    for (unsigned i = 0; i < in->nout && f == F_OK; i++)
-      mine[in->out[i]] = vm->slots[in->out[i]].bits;
+    for (unsigned i = 0; i < in->nout && f == F_OK; i++) {
+      Val *v = &vm->slots[in->out[i]];
+      if (v->kind != V_TILE) {
+        mine[in->out[i]] = v->bits;
+        continue;
+      }
+      Tile *t = v->obj;
+      if (!merged[i])
+        merged[i] = tile_new(vm, t->type, true);
+      merge_warp_tile(vm, merged[i], t, w);
+    }
+  }
+  for (unsigned i = 0; i < in->nout && i < 8; i++) {
+    if (!merged[i])
+      continue;
+    if (f == F_OK)
+      vm_put_tile(vm, in, i, merged[i]);
+    else
+      tile_release(merged[i]);
   }
   return f;
 }
@@ -952,7 +1005,7 @@ static Flow run_body(TlVm *vm, Body *b) {
         return f;
       continue;
     }
-    if (vm->dots > vm->dots_done && in->run != RUN_FLOW &&
+    if (vm->dot_recs.len && in->run != RUN_FLOW &&
         !vm_dot_operands_ok(vm, in))
       return F_ERROR;
     switch (in->run) {

@@ -113,7 +113,9 @@ typedef struct SElem {
   int16_t writer;   /* T_NONE, T_BLOCK (completed copy) or a thread */
   int16_t reader;   /* T_NONE, T_MANY or a thread */
   uint32_t pending; /* copy group id of a pending copy_async, 0 if none */
-  uint32_t dot;     /* the last tl.dot_async that read it (its number), 0 */
+  uint32_t dot;     /* the newest tl.dot_async that read it (its number), 0 */
+  uint32_t ring;    /* the ring whose copy last filled it (Ring.id), 0 */
+  uint32_t step;    /* and the step of that copy */
   uint8_t init;
   TlOp *wop; /* the op that last wrote it */
 } SElem;
@@ -149,6 +151,32 @@ typedef struct DotReg {
   uint32_t slot, dot;
   TlOp *op; /* the tl.dot_async */
 } DotReg;
+
+/* A tl.dot_async in flight: the warps that still have it in flight (bit
+ * w: warp w; a dot at the block level is every warp's), and the lowest
+ * ring step whose slot it reads (ring 0: none), for tl.ring_release. */
+typedef struct DotRec {
+  uint32_t id;
+  uint32_t warps;
+  TlOp *op;
+  uint32_t ring;
+  uint32_t step;
+} DotRec;
+
+/* A ring of the block (tl.alloc_ring): the producer's steps acquired and
+ * committed (in order from 0), each warp's steps waited for and released
+ * (in order from 0), and per slot the step whose releases rel_count
+ * counts. */
+typedef struct Ring {
+  uint32_t id; /* 1, 2, ... in the block */
+  unsigned stages, consumers;
+  TlOp *op;
+  int64_t acquired, committed;
+  int64_t *waited, *released; /* per warp */
+  int64_t *rel_step;          /* per slot */
+  unsigned *rel_count;        /* per slot */
+  struct Ring *next;
+} Ring;
 
 /* A shared-memory allocation of the block (tl.alloc_shared). Its storage
  * is indexed by element offset, as many elements as the cosize of the
@@ -187,13 +215,14 @@ typedef enum VKind {
   V_PTR,
   V_TILE,
   V_GLOBAL,
-  V_SHARED
+  V_SHARED,
+  V_RING
 } VKind;
 
 typedef struct Val {
   VKind kind;
   uint64_t bits; /* scalar code; pointer: parameter index */
-  void *obj;     /* Tile, GView or SView */
+  void *obj;     /* Tile, GView, SView or Ring */
 } Val;
 
 /*===--- Compiled kernels ------------------------------------------------===*/
@@ -314,9 +343,10 @@ struct TlVm {
   Clock seen;          /* releases this block's atomics observed */
   Clock visible;       /* releases this block acquired */
   uint32_t dots;       /* tl.dot_async ops issued in this block */
-  uint32_t dots_done;  /* every one numbered up to this has completed */
-  TlOp *dot_op;        /* the newest */
+  TL_VEC(DotRec) dot_recs; /* those in flight, oldest first */
   TL_VEC(DotReg) dot_regs; /* the register a operands of those in flight */
+  Ring *rings;         /* the block's rings, newest first */
+  uint32_t nrings;
   uint32_t open_group; /* id of the group copy_async adds to */
   uint32_t done_group; /* every group with id <= this one completed */
   /* Copies through tensor maps: the kernel's ring size
@@ -388,6 +418,15 @@ bool vm_dot_operands_ok(TlVm *vm, Inst *in);
 /* Records the register a of tl.dot_async `in` (number dot) and the values
  * it renames, for vm_dot_operands_ok. */
 void vm_dot_regs_add(TlVm *vm, Inst *in, uint32_t dot);
+/* Issues a tl.dot_async in the running warp (or the block): its number,
+ * in flight until the warps' tl.dot_wait retire it. */
+uint32_t vm_dot_issue(TlVm *vm, Inst *in);
+/* Whether a product numbered at most dot is in flight in one of the warps
+ * (a bit set per warp); products retire in order in each warp. */
+bool vm_dot_in_flight(const TlVm *vm, uint32_t dot, uint32_t warps);
+/* The warps running the current op: the running warp's bit in a warp
+ * branch, else every warp's. */
+uint32_t vm_running_warps(const TlVm *vm);
 /* Block start and end in memory.c: the end checks leaks and pending
  * copies (unless the block exited) and frees the block's shared tiles. */
 void vm_block_begin(TlVm *vm);

@@ -115,6 +115,19 @@ unsigned tl_tensormap_swizzle(const TlType *t);
  * for other types. */
 bool tl_tensormap_box_layout(const TlType *t, TlSharedLayout *out);
 
+/* !tl.ring<stages = S, consumers = C>: the mbarriers of a producer/consumer
+ * pipeline of S slots whose steps C consumer warps release (tl.alloc_ring,
+ * docs/langref.md). Uniqued; NULL when S or C is outside 1..32. */
+TlType *tl_ring_type_get(TlContext *ctx, int64_t stages, int64_t consumers);
+bool tl_type_is_ring(const TlType *t);
+/* S and C of a ring type; 0 for other types. */
+unsigned tl_ring_stages(const TlType *t);
+unsigned tl_ring_consumers(const TlType *t);
+
+/* The ring of a tl.copy_async that fills a ring's slot (its operands end
+ * with the ring and the step), or NULL. */
+TlValue *tl_copy_async_ring(const TlOp *op);
+
 /* The mbarriers of the ring that carries a kernel's commit groups once
  * it copies through tensor maps (docs/lowering.md): R = max(8, 1 + the
  * largest N of its tl.copy_async_wait N); 0 for a kernel (or any op)

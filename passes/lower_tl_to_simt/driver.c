@@ -446,6 +446,13 @@ static bool lower_op(Lower *L, TlOp *op) {
     lw_tma_wait(L, tl_attr_int_value(tl_op_attr(op, "pending")));
     return true;
   }
+  case TL_OP_TL_ALLOC_RING:
+    return lw_lower_alloc_ring(L, op);
+  case TL_OP_TL_RING_ACQUIRE:
+  case TL_OP_TL_RING_COMMIT:
+  case TL_OP_TL_RING_WAIT:
+  case TL_OP_TL_RING_RELEASE:
+    return lw_lower_ring_op(L, op);
   case TL_OP_TL_SYNCHRONIZE:
     lw_tma_synchronize(L);
     lw_barrier(L);
@@ -591,8 +598,9 @@ static bool lower_kernel(TlContext *ctx, const TlArch *arch, TlOp *k) {
   L.uni = tl_uniformity_create(k);
   tl_value_set_name_hint(L.tid, tl_context_intern(ctx, "tid", 3));
   L.proxy_fences = lw_need_proxy_fences(k);
-  bool ok = lw_tma_begin(&L, k) && lower_block(&L, old);
-  if (ok && (L.scratch_bytes || L.tma)) {
+  bool ok = lw_rings_begin(&L, k) && lw_tma_begin(&L, k) &&
+            lower_block(&L, old);
+  if (ok && (L.scratch_bytes || L.tma || L.rings.len)) {
     int64_t total = L.scratch_base + L.scratch_bytes;
     if (total > arch->max_smem) {
       tl_op_emit_error(
@@ -618,6 +626,7 @@ static bool lower_kernel(TlContext *ctx, const TlArch *arch, TlOp *k) {
   tl_analysis_destroy(L.facts);
   tl_uniformity_destroy(L.uni);
   tl_vec_free(&L.map);
+  tl_vec_free(&L.rings);
   tl_arena_reset(&L.arena);
   return ok;
 }

@@ -60,6 +60,12 @@ typedef struct Entry {
   Smem *smem;
 } Entry;
 
+/* A tl.alloc_ring and the byte offset of its barriers (ring.c). */
+typedef struct RingPlace {
+  TlOp *op;
+  int64_t off;
+} RingPlace;
+
 /* The lowering of one kernel. */
 typedef struct Lower {
   TlContext *ctx;
@@ -80,6 +86,8 @@ typedef struct Lower {
   unsigned tma_ring;     /* its mbarriers */
   int64_t tma_bars;      /* their byte offset in shared memory */
   int64_t tma_counts;    /* the threads' commit counters (u32): offset */
+  TL_VEC(RingPlace) rings; /* the kernel's rings (ring.c) */
+  int64_t ring_end;      /* the end of their barriers: byte offset */
   bool proxy_fences;     /* shared bytes pass between the generic and the
                             async proxy: fence.proxy.async before each
                             async access (lw_need_proxy_fences) */
@@ -293,6 +301,19 @@ bool lw_lower_copy_tma(Lower *L, TlOp *op);
 void lw_tma_commit(Lower *L);
 void lw_tma_wait(Lower *L, int64_t pending);
 void lw_tma_synchronize(Lower *L);
+/* Polls simt.mbarrier_try_wait on bar with parity (i32) until it returns
+ * true, in every thread that runs it. */
+void lw_mbarrier_poll(Lower *L, TlValue *bar, TlValue *parity);
+
+/* ring.c: lw_rings_begin places the kernel's rings after the planned
+ * tiles (false after a diagnostic when the target has no TMA); the copy
+ * into a ring's slot is lw_lower_copy_tma's, issued by lane 0 of each
+ * warp that runs it on the slot's full barrier (coords innermost first). */
+bool lw_rings_begin(Lower *L, TlOp *kernel);
+bool lw_lower_alloc_ring(Lower *L, TlOp *op);
+bool lw_lower_ring_op(Lower *L, TlOp *op);
+bool lw_lower_copy_ring(Lower *L, TlOp *op, Smem *m, TlValue *map,
+                        TlValue *const *coords, unsigned rank, int64_t bytes);
 
 /* print.c */
 bool lw_lower_print(Lower *L, TlOp *op);

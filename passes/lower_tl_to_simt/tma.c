@@ -208,8 +208,6 @@ bool lw_lower_copy_tma(Lower *L, TlOp *op) {
     return lw_fail(L, op,
                    "a copy through a tensor map into a view whose layout is "
                    "not the box's");
-  if (L->warp_branch)
-    return lw_fail(L, op, "a copy through a tensor map in a warp branch");
   unsigned rank = tl_tensormap_rank(mt);
   int64_t bytes = tl_type_bitwidth(tl_tensormap_elem(mt)) / 8;
   for (unsigned i = 0; i < rank; i++)
@@ -217,6 +215,10 @@ bool lw_lower_copy_tma(Lower *L, TlOp *op) {
   TlValue *coords[3];
   for (unsigned i = 0; i < rank; i++)
     coords[rank - 1 - i] = to_i32(L, lw_scalar(L, tl_op_operand(op, 2 + i)));
+  if (tl_copy_async_ring(op))
+    return lw_lower_copy_ring(L, op, m, map, coords, rank, bytes);
+  if (L->warp_branch)
+    return lw_fail(L, op, "a copy through a tensor map in a warp branch");
   TlBuilder outside = lw_open_guard(L, is_thread0(L));
   /* Generic-proxy writes of this thread to the tile before the copy (the
    * others' were fenced at their tl.synchronize). */
@@ -245,13 +247,7 @@ void lw_tma_commit(Lower *L) {
   lw_store(L, tl_arith_addi(&L->b, c, lw_cst(L, lw_i32(L), 1)), cp, 4);
 }
 
-/* Waits, in this thread, for the phase of group g's barrier (g an i32):
- * polls mbarrier.try_wait.parity until it returns true. */
-static void poll_group(Lower *L, TlValue *g) {
-  TlValue *bar = barrier_of(L, g);
-  TlValue *par = tl_arith_andi(
-      &L->b, tl_arith_divi(&L->b, g, lw_cst(L, lw_i32(L), L->tma_ring)),
-      lw_cst(L, lw_i32(L), 1));
+void lw_mbarrier_poll(Lower *L, TlValue *bar, TlValue *par) {
   TlType *i32 = lw_i32(L), *i1 = tl_type_bool(L->ctx);
   TlOpState st;
   tl_op_state_init(&st, L->ctx,
@@ -278,6 +274,14 @@ static void poll_group(Lower *L, TlValue *g) {
   tl_builder_set_end(&L->b, after);
   tl_build(&L->b, TL_OP_SCF_YIELD, 1, &k2, 0, NULL);
   L->b = saved;
+}
+
+/* Waits, in this thread, for the phase of group g's barrier (g an i32). */
+static void poll_group(Lower *L, TlValue *g) {
+  TlValue *par = tl_arith_andi(
+      &L->b, tl_arith_divi(&L->b, g, lw_cst(L, lw_i32(L), L->tma_ring)),
+      lw_cst(L, lw_i32(L), 1));
+  lw_mbarrier_poll(L, barrier_of(L, g), par);
 }
 
 /* tl.copy_async_wait N: every group below c - N that this thread has not

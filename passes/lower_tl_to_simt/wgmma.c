@@ -104,10 +104,6 @@ bool lw_lower_dot_wgmma(Lower *L, TlOp *op) {
                            "a dot of shared tiles runs as warpgroup mma (wgmma)",
                            TL_FEATURE_WGMMA,
                            "load the tiles with tl.load_shared for mma.sync");
-  if (L->warp_branch)
-    return lw_fail(L, op,
-                   "a dot of shared tiles needs whole warpgroups and cannot "
-                   "run in a warp branch");
   Tile *c = lw_tile_of(L, tl_op_operand(op, 2));
   TlType *ea = tl_tensor_elem(ta), *eb = tl_tensor_elem(tb),
          *ec = tl_tensor_elem(c->type);
@@ -123,11 +119,17 @@ bool lw_lower_dot_wgmma(Lower *L, TlOp *op) {
                    "the accumulator's layout is not made of m16n8 mma "
                    "accumulator fragments (local(2, 1).spatial(8, 4)"
                    ".local(1, 2) blocks)");
+  /* In a warp branch the accumulator may cover the block's first
+   * warpgroups only (the warps that take the branch; the thread-level VM
+   * checks that whole warpgroups do). */
   int64_t nw = tl_layout_num_threads(&qc), nq = tl_layout_local_size(&qc);
-  if (nw % 4 || nw * 32 != (int64_t)L->threads)
+  int64_t held = tl_layout_num_threads(tl_reg_layout(c->type));
+  if (nw % 4 || nw * 32 != held ||
+      (!L->warp_branch && held != (int64_t)L->threads))
     return lw_fail(L, op,
                    "the accumulator must spread over every warp of the "
-                   "block in warpgroups of four");
+                   "block in warpgroups of four (in a warp branch, over its "
+                   "first warpgroups)");
   int64_t K = tl_tensor_dim(ta, 1), nk = K / f.k;
   if (K % f.k)
     return lw_fail(L, op, "warpgroup mma needs k a multiple of 16 (32 for s8)");
