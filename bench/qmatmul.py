@@ -131,11 +131,31 @@ def run_instance(tlbin, defines, args, extra=(), m8=False, wg=False):
     """tl-run on qmatmul.tl, on qmatmul_m8.tl's kernel with m8, or on
     qmatmul_wg.tl with wg (and its tensor map over a)."""
     if wg:
-        args = dict(args, ta="tmap:a")
-        return tl_run(tlbin, KERNEL_WG, defines, args, extra)
+        return tl_run(tlbin, KERNEL_WG, defines, wg_args(args, defines), extra)
     if m8:
         return tl_run(tlbin, KERNEL_M8, defines, args, ["--kernel", "qmatmul_m8"] + list(extra))
     return tl_run(tlbin, KERNEL, defines, args, extra)
+
+
+def wg_args(args, d):
+    """qmatmul_wg.tl's arguments: its tensor maps over a, b and s, with b
+    as [N / 64, K / 4, 128] bytes (16 rows of 128 a step of 64 k, a column
+    tile's box) and s as [K / G, 1 + ZP, N] (.npy files are reshaped into
+    copies next to them)."""
+    n, k, g, zp = d["N"], d["K"], d["G"], d["ZP"]
+    shapes = {"b": (n // 64, k // 4, 128), "s": (k // g, 1 + zp, n)}
+    out = dict(args, ta="tmap:a", tb="tmap:b", ts="tmap:s")
+    for name, shape in shapes.items():
+        v = args[name]
+        if v.endswith(".npy"):
+            import numpy as np
+            path = v[:-4] + ".3d.npy"
+            np.save(path, np.load(v).reshape(shape))
+            out[name] = path
+        else:
+            kind, dt, _ = v.split(":")
+            out[name] = "%s:%s:%s" % (kind, dt, "x".join(str(x) for x in shape))
+    return out
 
 
 ZP = 0  # --zp: zero points per group (the scales buffer [K / G, 2, N])

@@ -226,11 +226,15 @@ def quant_matmul(x, packed, out=None, sm=None):
             out = np.zeros((m, p.N), x.dtype)
     xa = x.contiguous() if on_gpu else np.ascontiguousarray(x)
     if name == "qmatmul_wg.tl":
-        # The tensor map over x (box [BM, 64]) and the pointer to it.
+        # The tensor maps over x (box [BM, 64]), the codes as [N / 64, K /
+        # 4, 128] bytes and the scales as [K / G, 1 + ZP, N], and the
+        # pointers to them.
         bm, ks = defs["BM"], defs["KS"]
         rb, nb = -(-m // bm), p.N // defs["BN"]
         ws, locks = _split_ws(x, on_gpu, rb * p.N * ks * bm if ks > 1 else 4, rb * nb)
-        args = (xa, xa, p.b, p.s, out, m, ws, locks)
+        tb = p.b.reshape(p.N // 64, p.K // 4, 128)
+        ts = p.s.reshape(p.K // p.group, 1 + p.zp, p.N)
+        args = (xa, tb, ts, xa, p.b, p.s, out, m, ws, locks)
     else:
         ws, locks = _workspace(x, on_gpu)
         args = (xa, p.b, p.s, out, m, ws, locks)
