@@ -1802,6 +1802,12 @@ static const char *const program_order =
     "order, where this wait would never end: in each iteration, put the "
     "producer's branch before the consumers'";
 
+/* The same in a warp branch whose warps run as threads: every warp left
+ * waits for another. */
+static const char *const no_warp_can =
+    "every warp left in the warp branch waits for another, so this wait "
+    "would never end (a deadlock)";
+
 /* The ring ops, for each running warp: the producer acquires and commits
  * the steps in order; each consumer warp waits for and releases them in
  * order (docs/langref.md, "Rings"). */
@@ -1824,15 +1830,20 @@ static bool exec_ring_op(TlVm *vm, Inst *in) {
                         "producer's next step is %lld (the producer takes "
                         "the steps 0, 1, 2, ... in order, in one warp)",
                         (long long)w, (long long)k, (long long)r->acquired);
-      if (k >= r->stages && (r->rel_step[slot] != k - r->stages ||
-                             r->rel_count[slot] < r->consumers))
+      while (k >= r->stages && (r->rel_step[slot] != k - r->stages ||
+                                r->rel_count[slot] < r->consumers)) {
+        if (vm->coop && vm_coop_block(vm))
+          continue;
+        if (vm->failed)
+          return false;
         return vm_error(vm, in->op,
                         "waits for the %u consumer warps to release step "
                         "%lld (slot %u), but %u have: %s",
                         r->consumers, (long long)(k - r->stages), slot,
                         r->rel_step[slot] == k - r->stages ? r->rel_count[slot]
                                                            : 0,
-                        program_order);
+                        vm->coop ? no_warp_can : program_order);
+      }
       r->acquired++;
       break;
     case TL_OP_TL_RING_COMMIT:
@@ -1844,6 +1855,7 @@ static bool exec_ring_op(TlVm *vm, Inst *in) {
                         r->committed < r->acquired ? "" : "none; the next is ",
                         (long long)r->committed);
       r->committed++;
+      vm->coop_progress++;
       break;
     case TL_OP_TL_RING_WAIT:
       if (k != r->waited[w])
@@ -1852,11 +1864,17 @@ static bool exec_ring_op(TlVm *vm, Inst *in) {
                         "next step is %lld (each warp waits for the steps "
                         "0, 1, 2, ... in order)",
                         (long long)w, (long long)k, (long long)r->waited[w]);
-      if (k >= r->committed)
+      while (k >= r->committed) {
+        if (vm->coop && vm_coop_block(vm))
+          continue;
+        if (vm->failed)
+          return false;
         return vm_error(vm, in->op,
                         "warp %lld waits for step %lld of the ring, which is "
                         "not committed: %s",
-                        (long long)w, (long long)k, program_order);
+                        (long long)w, (long long)k,
+                        vm->coop ? no_warp_can : program_order);
+      }
       r->waited[w]++;
       break;
     default: /* TL_OP_TL_RING_RELEASE */
@@ -1887,6 +1905,7 @@ static bool exec_ring_op(TlVm *vm, Inst *in) {
                         "the ring has %u consumers",
                         (long long)k, r->rel_count[slot], r->consumers);
       r->released[w]++;
+      vm->coop_progress++;
       break;
     }
   }

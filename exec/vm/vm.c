@@ -3,9 +3,11 @@
  * control flow (scf) and the scalar ops of arith. Tile ops live in tile.c,
  * memory ops in memory.c; docs/vm.md states the semantics. */
 #include "vm_internal.h"
+
 #include "tl/analysis.h"
 #include "tl/tensor_map.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -339,6 +341,13 @@ static uint64_t attr_code(TlVm *vm, TlAttr *a, TlType *t) {
 
 static bool compile_block(TlVm *vm, TlBlock *b, Body *out);
 
+/* Whether op waits on a ring (*user, a bool). */
+static void find_ring_wait(TlOp *op, void *user) {
+  TlOpId id = tl_op_id(op);
+  if (id == TL_OP_TL_RING_WAIT || id == TL_OP_TL_RING_ACQUIRE)
+    *(bool *)user = true;
+}
+
 static bool compile_op(TlVm *vm, TlOp *op, Inst *in) {
   in->op = op;
   in->code = tl_op_id(op);
@@ -455,6 +464,8 @@ static bool compile_op(TlVm *vm, TlOp *op, Inst *in) {
              tl_uniformity_is_warp(vm->uni, tl_op_result(op, 0)))
       in->warp = W_SCALAR;
     /* A warp branch's tiles are the block's (run_per_warp merges them). */
+    if (in->warp == W_BRANCH)
+      tl_op_walk(op, find_ring_wait, &in->coop, false);
     if (in->warp)
       for (unsigned i = 0; i < in->nout; i++)
         if (in->warp == W_SCALAR ||
@@ -945,8 +956,39 @@ static void merge_warp_tile(TlVm *vm, Tile *m, const Tile *t, int64_t w) {
   }
 }
 
-static Flow run_per_warp(TlVm *vm, Inst *in) {
+/* Warp w's values of the warp-uniform slots, into the slots array sl. */
+static void load_warp_values(TlVm *vm, Val *sl, int64_t w) {
   Body *kb = running_body(vm);
+  const uint64_t *mine = vm->wvals + (size_t)w * vm->wstride;
+  for (unsigned k = 0; k < kb->nwslots; k++) {
+    Val *v = &sl[kb->wslots[k]];
+    val_clear(v);
+    v->kind = V_SCALAR;
+    v->bits = mine[kb->wslots[k]];
+  }
+}
+
+/* Warp w's results of in, from the slots array sl: scalars into its
+ * warp-uniform values, tiles merged (merged[i] made on first use). */
+static void keep_warp_results(TlVm *vm, Inst *in, const Val *sl, int64_t w,
+                              Tile **merged) {
+  uint64_t *mine = vm->wvals + (size_t)w * vm->wstride;
+  for (unsigned i = 0; i < in->nout; i++) {
+    const Val *v = &sl[in->out[i]];
+    if (v->kind != V_TILE) {
+      mine[in->out[i]] = v->bits;
+      continue;
+    }
+    const Tile *t = v->obj;
+    if (!merged[i])
+      merged[i] = tile_new(vm, t->type, true);
+    merge_warp_tile(vm, merged[i], t, w);
+  }
+}
+
+static Flow run_coop(TlVm *vm, Inst *in, Tile **merged);
+
+static Flow run_per_warp(TlVm *vm, Inst *in) {
   Flow f = F_OK;
   Tile *merged[8] = {0};
   if (in->nout > 8 && in->warp == W_BRANCH)
@@ -957,30 +999,19 @@ static Flow run_per_warp(TlVm *vm, Inst *in) {
                  "results at most");
         return F_ERROR;
       }
-  for (int64_t w = 0; w < vm->nwarps && f == F_OK; w++) {
-    uint64_t *mine = vm->wvals + (size_t)w * vm->wstride;
-    for (unsigned k = 0; k < kb->nwslots; k++) {
-      Val *v = &vm->slots[kb->wslots[k]];
-      val_clear(v);
-      v->kind = V_SCALAR;
-      v->bits = mine[kb->wslots[k]];
-    }
-    vm->warp = (int)w;
-    if (in->warp == W_SCALAR)
-      f = exec_scalar(vm, in) ? F_OK : F_ERROR;
-    else
-      f = exec_flow(vm, in);
-    vm->warp = -1;
-    for (unsigned i = 0; i < in->nout && f == F_OK; i++) {
-      Val *v = &vm->slots[in->out[i]];
-      if (v->kind != V_TILE) {
-        mine[in->out[i]] = v->bits;
-        continue;
-      }
-      Tile *t = v->obj;
-      if (!merged[i])
-        merged[i] = tile_new(vm, t->type, true);
-      merge_warp_tile(vm, merged[i], t, w);
+  if (in->coop) {
+    f = run_coop(vm, in, merged);
+  } else {
+    for (int64_t w = 0; w < vm->nwarps && f == F_OK; w++) {
+      load_warp_values(vm, vm->slots, w);
+      vm->warp = (int)w;
+      if (in->warp == W_SCALAR)
+        f = exec_scalar(vm, in) ? F_OK : F_ERROR;
+      else
+        f = exec_flow(vm, in);
+      vm->warp = -1;
+      if (f == F_OK)
+        keep_warp_results(vm, in, vm->slots, w, merged);
     }
   }
   for (unsigned i = 0; i < in->nout && i < 8; i++) {
@@ -991,6 +1022,169 @@ static Flow run_per_warp(TlVm *vm, Inst *in) {
     else
       tile_release(merged[i]);
   }
+  return f;
+}
+
+/*===--- Warp branches that wait on rings ---------------------------------===*/
+
+/* A warp branch that holds a ring wait (tl.ring_wait, tl.ring_acquire)
+ * runs its warps as cooperative threads, one at a time: each runs in its
+ * own copy of the value slots until it finishes or must wait for a step
+ * that another warp has yet to commit or release (vm_coop_block); the
+ * scheduler then runs the next warp, round robin, among those not
+ * finished that have not blocked since the rings last changed. When every
+ * warp left is blocked and nothing changed, the kernel deadlocks: the
+ * first blocked warp reports it. A producer's loop and the consumers'
+ * loops may thus be separate branches of one scf op, as on the GPU. */
+enum { CS_READY, CS_BLOCKED, CS_DONE };
+
+struct Coop {
+  TlVm *vm;
+  Inst *in;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int64_t turn; /* the warp that runs, or -1: the scheduler */
+  int *state;
+  uint64_t *seen; /* vm->coop_progress when the warp blocked */
+  Val **slots;
+  Flow *flow;
+  bool abort;
+};
+
+typedef struct CoopWarp {
+  Coop *c;
+  int64_t w;
+} CoopWarp;
+
+static void coop_wait_turn(Coop *c, int64_t w) {
+  while (c->turn != w)
+    pthread_cond_wait(&c->cv, &c->mu);
+}
+
+static void *coop_warp(void *p) {
+  CoopWarp *cw = p;
+  Coop *c = cw->c;
+  pthread_mutex_lock(&c->mu);
+  coop_wait_turn(c, cw->w);
+  pthread_mutex_unlock(&c->mu);
+  Flow f = c->abort ? F_ERROR : exec_flow(c->vm, c->in);
+  pthread_mutex_lock(&c->mu);
+  c->flow[cw->w] = f;
+  c->state[cw->w] = CS_DONE;
+  c->turn = -1;
+  pthread_cond_broadcast(&c->cv);
+  pthread_mutex_unlock(&c->mu);
+  return NULL;
+}
+
+bool vm_coop_block(TlVm *vm) {
+  Coop *c = vm->coop;
+  int64_t w = vm->warp;
+  pthread_mutex_lock(&c->mu);
+  c->state[w] = CS_BLOCKED;
+  c->seen[w] = vm->coop_progress;
+  c->turn = -1;
+  pthread_cond_broadcast(&c->cv);
+  coop_wait_turn(c, w);
+  pthread_mutex_unlock(&c->mu);
+  return !c->abort;
+}
+
+/* Gives warp w the turn (its slots, vm->warp) and waits for it back. */
+static void coop_run(Coop *c, int64_t w) {
+  TlVm *vm = c->vm;
+  vm->slots = c->slots[w];
+  vm->warp = (int)w;
+  pthread_mutex_lock(&c->mu);
+  c->state[w] = c->state[w] == CS_DONE ? CS_DONE : CS_READY;
+  c->turn = w;
+  pthread_cond_broadcast(&c->cv);
+  coop_wait_turn(c, -1);
+  pthread_mutex_unlock(&c->mu);
+}
+
+static Flow run_coop(TlVm *vm, Inst *in, Tile **merged) {
+  int64_t n = vm->nwarps;
+  uint32_t ns = running_body(vm)->nslots;
+  Coop c;
+  memset(&c, 0, sizeof c);
+  c.vm = vm;
+  c.in = in;
+  c.turn = -1;
+  pthread_mutex_init(&c.mu, NULL);
+  pthread_cond_init(&c.cv, NULL);
+  c.state = tl_xcalloc((size_t)n, sizeof *c.state);
+  c.seen = tl_xcalloc((size_t)n, sizeof *c.seen);
+  c.flow = tl_xcalloc((size_t)n, sizeof *c.flow);
+  c.slots = tl_xcalloc((size_t)n, sizeof *c.slots);
+  pthread_t *th = tl_xcalloc((size_t)n, sizeof *th);
+  CoopWarp *cw = tl_xcalloc((size_t)n, sizeof *cw);
+  Val *block_slots = vm->slots;
+  for (int64_t w = 0; w < n; w++) {
+    c.slots[w] = tl_xcalloc(ns + 1, sizeof(Val));
+    for (uint32_t k = 0; k < ns; k++)
+      val_set(&c.slots[w][k], block_slots[k]);
+    load_warp_values(vm, c.slots[w], w);
+    cw[w] = (CoopWarp){&c, w};
+    if (pthread_create(&th[w], NULL, coop_warp, &cw[w]))
+      tl_fatal(__FILE__, __LINE__,
+               "cannot start a thread for a warp of the block VM");
+  }
+  vm->coop = &c;
+  bool failed = false;
+  for (int64_t next = 0;;) {
+    int64_t pick = -1, left = 0;
+    for (int64_t i = 0; i < n && pick < 0; i++) {
+      int64_t w = (next + i) % n;
+      if (c.state[w] == CS_DONE)
+        continue;
+      left++;
+      if (c.state[w] == CS_READY || c.seen[w] != vm->coop_progress)
+        pick = w;
+    }
+    if (pick < 0 && !left)
+      break;
+    if (pick < 0) { /* every warp left waits for the others: a deadlock */
+      c.abort = true;
+      break;
+    }
+    coop_run(&c, pick);
+    next = pick + 1;
+    if (c.state[pick] == CS_DONE && c.flow[pick] != F_OK) {
+      c.abort = true;
+      failed = true;
+      break;
+    }
+  }
+  /* Aborted: the blocked warps return (the first to report a deadlock
+   * does), and the others never start their work. */
+  for (int64_t w = 0; w < n; w++)
+    if (c.state[w] != CS_DONE)
+      coop_run(&c, w);
+  for (int64_t w = 0; w < n; w++)
+    pthread_join(th[w], NULL);
+  vm->coop = NULL;
+  vm->slots = block_slots;
+  vm->warp = -1;
+  Flow f = F_OK;
+  for (int64_t w = 0; w < n; w++)
+    if (c.flow[w] != F_OK)
+      f = c.flow[w] == F_ERROR || failed || c.abort ? F_ERROR : c.flow[w];
+  for (int64_t w = 0; w < n && f == F_OK; w++)
+    keep_warp_results(vm, in, c.slots[w], w, merged);
+  for (int64_t w = 0; w < n; w++) {
+    for (uint32_t k = 0; k < ns; k++)
+      val_clear(&c.slots[w][k]);
+    tl_free(c.slots[w]);
+  }
+  pthread_mutex_destroy(&c.mu);
+  pthread_cond_destroy(&c.cv);
+  tl_free(c.state);
+  tl_free(c.seen);
+  tl_free(c.flow);
+  tl_free(c.slots);
+  tl_free(th);
+  tl_free(cw);
   return f;
 }
 

@@ -240,6 +240,7 @@ typedef enum VmRun {
 } VmRun;
 
 typedef struct Body Body;
+typedef struct Coop Coop;
 
 /* How an instruction at the block level (outside warp branches) meets
  * warp-uniform values: not at all, as a scalar op computing one per warp,
@@ -263,6 +264,7 @@ typedef struct Inst {
   uint64_t *ctab;   /* cast table by source code, built on first use */
   uint32_t *aregs;  /* tl.dot_async with a in registers: the slots of a */
   unsigned naregs;  /* and of the values it renames (vm_dot_regs_add) */
+  bool coop;        /* a warp branch that waits on rings (run_coop) */
 } Inst;
 
 struct Body {
@@ -347,6 +349,8 @@ struct TlVm {
   TL_VEC(DotReg) dot_regs; /* the register a operands of those in flight */
   Ring *rings;         /* the block's rings, newest first */
   uint32_t nrings;
+  Coop *coop;          /* the warp branch running its warps as threads */
+  uint64_t coop_progress; /* ring commits and releases so far */
   uint32_t open_group; /* id of the group copy_async adds to */
   uint32_t done_group; /* every group with id <= this one completed */
   /* Copies through tensor maps: the kernel's ring size
@@ -427,6 +431,12 @@ bool vm_dot_in_flight(const TlVm *vm, uint32_t dot, uint32_t warps);
 /* The warps running the current op: the running warp's bit in a warp
  * branch, else every warp's. */
 uint32_t vm_running_warps(const TlVm *vm);
+/* In a warp branch that runs its warps as threads (vm.c, run_coop): the
+ * running warp cannot go on until another warp commits or releases a
+ * step; returns when it may look again, false when the run is aborted
+ * (a deadlock or another warp's error). */
+bool vm_coop_block(TlVm *vm);
+
 /* Block start and end in memory.c: the end checks leaks and pending
  * copies (unless the block exited) and frees the block's shared tiles. */
 void vm_block_begin(TlVm *vm);
