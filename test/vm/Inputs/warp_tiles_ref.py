@@ -1,0 +1,38 @@
+# Expected outputs of test/vm/warp-tiles.tl (@first_warps), computed with
+# NumPy in f32 from the saved inputs: python warp_tiles_ref.py DIR (the
+# .npy files of tl-run --save).
+import sys
+
+import numpy as np
+
+d = sys.argv[1]
+
+
+def load(name):
+    return np.load(f"{d}/{name}.npy")
+
+
+def fail(what):
+    sys.exit(f"first_warps: {what} differs from the reference")
+
+
+x, y, m, z = load("x"), load("y"), load("m"), load("z")
+if x.dtype != np.float32 or x.std() == 0:
+    fail("x (not random f32)")
+# Warps 0 and 1: x * x + x + x, in that order, each step rounded to f32;
+# the row maxima and the rows less them (exact in f32 as on the device).
+acc = x * x
+for _ in range(2):
+    acc = acc + x
+mx = acc.max(axis=1, keepdims=True)
+if not (m == mx).all():
+    fail("m")
+if not (y == acc - mx).all():
+    fail("y")
+# Warp 2: its index over its threads' elements of z; warps 0 and 1 never
+# write z.
+ez = np.zeros(96, np.int32)
+ez[64:] = 2
+if not (z == ez).all():
+    fail("z")
+print("first_warps: ok")
