@@ -104,10 +104,6 @@ bool lw_lower_dot_wgmma(Lower *L, TlOp *op) {
                            "a dot of shared tiles runs as warpgroup mma (wgmma)",
                            TL_FEATURE_WGMMA,
                            "load the tiles with tl.load_shared for mma.sync");
-  if (L->warp_branch)
-    return lw_fail(L, op,
-                   "a dot of shared tiles needs whole warpgroups and cannot "
-                   "run in a warp branch");
   Tile *c = lw_tile_of(L, tl_op_operand(op, 2));
   TlType *ea = tl_tensor_elem(ta), *eb = tl_tensor_elem(tb),
          *ec = tl_tensor_elem(c->type);
@@ -123,11 +119,18 @@ bool lw_lower_dot_wgmma(Lower *L, TlOp *op) {
                    "the accumulator's layout is not made of m16n8 mma "
                    "accumulator fragments (local(2, 1).spatial(8, 4)"
                    ".local(1, 2) blocks)");
+  /* At the block level the accumulator spans every warp; in a warp
+   * branch it may span the first warpgroups only (a tile over the first
+   * warps), which must take the branch as wholes: the thread-level VM
+   * checks that every wgmma runs in all four warps of its warpgroup. */
   int64_t nw = tl_layout_num_threads(&qc), nq = tl_layout_local_size(&qc);
-  if (nw % 4 || nw * 32 != (int64_t)L->threads)
+  if (nw % 4 || (!L->warp_branch && nw * 32 != (int64_t)L->threads))
     return lw_fail(L, op,
-                   "the accumulator must spread over every warp of the "
-                   "block in warpgroups of four");
+                   L->warp_branch
+                       ? "the accumulator must spread over whole warpgroups "
+                         "of four warps"
+                       : "the accumulator must spread over every warp of the "
+                         "block in warpgroups of four");
   int64_t K = tl_tensor_dim(ta, 1), nk = K / f.k;
   if (K % f.k)
     return lw_fail(L, op, "warpgroup mma needs k a multiple of 16 (32 for s8)");

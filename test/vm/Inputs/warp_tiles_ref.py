@@ -1,11 +1,13 @@
-# Expected outputs of test/vm/warp-tiles.tl (@first_warps), computed with
-# NumPy in f32 from the saved inputs: python warp_tiles_ref.py DIR (the
-# .npy files of tl-run --save).
+# Expected outputs of test/vm/warp-tiles.tl (@first_warps) and
+# test/vm/warp-tiles-wgmma.tl (@wg0), computed with NumPy in f32 from the
+# saved inputs: python warp_tiles_ref.py DIR [wgmma] (the .npy files of
+# tl-run --save).
 import sys
 
 import numpy as np
 
 d = sys.argv[1]
+case = sys.argv[2] if len(sys.argv) > 2 else "first_warps"
 
 
 def load(name):
@@ -13,8 +15,23 @@ def load(name):
 
 
 def fail(what):
-    sys.exit(f"first_warps: {what} differs from the reference")
+    sys.exit(f"{case}: {what} differs from the reference")
 
+
+if case == "wgmma":
+    a, b, c = load("a"), load("b"), load("c")
+    if a.dtype != np.float16 or a.std() == 0 or b.std() == 0:
+        fail("a or b (not random f16)")
+    # tl.dot sums in k order, rounding each step to f32; the products of
+    # f16 values are exact in f32.
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    acc = np.zeros((64, 32), np.float32)
+    for k in range(64):
+        acc = acc + a32[:, k : k + 1] * b32[k : k + 1, :]
+    if not (c == acc).all():
+        fail("c")
+    print("wgmma: ok")
+    sys.exit(0)
 
 x, y, m, z = load("x"), load("y"), load("m"), load("z")
 if x.dtype != np.float32 or x.std() == 0:
