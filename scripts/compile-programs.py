@@ -67,6 +67,7 @@ FEATURE = {
     "kernels/gemm_ring.tl": "WGMMA",
     "kernels/qmatmul_wg.tl": "WGMMA",
     "test/vm/dot-async-regs.tl": "WGMMA",
+    "test/vm/warp-tiles-wgmma.tl": "WGMMA",
     "test/passes/lower-tl-to-simt-setmaxnreg.tl": "SETMAXNREG",
     "test/dialect/tl/tma.tl": "TMA",
     "test/passes/lower-tl-to-simt-tma.tl": "TMA",

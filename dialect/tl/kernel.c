@@ -26,7 +26,9 @@
  * before launch is checked when the kernel is parsed and verified: no
  * constant divisor is zero or negative, a constant grid dimension or
  * thread count is within CUDA's limits, and with a constant thread count
- * every register tile of the body spans exactly that many threads.
+ * every register tile of the body spans exactly that many threads, or
+ * inside a warp branch the threads of its first warps
+ * (tl_uniformity_tile_threads_ok).
  *
  * Attributes: sym_name, function_type, arg_names (the parameters' names, as
  * expressions use them), template (a dictionary of i64 and types), requires (an
@@ -686,7 +688,9 @@ void tl_kernel_print(TlPrinter *p, TlOp *op) {
 enum { MAX_PARAMS = 64 };
 
 typedef struct ThreadCheck {
+  TlOp *kernel;
   int64_t threads;
+  TlUniformity *uni; /* made at the first tile over other threads */
   bool failed;
 } ThreadCheck;
 
@@ -696,10 +700,15 @@ static bool tile_threads_ok(TlOp *op, ThreadCheck *tc, unsigned i, TlType *t) {
   int64_t n = tl_layout_num_threads(tl_reg_layout(t));
   if (n == tc->threads)
     return true;
+  if (!tc->uni)
+    tc->uni = tl_uniformity_create(tc->kernel);
+  TlErr why;
+  if (tl_uniformity_tile_threads_ok(tc->uni, op, n, tc->threads, &why))
+    return true;
   tl_op_emit_error(op,
                    "result #%u is a register tile over %lld threads, but "
-                   "the kernel has %lld threads per block",
-                   i, (long long)n, (long long)tc->threads);
+                   "the kernel has %lld threads per block (%s)",
+                   i, (long long)n, (long long)tc->threads, why.msg);
   tc->failed = true;
   return false;
 }
@@ -872,11 +881,13 @@ TlResult tl_kernel_verify(TlOp *op) {
       return TL_FAILURE;
     }
   }
-  /* Every register tile is distributed over all the threads of the block,
-   * so its layout spans exactly `threads` threads (known when constant). */
+  /* A register tile is distributed over all the threads of the block, so
+   * its layout spans exactly `threads` threads (known when constant), or
+   * over the first warps of it inside a warp branch. */
   if (nthreads) {
-    ThreadCheck tc = {nthreads, false};
+    ThreadCheck tc = {op, nthreads, NULL, false};
     tl_op_walk(op, check_threads, &tc, false);
+    tl_uniformity_destroy(tc.uni);
     if (tc.failed)
       return TL_FAILURE;
   }

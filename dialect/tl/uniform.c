@@ -142,6 +142,30 @@ bool tl_uniformity_diverges(const TlUniformity *u, const TlOp *op) {
   return pset_has(&u->diverge, op);
 }
 
+bool tl_uniformity_in_branch(const TlUniformity *u, const TlOp *op) {
+  for (TlOp *p = tl_op_parent(op); p && tl_op_id(p) != TL_OP_TL_KERNEL;
+       p = tl_op_parent(p))
+    if (pset_has(&u->diverge, p))
+      return true;
+  return false;
+}
+
+bool tl_uniformity_tile_threads_ok(const TlUniformity *u, const TlOp *op,
+                                   int64_t tile_threads, int64_t threads,
+                                   TlErr *err) {
+  if (tile_threads == threads)
+    return true;
+  if (tile_threads > threads)
+    return tl_err(err, "a tile spans at most the block's threads");
+  if (!tl_uniformity_in_branch(u, op))
+    return tl_err(err, "a tile over fewer threads, a multiple of 32, may be "
+                       "made only in a warp branch");
+  if (tile_threads % 32)
+    return tl_err(err, "a tile over fewer threads than the block spans whole "
+                       "warps: a multiple of 32");
+  return true;
+}
+
 /*===--- The rules --------------------------------------------------------===*/
 
 /* Whether a reduction of a tile of layout l over dimension d combines
@@ -160,24 +184,25 @@ static bool reduces_across_warps(const TlLayout *l, int d) {
   return false;
 }
 
-/* Whether a tile broadcast from layout src to layout dst over a block of
- * `threads` threads takes every element of the result from the same
- * thread (the lowering's registers-only broadcast; else the elements go
- * through the shared scratch, behind a barrier): for each local index i
- * of dst, every thread holds, at one local index of src, the element its
- * i-th element reads (index 0 along src's size-1 dimensions). False when
- * threads is 0 (not known). */
-static bool broadcast_in_threads(const TlLayout *src, const TlLayout *dst,
-                                 int64_t threads) {
+/* Whether a tile broadcast from layout src to layout dst takes every
+ * element of the result from the same thread (the lowering's
+ * registers-only broadcast; else the elements go through the shared
+ * scratch, behind a barrier): for each local index i of dst, every thread
+ * that runs it holds, at one local index of src, the element its i-th
+ * element reads (index 0 along src's size-1 dimensions). The threads that
+ * run it are those of the smaller layout: a tile over fewer threads than
+ * the block lives in a warp branch, whose other warps may not use it. */
+static bool broadcast_in_threads(const TlLayout *src, const TlLayout *dst) {
   int64_t ts = tl_layout_num_threads(src), td = tl_layout_num_threads(dst);
+  int64_t threads = ts < td ? ts : td;
   int64_t cap = tl_layout_replication(src);
   int64_t *holders = tl_xmalloc(sizeof *holders * (size_t)cap);
-  bool ok = threads > 0;
+  bool ok = true;
   for (int64_t i = 0; ok && i < tl_layout_local_size(dst); i++) {
     int64_t j = -1;
     for (int64_t t = 0; ok && t < threads; t++) {
       int64_t idx[TL_LAYOUT_MAX_RANK], local, count;
-      ok = tl_layout_map(dst, t % td, i, idx, NULL);
+      ok = tl_layout_map(dst, t, i, idx, NULL);
       for (int d = 0; ok && d < src->rank; d++)
         if (src->shape[d] == 1)
           idx[d] = 0;
@@ -189,7 +214,7 @@ static bool broadcast_in_threads(const TlLayout *src, const TlLayout *dst,
       j = local;
       bool held = false;
       for (int64_t k = 0; k < count && !held; k++)
-        held = holders[k] == t % ts;
+        held = holders[k] == t;
       ok = held;
     }
   }
@@ -197,9 +222,8 @@ static bool broadcast_in_threads(const TlLayout *src, const TlLayout *dst,
   return ok;
 }
 
-/* Why op cannot run in a warp branch of a block of `threads` threads (0:
- * not known), or NULL when it can. */
-static const char *refusal(TlOp *op, int64_t threads) {
+/* Why op cannot run in a warp branch, or NULL when it can. */
+static const char *refusal(TlOp *op) {
   switch (tl_op_id(op)) {
   case TL_OP_TL_SYNCHRONIZE:
     return "it waits for every thread of the block";
@@ -232,7 +256,7 @@ static const char *refusal(TlOp *op, int64_t threads) {
     TlType *rt = tl_value_type(tl_op_result(op, 0));
     if (tl_tensor_kind(it) == TL_TENSOR_REG &&
         tl_tensor_kind(rt) == TL_TENSOR_REG &&
-        broadcast_in_threads(tl_reg_layout(it), tl_reg_layout(rt), threads))
+        broadcast_in_threads(tl_reg_layout(it), tl_reg_layout(rt)))
       return NULL;
     return "its row indices move between threads through the shared "
            "scratch (behind a barrier)";
@@ -242,7 +266,7 @@ static const char *refusal(TlOp *op, int64_t threads) {
     TlType *rt = tl_value_type(tl_op_result(op, 0));
     if (tl_tensor_kind(st) != TL_TENSOR_REG ||
         (tl_tensor_kind(rt) == TL_TENSOR_REG &&
-         broadcast_in_threads(tl_reg_layout(st), tl_reg_layout(rt), threads)))
+         broadcast_in_threads(tl_reg_layout(st), tl_reg_layout(rt))))
       return NULL;
     return "the broadcast moves elements between threads through the shared "
            "scratch (behind a barrier)";
@@ -313,7 +337,7 @@ static bool scalar_or_scf(TlOp *op) {
 
 static void check_ops(Check *c, TlBlock *b, TlOp *branch) {
   for (TlOp *op = tl_block_first_op(b); op && c->ok; op = tl_op_next(op)) {
-    const char *why = branch ? refusal(op, c->threads) : NULL;
+    const char *why = branch ? refusal(op) : NULL;
     if (why) {
       tl_op_emit_error(op, "cannot run in a warp branch: %s", why);
       tl_emit_note(tl_op_context(op), tl_op_loc(branch), "the warp branch");

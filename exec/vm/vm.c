@@ -455,6 +455,19 @@ static bool compile_op(TlVm *vm, TlOp *op, Inst *in) {
   default:
     break;
   }
+  /* Inside a warp branch a tile may span the first warps only: the
+   * others may not run an op on it (run_body checks). */
+  if (vm->in_branch) {
+    for (unsigned i = 0; i < in->nin + in->nout; i++) {
+      TlType *t = tl_value_type(i < in->nin ? tl_op_operand(op, i)
+                                            : tl_op_result(op, i - in->nin));
+      if (tl_tensor_kind(t) != TL_TENSOR_REG)
+        continue;
+      int64_t n = tl_layout_num_threads(tl_reg_layout(t));
+      if (!in->tile_threads || n < in->tile_threads)
+        in->tile_threads = n;
+    }
+  }
   /* At the block level, a warp-uniform result is computed once per warp;
    * inside a warp branch every value is the running warp's. */
   if (!vm->in_branch) {
@@ -581,10 +594,13 @@ int32_t *vm_warp_holders(TlVm *vm, const LTab *lt) {
   int64_t lo = (int64_t)vm->warp * 32, hi = lo + 32;
   if (hi > vm->threads)
     hi = vm->threads;
-  /* Downwards, so that the lowest holder stays; a layout over fewer
-   * threads than the block repeats over the rest. */
+  /* A layout over fewer threads than the block (in a warp branch) leaves
+   * the threads past its count holding nothing. */
+  if (hi > lt->threads)
+    hi = lt->threads;
+  /* Downwards, so that the lowest holder stays. */
   for (int64_t t = hi - 1; t >= lo; t--) {
-    const int32_t *idx = lt->idx + (t % lt->threads) * lt->local;
+    const int32_t *idx = lt->idx + t * lt->local;
     for (int64_t i = 0; i < lt->local; i++)
       h[idx[i]] = (int32_t)t;
   }
@@ -1199,6 +1215,21 @@ static Flow run_body(TlVm *vm, Body *b) {
         return f;
       continue;
     }
+    if (in->tile_threads && vm->warp >= 0 &&
+        (int64_t)vm->warp * 32 >= in->tile_threads) {
+      int64_t last = in->tile_threads / 32 - 1;
+      char holders[64];
+      if (last > 0)
+        snprintf(holders, sizeof holders, "warps 0 to %lld hold",
+                 (long long)last);
+      else
+        snprintf(holders, sizeof holders, "warp 0 holds");
+      vm_error(vm, in->op,
+               "warp %d runs this op on a register tile over %lld threads "
+               "(%s its elements)",
+               vm->warp, (long long)in->tile_threads, holders);
+      return F_ERROR;
+    }
     if (vm->dot_recs.len && in->run != RUN_FLOW &&
         !vm_dot_operands_ok(vm, in))
       return F_ERROR;
@@ -1229,11 +1260,12 @@ static Flow run_body(TlVm *vm, Body *b) {
 
 /*===--- Running ---------------------------------------------------------===*/
 
-/* Threads of every register layout in the kernel fit the block. */
-static bool check_layouts(TlVm *vm, TlOp *kernel, int64_t threads);
-
+/* Every register layout in the kernel spans the block's threads, or the
+ * first warps of it inside a warp branch (the verifier checks it when
+ * `threads` is a constant). */
 typedef struct LayoutCheck {
-  TlVm *vm;
+  TlOp *kernel;
+  TlUniformity *uni; /* made at the first tile over other threads */
   int64_t threads;
   bool ok;
 } LayoutCheck;
@@ -1247,20 +1279,26 @@ static void check_op_layouts(TlOp *op, void *user) {
     if (tl_tensor_kind(t) != TL_TENSOR_REG)
       continue;
     int64_t n = tl_layout_num_threads(tl_reg_layout(t));
-    if (n > c->threads) {
+    if (n == c->threads)
+      continue;
+    if (!c->uni)
+      c->uni = tl_uniformity_create(c->kernel);
+    TlErr why;
+    if (!tl_uniformity_tile_threads_ok(c->uni, op, n, c->threads, &why)) {
       tl_op_emit_error(op,
                        "result #%u is spread over %lld threads, but the "
-                       "block has %lld",
-                       i, (long long)n, (long long)c->threads);
+                       "block has %lld (%s)",
+                       i, (long long)n, (long long)c->threads, why.msg);
       c->ok = false;
       return;
     }
   }
 }
 
-static bool check_layouts(TlVm *vm, TlOp *kernel, int64_t threads) {
-  LayoutCheck c = {vm, threads, true};
+static bool check_layouts(TlOp *kernel, int64_t threads) {
+  LayoutCheck c = {kernel, NULL, threads, true};
   tl_op_walk(kernel, check_op_layouts, &c, false);
+  tl_uniformity_destroy(c.uni);
   return c.ok;
 }
 
@@ -1433,7 +1471,7 @@ TlResult tl_vm_run(TlVm *vm, TlOp *kernel, unsigned nargs,
     tl_op_emit_error(kernel, "cannot compute the launch size: %s", err.msg);
     return TL_FAILURE;
   }
-  if (!check_layouts(vm, kernel, vm->threads))
+  if (!check_layouts(kernel, vm->threads))
     return TL_FAILURE;
   vm->kernel = kernel;
   vm->tma_kernel = NULL;

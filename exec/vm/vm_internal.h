@@ -265,6 +265,8 @@ typedef struct Inst {
   uint32_t *aregs;  /* tl.dot_async with a in registers: the slots of a */
   unsigned naregs;  /* and of the values it renames (vm_dot_regs_add) */
   bool coop;        /* a warp branch that waits on rings (run_coop) */
+  int64_t tile_threads; /* in a warp branch: the fewest threads a register */
+                        /* tile it makes or uses spans (0: no tile) */
 } Inst;
 
 struct Body {

@@ -209,8 +209,20 @@ TlUniformity *tl_uniformity_create(TlOp *kernel);
 void tl_uniformity_destroy(TlUniformity *u);
 bool tl_uniformity_is_warp(const TlUniformity *u, const TlValue *v);
 bool tl_uniformity_diverges(const TlUniformity *u, const TlOp *op);
-/* threads: the block's threads, 0 when not known (some rules depend on
- * it, and refuse when it is not known). */
+/* Whether op is inside a warp branch, at any depth: an op enclosing it
+ * (below the kernel) is a warp branch. The blocks of a branch's regions
+ * and of the ops inside it are inside too. */
+bool tl_uniformity_in_branch(const TlUniformity *u, const TlOp *op);
+/* Whether a result of op may be a register tile whose layout spans
+ * tile_threads threads in a block of `threads` threads: exactly the
+ * block's, or, inside a warp branch, fewer that are whole warps (a
+ * multiple of 32; threads 0 .. tile_threads - 1 hold the elements). False
+ * with the reason in err (may be NULL): "a tile over fewer threads, a
+ * multiple of 32, may be made only in a warp branch". */
+bool tl_uniformity_tile_threads_ok(const TlUniformity *u, const TlOp *op,
+                                   int64_t tile_threads, int64_t threads,
+                                   TlErr *err);
+/* threads: the block's threads, 0 when not known. */
 TlResult tl_uniformity_verify(TlOp *kernel, int64_t threads);
 
 /* The tl.kernel op enclosing op, or NULL. */

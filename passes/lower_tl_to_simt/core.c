@@ -190,7 +190,9 @@ void lw_copy_elem(Lower *L, Tile *dst, unsigned i, Tile *src, unsigned j) {
 
 /* The digits (i64) of thread's spatial modes of layout l: the ravel of
  * its spatial entries over the thread index (i32). Threads beyond the
- * layout's count hold replicas of lower ones: the modulo folds them. */
+ * layout's count (a tile over the first warps, in a warp branch) hold
+ * none of its elements and never run its ops; the modulo keeps their
+ * indices in range all the same. */
 static void thread_digits(Lower *L, const TlLayout *l, TlValue *thread,
                           TlValue **digit) {
   int64_t below = 1;
@@ -397,8 +399,8 @@ void lw_scatter_access(Lower *L, Tile *t, int64_t i, int64_t w, TlValue *x) {
 /*===--- Guards ----------------------------------------------------------===*/
 
 /* Whether the calling thread writes a store of a tile in layout l: every
- * element once, by the thread whose replication digits are all 0 (threads
- * beyond the layout's count hold replicas too). NULL when every thread
+ * element once, by the thread whose replication digits are all 0, below
+ * the layout's count (a tile over the first warps). NULL when every thread
  * writes. In a warp branch only one warp runs: each element its threads
  * hold is written by the lowest of them, so the thread-index bits from 32
  * up (the warp) are no replication digit there. */

@@ -104,16 +104,16 @@ static bool dot_pairs(const TlMmaForm *f, Tile *a, Tile *b, Tile *c, TlLayout *q
   return true;
 }
 
-/* The local index at which block thread t holds element idx of layout l,
- * or -1 when it does not hold it; threads past l's count hold the replicas
- * of thread t % count. holders is room for 1024 thread indices. */
+/* The local index at which thread t (below l's count) holds element idx
+ * of layout l, or -1 when it does not hold it. holders is room for 1024
+ * thread indices. */
 static int64_t same_local(const TlLayout *l, int64_t t, const int64_t *idx,
                           int64_t *holders) {
-  int64_t local, count, nt = tl_layout_num_threads(l);
+  int64_t local, count;
   if (!tl_layout_locate(l, idx, &local, holders, 1024, &count, NULL))
     return -1;
   for (int64_t k = 0; k < count && k < 1024; k++)
-    if (holders[k] == t % nt)
+    if (holders[k] == t)
       return local;
   return -1;
 }
@@ -139,16 +139,23 @@ static bool simt_dot(Lower *L, Tile *a, Tile *b, Tile *c, Tile **out) {
                  *lc = tl_reg_layout(c->type);
   unsigned rank = tl_tensor_rank(a->type), bd = rank - 2; /* batch dims first */
   int64_t K = tl_tensor_dim(a->type, rank - 1), nc = tl_layout_local_size(lc);
-  if ((int64_t)L->threads * nc * K > (INT64_C(1) << 22))
+  /* The threads that run it: those of the smallest layout (a tile over
+   * fewer threads than the block lives in a warp branch of its warps). */
+  int64_t nt = tl_layout_num_threads(la);
+  if (tl_layout_num_threads(lb) < nt)
+    nt = tl_layout_num_threads(lb);
+  if (tl_layout_num_threads(lc) < nt)
+    nt = tl_layout_num_threads(lc);
+  if (nt * nc * K > (INT64_C(1) << 22))
     return false;
   int64_t *pa = tl_xmalloc(sizeof *pa * (size_t)(nc * K)),
           *pb = tl_xmalloc(sizeof *pb * (size_t)(nc * K));
   int64_t *holders = tl_xmalloc(sizeof *holders * 1024);
   bool ok = true;
-  for (int64_t t = 0; t < (int64_t)L->threads && ok; t++)
+  for (int64_t t = 0; t < nt && ok; t++)
     for (int64_t i = 0; i < nc && ok; i++) {
       int64_t ij[TL_LAYOUT_MAX_RANK];
-      ok = tl_layout_map(lc, t % tl_layout_num_threads(lc), i, ij, NULL);
+      ok = tl_layout_map(lc, t, i, ij, NULL);
       for (int64_t k = 0; k < K && ok; k++) {
         int64_t ik[TL_LAYOUT_MAX_RANK], kj[TL_LAYOUT_MAX_RANK];
         memcpy(ik, ij, sizeof ik);

@@ -26,16 +26,19 @@ static TlValue *scratch_word(Lower *L, TlValue *scratch, TlValue *slot) {
 }
 
 /* The operand's local element that every thread reads for the result's
- * local element i of a tile broadcast, or -1 when some thread of the block
- * does not hold it (the broadcast would move elements between threads). */
-static int64_t broadcast_source(Lower *L, const TlLayout *src,
-                                const TlLayout *dst, int64_t i) {
+ * local element i of a tile broadcast, or -1 when some thread that runs
+ * it does not hold it (the broadcast would move elements between
+ * threads). The threads that run it are those of the smaller layout: a
+ * tile over fewer threads than the block lives in a warp branch taken by
+ * its warps (the block VM checks it), as the verifier's check assumes. */
+static int64_t broadcast_source(const TlLayout *src, const TlLayout *dst,
+                                int64_t i) {
   int64_t j = -1, ts = tl_layout_num_threads(src),
           td = tl_layout_num_threads(dst);
   int64_t holders[1024];
-  for (int64_t t = 0; t < (int64_t)L->threads; t++) {
+  for (int64_t t = 0; t < (ts < td ? ts : td); t++) {
     int64_t idx[TL_LAYOUT_MAX_RANK], local, count;
-    if (!tl_layout_map(dst, t % td, i, idx, NULL))
+    if (!tl_layout_map(dst, t, i, idx, NULL))
       return -1;
     for (int d = 0; d < src->rank; d++)
       if (src->shape[d] == 1)
@@ -46,7 +49,7 @@ static int64_t broadcast_source(Lower *L, const TlLayout *src,
     j = local;
     bool held = false;
     for (int64_t k = 0; k < count && k < 1024 && !held; k++)
-      held = holders[k] == t % ts;
+      held = holders[k] == t;
     if (!held)
       return -1;
   }
@@ -141,11 +144,16 @@ bool lw_broadcast_tile(Lower *L, TlOp *op, Tile *x, Tile *t) {
   int64_t *src = tl_xmalloc(sizeof *src * (size_t)(count + 1));
   bool local = true;
   for (int64_t i = 0; i < count && local; i++)
-    local = (src[i] = broadcast_source(L, tl_reg_layout(x->type),
+    local = (src[i] = broadcast_source(tl_reg_layout(x->type),
                                        tl_reg_layout(t->type), i)) >= 0;
   if (local)
     for (int64_t i = 0; i < count; i++)
       lw_copy_elem(L, t, (unsigned)i, x, (unsigned)src[i]);
+  else if (L->warp_branch)
+    /* The scratch needs a barrier of the block (the verifier refuses). */
+    lw_fail(L, op,
+            "a broadcast in a warp branch that moves elements between "
+            "threads");
   else if (lw_elem_bits(t->type) == 64)
     lw_fail(L, op,
             "broadcasts of 64-bit elements that move them between threads");

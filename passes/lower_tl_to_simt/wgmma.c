@@ -119,17 +119,18 @@ bool lw_lower_dot_wgmma(Lower *L, TlOp *op) {
                    "the accumulator's layout is not made of m16n8 mma "
                    "accumulator fragments (local(2, 1).spatial(8, 4)"
                    ".local(1, 2) blocks)");
-  /* In a warp branch the accumulator may cover the block's first
-   * warpgroups only (the warps that take the branch; the thread-level VM
-   * checks that whole warpgroups do). */
+  /* At the block level the accumulator spans every warp; in a warp
+   * branch it may span the first warpgroups only (a tile over the first
+   * warps), which must take the branch as wholes: the thread-level VM
+   * checks that every wgmma runs in all four warps of its warpgroup. */
   int64_t nw = tl_layout_num_threads(&qc), nq = tl_layout_local_size(&qc);
-  int64_t held = tl_layout_num_threads(tl_reg_layout(c->type));
-  if (nw % 4 || nw * 32 != held ||
-      (!L->warp_branch && held != (int64_t)L->threads))
+  if (nw % 4 || (!L->warp_branch && nw * 32 != (int64_t)L->threads))
     return lw_fail(L, op,
-                   "the accumulator must spread over every warp of the "
-                   "block in warpgroups of four (in a warp branch, over its "
-                   "first warpgroups)");
+                   L->warp_branch
+                       ? "the accumulator must spread over whole warpgroups "
+                         "of four warps"
+                       : "the accumulator must spread over every warp of the "
+                         "block in warpgroups of four");
   int64_t K = tl_tensor_dim(ta, 1), nk = K / f.k;
   if (K % f.k)
     return lw_fail(L, op, "warpgroup mma needs k a multiple of 16 (32 for s8)");

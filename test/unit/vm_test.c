@@ -1498,7 +1498,63 @@ static void test_errors(void) {
       "}\n";
   expect_run_error("layout wider than the block", wide, 1, &a1n,
                    "2:8: error: 'tl.alloc_register' op result #0 is spread "
-                   "over 8 threads, but the block has 4\n");
+                   "over 8 threads, but the block has 4 (a tile spans at "
+                   "most the block's threads)\n");
+  /* With `threads` known at launch only, the run checks what the verifier
+   * checks for a constant: a tile over fewer threads than the block is
+   * made in a warp branch, over whole warps. */
+  TlVmArg a96 = tl_vm_arg_int(96);
+  const char *narrow =
+      "tl.kernel @w(%n: i32) grid(1) threads(n) {\n"
+      "  %t = tl.alloc_register 0 : !tl.reg<64xi32, #tl.layout<spatial(64)>>\n"
+      "}\n";
+  expect_run_error("layout narrower than the block", narrow, 1, &a96,
+                   "2:8: error: 'tl.alloc_register' op result #0 is spread "
+                   "over 64 threads, but the block has 96 (a tile over fewer "
+                   "threads, a multiple of 32, may be made only in a warp "
+                   "branch)\n");
+  const char *part = "tl.kernel @w(%n: i32) grid(1) threads(n) {\n"
+                     "  %w = tl.warp_index : i32\n"
+                     "  %c1 = arith.constant 1 : i32\n"
+                     "  %b = arith.cmpi lt, %w, %c1 : i32\n"
+                     "  scf.if %b {\n"
+                     "    %t = tl.alloc_register 0 : !tl.reg<16xi32, "
+                     "#tl.layout<spatial(16)>>\n"
+                     "    scf.yield\n"
+                     "  }\n"
+                     "}\n";
+  expect_run_error("layout over part of a warp", part, 1, &a96,
+                   "6:10: error: 'tl.alloc_register' op result #0 is spread "
+                   "over 16 threads, but the block has 96 (a tile over fewer "
+                   "threads than the block spans whole warps: a multiple of "
+                   "32)\n");
+  /* In a warp branch, over whole warps: warps 0 and 1 hold the tile; warp
+   * 2 may not use it. */
+  const char *late =
+      "tl.kernel @w(%n: i32, %y: !tl.ptr<i32>) grid(1) threads(n) {\n"
+      "  %w = tl.warp_index : i32\n"
+      "  %c0 = arith.constant 0 : i32\n"
+      "  %c3 = arith.constant 3 : i32\n"
+      "  %g = tl.view_global %y[64] : !tl.global<64xi32>\n"
+      "  %b = arith.cmpi lt, %w, %c3 : i32\n"
+      "  scf.if %b {\n"
+      "    %t = tl.alloc_register 7 : !tl.reg<64xi32, "
+      "#tl.layout<spatial(64)>>\n"
+      "    tl.store_global %t, %g[%c0] : !tl.reg<64xi32, "
+      "#tl.layout<spatial(64)>>, !tl.global<64xi32>\n"
+      "    scf.yield\n"
+      "  }\n"
+      "}\n";
+  int32_t ys[64] = {0};
+  TlVmArg late_args[2] = {a96,
+                          tl_vm_arg_buffer(ys, sizeof ys, tl_dtype_int(32))};
+  expect_run_error("warp past a tile's threads", late, 2, late_args,
+                   "8:10: error: 'tl.alloc_register' op warp 2 runs this op "
+                   "on a register tile over 64 threads (warps 0 to 1 hold "
+                   "its elements)\n"
+                   "1:1: note: in block (0, 0, 0) of the grid (1, 1, 1)\n");
+  for (int i = 0; i < 64; i++)
+    CHECK(ys[i] == 7); /* warps 0 and 1 stored before warp 2 failed */
   /* Shared storage covers the layout's offsets: two elements 10^8 apart
    * are more than the VM allocates. */
   const char *sparse =
