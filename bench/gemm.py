@@ -7,13 +7,14 @@ the L2 cache flushed before each; bench/peers.py's helper).
 
   python3 bench/gemm.py [--bin DIR] [--shapes 8192x8192x8192,...]
                         [--configs 128x256x4,...]
-                        [--kernels gemm,gemm_tma,gemm_ring]
+                        [--kernels gemm,gemm_tma,gemm_ring,gemm_ws]
                         [--no-checks]
 
 For each shape MxNxK (default 8192^3, 4096^3, 2048^3 and the 70B layer's
 MLP at M = 4096: 4096x28672x8192): each TL kernel (kernels/gemm.tl,
 copies by cp.async; kernels/gemm_tma.tl, copies by TMA; kernels/
-gemm_ring.tl, copies by TMA handed over by a ring), the best of its
+gemm_ring.tl, copies by TMA handed over by a ring; kernels/gemm_ws.tl,
+the same with a producer warpgroup), the best of its
 candidate tilings BMxBNxS, in TFLOP/s, and cuBLAS's. Before timing, each
 tiling is checked on a ragged shape (1000x1000x1000) against
 scripts/gemm.py's float64 product and bound (--no-checks skips it).
@@ -30,7 +31,8 @@ from tlrun import median_of, summary, tl_run  # noqa: E402
 
 KERNELS = {"gemm": os.path.join(ROOT, "kernels", "gemm.tl"),
            "gemm_tma": os.path.join(ROOT, "kernels", "gemm_tma.tl"),
-           "gemm_ring": os.path.join(ROOT, "kernels", "gemm_ring.tl")}
+           "gemm_ring": os.path.join(ROOT, "kernels", "gemm_ring.tl"),
+           "gemm_ws": os.path.join(ROOT, "kernels", "gemm_ws.tl")}
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048), (4096, 28672, 8192)]
 CONFIGS = [(128, 256, 4), (128, 256, 3), (128, 128, 4), (128, 128, 6), (256, 128, 3),
            (256, 128, 4)]
@@ -40,7 +42,7 @@ def instance(cfg, m, n, k, kernel="gemm"):
     bm, bn, s = cfg
     args = {"a": "rand:f16:%dx%d" % (m, k), "w": "rand:f16:%dx%d" % (n, k),
             "c": "zeros:f16:%dx%d" % (m, n), "m": m, "n": n, "k": k}
-    if kernel in ("gemm_tma", "gemm_ring"):  # tensor maps over a and w (boxes from the types)
+    if kernel in ("gemm_tma", "gemm_ring", "gemm_ws"):  # tensor maps over a and w (boxes from the types)
         args.update(ta="tmap:a", tw="tmap:w")
     return {"BM": bm, "BN": bn, "S": s}, args
 

@@ -65,6 +65,7 @@ FEATURE = {
     "kernels/gemm.tl": "WGMMA",
     "kernels/gemm_tma.tl": "WGMMA",
     "kernels/gemm_ring.tl": "WGMMA",
+    "kernels/gemm_ws.tl": "WGMMA",
     "kernels/qmatmul_wg.tl": "WGMMA",
     "test/vm/dot-async-regs.tl": "WGMMA",
     "test/vm/warp-tiles-wgmma.tl": "WGMMA",

@@ -1074,8 +1074,21 @@ static void fresh(TlVm *vm, SElem *x) {
  * while a tl.dot_async that reads it is in flight is an error. */
 static bool dot_free(TlVm *vm, Inst *in, const SElem *x, int rank,
                      const int64_t *idx, const char *verb) {
-  if (!x->dot || !vm_dot_in_flight(vm, x->dot, ~0u))
+  if (!x->dot)
     return true;
+  if (x->ring) {
+    /* A ring's slot: the products in flight that read its step (warps
+     * interleave, so the numbers say nothing of other warps' products). */
+    bool reads = false;
+    for (size_t r = 0; r < vm->dot_recs.len && !reads; r++) {
+      const DotRec *d = &vm->dot_recs.data[r];
+      reads = d->ring == x->ring && d->step <= x->step && x->step <= d->step_hi;
+    }
+    if (!reads)
+      return true;
+  } else if (!vm_dot_in_flight(vm, x->dot, ~0u)) {
+    return true;
+  }
   char ib[256];
   vm_fmt_index(ib, sizeof ib, rank, idx);
   return vm_error(vm, in->op,
@@ -1111,7 +1124,7 @@ bool vm_dot_in_flight(const TlVm *vm, uint32_t dot, uint32_t warps) {
 }
 
 uint32_t vm_dot_issue(TlVm *vm, Inst *in) {
-  DotRec d = {++vm->dots, vm_running_warps(vm), in->op, 0, 0};
+  DotRec d = {++vm->dots, vm_running_warps(vm), in->op, 0, 0, 0};
   tl_vec_push(&vm->dot_recs, d);
   return d.id;
 }
@@ -1350,10 +1363,12 @@ uint64_t *vm_read_shared_operand(TlVm *vm, Inst *in, unsigned i,
     SElem *x = &s->mem->st[storage_at(s, e)];
     if (dot)
       x->dot = dot;
-    if (dot && x->ring) { /* for tl.ring_release */
+    if (dot && x->ring) { /* for tl.ring_release and dot_free */
       DotRec *d = &vm->dot_recs.data[vm->dot_recs.len - 1];
-      if (!d->ring || x->step < d->step)
-        d->ring = x->ring, d->step = x->step;
+      if (!d->ring)
+        d->ring = x->ring, d->step = d->step_hi = x->step;
+      d->step = x->step < d->step ? x->step : d->step;
+      d->step_hi = x->step > d->step_hi ? x->step : d->step_hi;
     }
     step(j, s->rank, s->shape);
   }

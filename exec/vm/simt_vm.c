@@ -16,6 +16,7 @@
 #include "tl/tensor_map.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -172,6 +173,7 @@ typedef struct SInst {
   unsigned local;
   Mma *mma;
   Wg *wg;
+  bool coop; /* scf.if with an mbarrier wait inside (exec_if) */
 } SInst;
 
 struct SBody {
@@ -311,6 +313,7 @@ struct TlSimtVm {
    * try_wait that returns true joins that phase's into the thread's. */
   uint64_t now;
   uint64_t *know, *mpend, *mdone;
+  struct SCoop *coop; /* the divergent scf.if whose sides take turns */
   uint64_t nexits;       /* simt.exit ops run (active sets shrink after) */
   /* wgmma (kernels with a simt.wgmma only): the ops in flight, the bytes
    * they read, per warpgroup the groups committed, per thread the
@@ -688,6 +691,11 @@ static Wg *compile_wgmma(TlSimtVm *vm, TlOp *op) {
 
 static bool compile_block(TlSimtVm *vm, TlBlock *b, SBody *out);
 
+static void find_try_wait(TlOp *op, void *user) {
+  if (tl_op_id(op) == TL_OP_SIMT_MBARRIER_TRY_WAIT)
+    *(bool *)user = true;
+}
+
 static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
   static const char *const xyz[] = {"x", "y", "z", NULL};
   static const char *const prmt_modes[] = {"",    "f4e", "b4e",  "rc8",
@@ -695,6 +703,8 @@ static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
   static const char *const shfl_modes[] = {"idx", "bfly", "up", "down", NULL};
   in->op = op;
   in->code = tl_op_id(op);
+  if (in->code == TL_OP_SCF_IF)
+    tl_op_walk(op, find_try_wait, &in->coop, false);
   if (in->code == TL_OP_SIMT_WGMMA || in->code == TL_OP_SIMT_WGMMA_FENCE ||
       in->code == TL_OP_SIMT_WGMMA_COMMIT || in->code == TL_OP_SIMT_WGMMA_WAIT)
     vm->compiling_wgmma = true;
@@ -2791,6 +2801,115 @@ static void exec_exit(TlSimtVm *vm, const Mask *m) {
   vm->nexits++;
 }
 
+/*===--- Divergent sides that wait on each other --------------------------===*/
+
+/* An scf.if whose sides wait on mbarriers (a producer and its consumers)
+ * cannot run one side after the other: each may wait for the other. Its
+ * two sides then take turns as cooperative threads, one running at a
+ * time: a side runs until a simt.mbarrier_try_wait fails for one of its
+ * threads (scoop_yield) or it ends, then the other side runs. A deadlock
+ * is still one: the failed polls count towards the barrier's limit
+ * (exec_mbarrier) and the side that reaches it reports it; the other side
+ * is then stopped. Divergent ifs nested in a side run their sides in turn
+ * as any other. */
+enum { SC_READY, SC_BLOCKED, SC_DONE };
+
+typedef struct SCoop {
+  TlSimtVm *vm;
+  SInst *in;
+  const Mask *mask[2];
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int turn; /* the side that runs, or -1: the scheduler */
+  int state[2];
+  bool ok[2];
+  bool abort;
+} SCoop;
+
+typedef struct SCoopSide {
+  SCoop *c;
+  int side;
+} SCoopSide;
+
+static void scoop_wait_turn(SCoop *c, int side) {
+  while (c->turn != side)
+    pthread_cond_wait(&c->cv, &c->mu);
+}
+
+static void *scoop_side(void *p) {
+  SCoopSide *cs = p;
+  SCoop *c = cs->c;
+  pthread_mutex_lock(&c->mu);
+  scoop_wait_turn(c, cs->side);
+  pthread_mutex_unlock(&c->mu);
+  bool ok = !c->abort &&
+            run_body(c->vm, &c->in->regions[cs->side], c->mask[cs->side]);
+  pthread_mutex_lock(&c->mu);
+  c->ok[cs->side] = ok;
+  c->state[cs->side] = SC_DONE;
+  c->turn = -1;
+  pthread_cond_broadcast(&c->cv);
+  pthread_mutex_unlock(&c->mu);
+  return NULL;
+}
+
+/* The running side lets the other run; false when the run is aborted. */
+static bool scoop_yield(TlSimtVm *vm) {
+  SCoop *c = vm->coop;
+  int side = c->turn;
+  pthread_mutex_lock(&c->mu);
+  c->state[side] = SC_BLOCKED;
+  c->turn = -1;
+  pthread_cond_broadcast(&c->cv);
+  scoop_wait_turn(c, side);
+  pthread_mutex_unlock(&c->mu);
+  return !c->abort;
+}
+
+static void scoop_run(SCoop *c, int side) {
+  pthread_mutex_lock(&c->mu);
+  if (c->state[side] != SC_DONE)
+    c->state[side] = SC_READY;
+  c->turn = side;
+  pthread_cond_broadcast(&c->cv);
+  scoop_wait_turn(c, -1);
+  pthread_mutex_unlock(&c->mu);
+}
+
+static bool exec_if_coop(TlSimtVm *vm, SInst *in, const Mask *mt,
+                         const Mask *me) {
+  SCoop c;
+  memset(&c, 0, sizeof c);
+  c.vm = vm;
+  c.in = in;
+  c.mask[0] = mt;
+  c.mask[1] = me;
+  c.turn = -1;
+  pthread_mutex_init(&c.mu, NULL);
+  pthread_cond_init(&c.cv, NULL);
+  pthread_t th[2];
+  SCoopSide cs[2] = {{&c, 0}, {&c, 1}};
+  for (int i = 0; i < 2; i++)
+    if (pthread_create(&th[i], NULL, scoop_side, &cs[i]))
+      tl_fatal(__FILE__, __LINE__,
+               "cannot start a thread for a side of the thread-level VM");
+  vm->coop = &c;
+  for (int side = 0; c.state[0] != SC_DONE || c.state[1] != SC_DONE;
+       side ^= 1) {
+    if (c.state[side] == SC_DONE)
+      continue;
+    scoop_run(&c, side);
+    if (c.state[side] == SC_DONE && !c.ok[side])
+      c.abort = true;
+  }
+  for (int i = 0; i < 2; i++)
+    pthread_join(th[i], NULL);
+  vm->coop = NULL;
+  pthread_mutex_destroy(&c.mu);
+  pthread_cond_destroy(&c.cv);
+  return c.ok[0] && c.ok[1];
+}
+
 static bool exec_if(TlSimtVm *vm, SInst *in, const Mask *m) {
   Mask mt = mask_new(m->n), me = mask_new(m->n);
   for (int j = 0; j < m->n; j++) {
@@ -2799,6 +2918,15 @@ static bool exec_if(TlSimtVm *vm, SInst *in, const Mask *m) {
     dst->t[dst->n++] = t;
   }
   bool ok = true;
+  if (in->coop && !vm->coop && mt.n && me.n && in->nregions == 2 &&
+      in->regions[0].insts && in->regions[1].insts) {
+    ok = exec_if_coop(vm, in, &mt, &me);
+    for (unsigned r = 0; r < 2 && ok && in->nout; r++)
+      copy_vals(vm, in->out, in->regions[r].yield, in->nout, r ? &me : &mt);
+    tl_free(mt.t);
+    tl_free(me.t);
+    return ok;
+  }
   /* The then side runs first, then the else side; both see the memory
    * effects of the ones before (the GPU serialises divergent paths in an
    * unspecified order: a kernel whose result depends on it races). */
@@ -2993,6 +3121,14 @@ static bool run_inst(TlSimtVm *vm, SInst *in, const Mask *m) {
   case TL_OP_SIMT_MBARRIER_EXPECT_TX:
   case TL_OP_SIMT_MBARRIER_TRY_WAIT:
     ok = exec_mbarrier(vm, in, m);
+    /* A failed poll in a side of a divergent if lets the other side run. */
+    if (ok && vm->coop && in->code == TL_OP_SIMT_MBARRIER_TRY_WAIT) {
+      bool failed = false;
+      for (int j = 0; j < m->n && !failed; j++)
+        failed = !reg(vm, in->out[0], m->t[j])[0];
+      if (failed && !scoop_yield(vm))
+        ok = false;
+    }
     break;
   case TL_OP_SIMT_TMA_LOAD:
     ok = exec_tma_load(vm, in, m);

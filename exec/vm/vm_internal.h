@@ -153,14 +153,15 @@ typedef struct DotReg {
 } DotReg;
 
 /* A tl.dot_async in flight: the warps that still have it in flight (bit
- * w: warp w; a dot at the block level is every warp's), and the lowest
- * ring step whose slot it reads (ring 0: none), for tl.ring_release. */
+ * w: warp w; a dot at the block level is every warp's), and the steps of
+ * a ring whose slots it reads (ring 0: none), for tl.ring_release and the
+ * copies into those slots. */
 typedef struct DotRec {
   uint32_t id;
   uint32_t warps;
   TlOp *op;
   uint32_t ring;
-  uint32_t step;
+  uint32_t step, step_hi;
 } DotRec;
 
 /* A ring of the block (tl.alloc_ring): the producer's steps acquired and
