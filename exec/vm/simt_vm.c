@@ -16,7 +16,6 @@
 #include "tl/tensor_map.h"
 
 #include <limits.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -2812,68 +2811,23 @@ static void exec_exit(TlSimtVm *vm, const Mask *m) {
  * (exec_mbarrier) and the side that reaches it reports it; the other side
  * is then stopped. Divergent ifs nested in a side run their sides in turn
  * as any other. */
-enum { SC_READY, SC_BLOCKED, SC_DONE };
-
 typedef struct SCoop {
   TlSimtVm *vm;
   SInst *in;
   const Mask *mask[2];
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int turn; /* the side that runs, or -1: the scheduler */
-  int state[2];
-  bool ok[2];
-  bool abort;
+  VmBaton baton;
+  int side; /* the side that runs */
 } SCoop;
 
-typedef struct SCoopSide {
-  SCoop *c;
-  int side;
-} SCoopSide;
-
-static void scoop_wait_turn(SCoop *c, int side) {
-  while (c->turn != side)
-    pthread_cond_wait(&c->cv, &c->mu);
-}
-
-static void *scoop_side(void *p) {
-  SCoopSide *cs = p;
-  SCoop *c = cs->c;
-  pthread_mutex_lock(&c->mu);
-  scoop_wait_turn(c, cs->side);
-  pthread_mutex_unlock(&c->mu);
-  bool ok = !c->abort &&
-            run_body(c->vm, &c->in->regions[cs->side], c->mask[cs->side]);
-  pthread_mutex_lock(&c->mu);
-  c->ok[cs->side] = ok;
-  c->state[cs->side] = SC_DONE;
-  c->turn = -1;
-  pthread_cond_broadcast(&c->cv);
-  pthread_mutex_unlock(&c->mu);
-  return NULL;
+static bool scoop_side(void *ctx, int64_t side) {
+  SCoop *c = ctx;
+  return run_body(c->vm, &c->in->regions[side], c->mask[side]);
 }
 
 /* The running side lets the other run; false when the run is aborted. */
 static bool scoop_yield(TlSimtVm *vm) {
   SCoop *c = vm->coop;
-  int side = c->turn;
-  pthread_mutex_lock(&c->mu);
-  c->state[side] = SC_BLOCKED;
-  c->turn = -1;
-  pthread_cond_broadcast(&c->cv);
-  scoop_wait_turn(c, side);
-  pthread_mutex_unlock(&c->mu);
-  return !c->abort;
-}
-
-static void scoop_run(SCoop *c, int side) {
-  pthread_mutex_lock(&c->mu);
-  if (c->state[side] != SC_DONE)
-    c->state[side] = SC_READY;
-  c->turn = side;
-  pthread_cond_broadcast(&c->cv);
-  scoop_wait_turn(c, -1);
-  pthread_mutex_unlock(&c->mu);
+  return vm_baton_yield(&c->baton, c->side);
 }
 
 static bool exec_if_coop(TlSimtVm *vm, SInst *in, const Mask *mt,
@@ -2884,30 +2838,22 @@ static bool exec_if_coop(TlSimtVm *vm, SInst *in, const Mask *mt,
   c.in = in;
   c.mask[0] = mt;
   c.mask[1] = me;
-  c.turn = -1;
-  pthread_mutex_init(&c.mu, NULL);
-  pthread_cond_init(&c.cv, NULL);
-  pthread_t th[2];
-  SCoopSide cs[2] = {{&c, 0}, {&c, 1}};
-  for (int i = 0; i < 2; i++)
-    if (pthread_create(&th[i], NULL, scoop_side, &cs[i]))
-      tl_fatal(__FILE__, __LINE__,
-               "cannot start a thread for a side of the thread-level VM");
+  VmBaton *b = &c.baton;
+  vm_baton_start(b, 2, scoop_side, &c);
   vm->coop = &c;
-  for (int side = 0; c.state[0] != SC_DONE || c.state[1] != SC_DONE;
+  for (int side = 0; b->state[0] != VB_DONE || b->state[1] != VB_DONE;
        side ^= 1) {
-    if (c.state[side] == SC_DONE)
+    if (b->state[side] == VB_DONE)
       continue;
-    scoop_run(&c, side);
-    if (c.state[side] == SC_DONE && !c.ok[side])
-      c.abort = true;
+    c.side = side;
+    vm_baton_run(b, side);
+    if (b->state[side] == VB_DONE && !b->ok[side])
+      b->abort = true;
   }
-  for (int i = 0; i < 2; i++)
-    pthread_join(th[i], NULL);
+  bool ok = b->ok[0] && b->ok[1];
+  vm_baton_finish(b);
   vm->coop = NULL;
-  pthread_mutex_destroy(&c.mu);
-  pthread_cond_destroy(&c.cv);
-  return c.ok[0] && c.ok[1];
+  return ok;
 }
 
 static bool exec_if(TlSimtVm *vm, SInst *in, const Mask *m) {

@@ -7,7 +7,6 @@
 #include "tl/analysis.h"
 #include "tl/tensor_map.h"
 
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1052,71 +1051,25 @@ static Flow run_per_warp(TlVm *vm, Inst *in) {
  * warp left is blocked and nothing changed, the kernel deadlocks: the
  * first blocked warp reports it. A producer's loop and the consumers'
  * loops may thus be separate branches of one scf op, as on the GPU. */
-enum { CS_READY, CS_BLOCKED, CS_DONE };
-
 struct Coop {
   TlVm *vm;
   Inst *in;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int64_t turn; /* the warp that runs, or -1: the scheduler */
-  int *state;
+  VmBaton baton;
   uint64_t *seen; /* vm->coop_progress when the warp blocked */
   Val **slots;
   Flow *flow;
-  bool abort;
 };
 
-typedef struct CoopWarp {
-  Coop *c;
-  int64_t w;
-} CoopWarp;
-
-static void coop_wait_turn(Coop *c, int64_t w) {
-  while (c->turn != w)
-    pthread_cond_wait(&c->cv, &c->mu);
-}
-
-static void *coop_warp(void *p) {
-  CoopWarp *cw = p;
-  Coop *c = cw->c;
-  pthread_mutex_lock(&c->mu);
-  coop_wait_turn(c, cw->w);
-  pthread_mutex_unlock(&c->mu);
-  Flow f = c->abort ? F_ERROR : exec_flow(c->vm, c->in);
-  pthread_mutex_lock(&c->mu);
-  c->flow[cw->w] = f;
-  c->state[cw->w] = CS_DONE;
-  c->turn = -1;
-  pthread_cond_broadcast(&c->cv);
-  pthread_mutex_unlock(&c->mu);
-  return NULL;
+static bool coop_warp(void *ctx, int64_t w) {
+  Coop *c = ctx;
+  c->flow[w] = exec_flow(c->vm, c->in);
+  return c->flow[w] == F_OK;
 }
 
 bool vm_coop_block(TlVm *vm) {
   Coop *c = vm->coop;
-  int64_t w = vm->warp;
-  pthread_mutex_lock(&c->mu);
-  c->state[w] = CS_BLOCKED;
-  c->seen[w] = vm->coop_progress;
-  c->turn = -1;
-  pthread_cond_broadcast(&c->cv);
-  coop_wait_turn(c, w);
-  pthread_mutex_unlock(&c->mu);
-  return !c->abort;
-}
-
-/* Gives warp w the turn (its slots, vm->warp) and waits for it back. */
-static void coop_run(Coop *c, int64_t w) {
-  TlVm *vm = c->vm;
-  vm->slots = c->slots[w];
-  vm->warp = (int)w;
-  pthread_mutex_lock(&c->mu);
-  c->state[w] = c->state[w] == CS_DONE ? CS_DONE : CS_READY;
-  c->turn = w;
-  pthread_cond_broadcast(&c->cv);
-  coop_wait_turn(c, -1);
-  pthread_mutex_unlock(&c->mu);
+  c->seen[vm->warp] = vm->coop_progress;
+  return vm_baton_yield(&c->baton, vm->warp);
 }
 
 static Flow run_coop(TlVm *vm, Inst *in, Tile **merged) {
@@ -1126,66 +1079,61 @@ static Flow run_coop(TlVm *vm, Inst *in, Tile **merged) {
   memset(&c, 0, sizeof c);
   c.vm = vm;
   c.in = in;
-  c.turn = -1;
-  pthread_mutex_init(&c.mu, NULL);
-  pthread_cond_init(&c.cv, NULL);
-  c.state = tl_xcalloc((size_t)n, sizeof *c.state);
   c.seen = tl_xcalloc((size_t)n, sizeof *c.seen);
   c.flow = tl_xcalloc((size_t)n, sizeof *c.flow);
   c.slots = tl_xcalloc((size_t)n, sizeof *c.slots);
-  pthread_t *th = tl_xcalloc((size_t)n, sizeof *th);
-  CoopWarp *cw = tl_xcalloc((size_t)n, sizeof *cw);
   Val *block_slots = vm->slots;
   for (int64_t w = 0; w < n; w++) {
+    c.flow[w] = F_ERROR; /* until it runs */
     c.slots[w] = tl_xcalloc(ns + 1, sizeof(Val));
     for (uint32_t k = 0; k < ns; k++)
       val_set(&c.slots[w][k], block_slots[k]);
     load_warp_values(vm, c.slots[w], w);
-    cw[w] = (CoopWarp){&c, w};
-    if (pthread_create(&th[w], NULL, coop_warp, &cw[w]))
-      tl_fatal(__FILE__, __LINE__,
-               "cannot start a thread for a warp of the block VM");
   }
+  VmBaton *b = &c.baton;
+  vm_baton_start(b, n, coop_warp, &c);
   vm->coop = &c;
-  bool failed = false;
+  /* Round robin over the warps not finished that have not blocked since
+   * the rings last changed; none left but some blocked: a deadlock, which
+   * the first blocked warp reports when it resumes aborted. */
   for (int64_t next = 0;;) {
     int64_t pick = -1, left = 0;
     for (int64_t i = 0; i < n && pick < 0; i++) {
       int64_t w = (next + i) % n;
-      if (c.state[w] == CS_DONE)
+      if (b->state[w] == VB_DONE)
         continue;
       left++;
-      if (c.state[w] == CS_READY || c.seen[w] != vm->coop_progress)
+      if (b->state[w] == VB_READY || c.seen[w] != vm->coop_progress)
         pick = w;
     }
-    if (pick < 0 && !left)
-      break;
-    if (pick < 0) { /* every warp left waits for the others: a deadlock */
-      c.abort = true;
+    if (pick < 0) {
+      b->abort = left > 0;
       break;
     }
-    coop_run(&c, pick);
+    vm->slots = c.slots[pick];
+    vm->warp = (int)pick;
+    vm_baton_run(b, pick);
     next = pick + 1;
-    if (c.state[pick] == CS_DONE && c.flow[pick] != F_OK) {
-      c.abort = true;
-      failed = true;
+    if (b->state[pick] == VB_DONE && !b->ok[pick]) {
+      b->abort = true;
       break;
     }
   }
-  /* Aborted: the blocked warps return (the first to report a deadlock
-   * does), and the others never start their work. */
-  for (int64_t w = 0; w < n; w++)
-    if (c.state[w] != CS_DONE)
-      coop_run(&c, w);
-  for (int64_t w = 0; w < n; w++)
-    pthread_join(th[w], NULL);
+  for (int64_t w = 0; w < n; w++) /* the aborted ones, in their slots */
+    if (b->state[w] != VB_DONE) {
+      vm->slots = c.slots[w];
+      vm->warp = (int)w;
+      vm_baton_run(b, w);
+    }
+  bool aborted = b->abort;
+  vm_baton_finish(b);
   vm->coop = NULL;
   vm->slots = block_slots;
   vm->warp = -1;
   Flow f = F_OK;
   for (int64_t w = 0; w < n; w++)
     if (c.flow[w] != F_OK)
-      f = c.flow[w] == F_ERROR || failed || c.abort ? F_ERROR : c.flow[w];
+      f = c.flow[w] == F_EXIT && !aborted ? F_EXIT : F_ERROR;
   for (int64_t w = 0; w < n && f == F_OK; w++)
     keep_warp_results(vm, in, c.slots[w], w, merged);
   for (int64_t w = 0; w < n; w++) {
@@ -1193,14 +1141,9 @@ static Flow run_coop(TlVm *vm, Inst *in, Tile **merged) {
       val_clear(&c.slots[w][k]);
     tl_free(c.slots[w]);
   }
-  pthread_mutex_destroy(&c.mu);
-  pthread_cond_destroy(&c.cv);
-  tl_free(c.state);
   tl_free(c.seen);
   tl_free(c.flow);
   tl_free(c.slots);
-  tl_free(th);
-  tl_free(cw);
   return f;
 }
 

@@ -9,6 +9,7 @@
 #include "tl/vm.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 /*===--- Element types ---------------------------------------------------===*/
@@ -434,6 +435,33 @@ bool vm_dot_in_flight(const TlVm *vm, uint32_t dot, uint32_t warps);
 /* The warps running the current op: the running warp's bit in a warp
  * branch, else every warp's. */
 uint32_t vm_running_warps(const TlVm *vm);
+/* Cooperative threads that take turns (baton.c): n tasks, each running
+ * body(ctx, i) in a thread of its own, one at a time. The scheduler (the
+ * caller's thread) gives task i the turn with vm_baton_run, which returns
+ * when the task yields (vm_baton_yield, from inside body) or ends;
+ * state[i] then says which (VB_BLOCKED or VB_DONE, ok[i] its result).
+ * Setting abort makes yields return false and tasks not yet started skip
+ * their body; vm_baton_finish runs the unfinished ones to their end,
+ * joins the threads and frees the baton. */
+enum { VB_READY, VB_BLOCKED, VB_DONE };
+typedef struct VmBaton {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int64_t n, turn;
+  int *state;
+  bool *ok;
+  bool abort;
+  pthread_t *th;
+  void *tasks;
+  bool (*body)(void *ctx, int64_t i);
+  void *ctx;
+} VmBaton;
+void vm_baton_start(VmBaton *b, int64_t n, bool (*body)(void *, int64_t),
+                    void *ctx);
+void vm_baton_run(VmBaton *b, int64_t i);
+bool vm_baton_yield(VmBaton *b, int64_t i);
+void vm_baton_finish(VmBaton *b);
+
 /* In a warp branch that runs its warps as threads (vm.c, run_coop): the
  * running warp cannot go on until another warp commits or releases a
  * step; returns when it may look again, false when the run is aborted

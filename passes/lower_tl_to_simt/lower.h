@@ -298,6 +298,18 @@ bool lw_tma_begin(Lower *L, TlOp *kernel);
  * wgmma's waits alone. */
 bool lw_need_proxy_fences(TlOp *kernel);
 bool lw_lower_copy_tma(Lower *L, TlOp *op);
+/* A copy through a tensor map: its destination, map, coordinates (i32,
+ * innermost first) and box bytes. lw_issue_tma emits it, completing on
+ * mbarrier bar, in the threads that run it (the caller's guard): the
+ * proxy fence where needed, the expected bytes, the load. */
+typedef struct TmaCopy {
+  Smem *m;
+  TlValue *map;
+  TlValue *coords[3];
+  unsigned rank;
+  int64_t bytes;
+} TmaCopy;
+void lw_issue_tma(Lower *L, const TmaCopy *c, TlValue *bar);
 void lw_tma_commit(Lower *L);
 void lw_tma_wait(Lower *L, int64_t pending);
 void lw_tma_synchronize(Lower *L);
@@ -312,8 +324,7 @@ void lw_mbarrier_poll(Lower *L, TlValue *bar, TlValue *parity);
 bool lw_rings_begin(Lower *L, TlOp *kernel);
 bool lw_lower_alloc_ring(Lower *L, TlOp *op);
 bool lw_lower_ring_op(Lower *L, TlOp *op);
-bool lw_lower_copy_ring(Lower *L, TlOp *op, Smem *m, TlValue *map,
-                        TlValue *const *coords, unsigned rank, int64_t bytes);
+bool lw_lower_copy_ring(Lower *L, TlOp *op, const TmaCopy *c);
 
 /* print.c */
 bool lw_lower_print(Lower *L, TlOp *op);

@@ -133,8 +133,7 @@ bool lw_lower_ring_op(Lower *L, TlOp *op) {
   }
 }
 
-bool lw_lower_copy_ring(Lower *L, TlOp *op, Smem *m, TlValue *map,
-                        TlValue *const *coords, unsigned rank, int64_t bytes) {
+bool lw_lower_copy_ring(Lower *L, TlOp *op, const TmaCopy *c) {
   TlValue *ring = tl_copy_async_ring(op);
   unsigned n = tl_op_num_operands(op);
   TlValue *base = ring_base(L, ring, op);
@@ -144,14 +143,7 @@ bool lw_lower_copy_ring(Lower *L, TlOp *op, Smem *m, TlValue *map,
   TlValue *parity;
   TlValue *bar = slot_barrier(L, base, tl_value_type(ring), k, false, &parity);
   TlBuilder outside = lw_open_guard(L, is_lane0(L));
-  if (L->proxy_fences)
-    tl_build(&L->b, TL_OP_SIMT_FENCE_PROXY_ASYNC, 0, NULL, 0, NULL);
-  TlValue *ex[2] = {bar, lw_cst(L, lw_i32(L), bytes)};
-  tl_build(&L->b, TL_OP_SIMT_MBARRIER_EXPECT_TX, 2, ex, 0, NULL);
-  TlValue *ops[6] = {m->base, map, bar};
-  for (unsigned i = 0; i < rank; i++)
-    ops[3 + i] = coords[i];
-  tl_build(&L->b, TL_OP_SIMT_TMA_LOAD, 3 + rank, ops, 0, NULL);
+  lw_issue_tma(L, c, bar);
   lw_close_guard(L, outside);
   return true;
 }

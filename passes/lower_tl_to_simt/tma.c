@@ -208,31 +208,34 @@ bool lw_lower_copy_tma(Lower *L, TlOp *op) {
     return lw_fail(L, op,
                    "a copy through a tensor map into a view whose layout is "
                    "not the box's");
-  unsigned rank = tl_tensormap_rank(mt);
-  int64_t bytes = tl_type_bitwidth(tl_tensormap_elem(mt)) / 8;
-  for (unsigned i = 0; i < rank; i++)
-    bytes *= tl_tensormap_box(mt, i);
-  TlValue *coords[3];
-  for (unsigned i = 0; i < rank; i++)
-    coords[rank - 1 - i] = to_i32(L, lw_scalar(L, tl_op_operand(op, 2 + i)));
+  TmaCopy c = {m, map, {NULL, NULL, NULL}, tl_tensormap_rank(mt),
+               tl_type_bitwidth(tl_tensormap_elem(mt)) / 8};
+  for (unsigned i = 0; i < c.rank; i++) {
+    c.bytes *= tl_tensormap_box(mt, i);
+    c.coords[c.rank - 1 - i] =
+        to_i32(L, lw_scalar(L, tl_op_operand(op, 2 + i)));
+  }
   if (tl_copy_async_ring(op))
-    return lw_lower_copy_ring(L, op, m, map, coords, rank, bytes);
+    return lw_lower_copy_ring(L, op, &c);
   if (L->warp_branch)
     return lw_fail(L, op, "a copy through a tensor map in a warp branch");
   TlBuilder outside = lw_open_guard(L, is_thread0(L));
-  /* Generic-proxy writes of this thread to the tile before the copy (the
-   * others' were fenced at their tl.synchronize). */
-  if (L->proxy_fences)
-    tl_build(&L->b, TL_OP_SIMT_FENCE_PROXY_ASYNC, 0, NULL, 0, NULL);
-  TlValue *bar = barrier_of(L, load_counter(L, 0));
-  TlValue *ex[2] = {bar, lw_cst(L, lw_i32(L), bytes)};
-  tl_build(&L->b, TL_OP_SIMT_MBARRIER_EXPECT_TX, 2, ex, 0, NULL);
-  TlValue *ops[6] = {m->base, map, bar};
-  for (unsigned i = 0; i < rank; i++)
-    ops[3 + i] = coords[i];
-  tl_build(&L->b, TL_OP_SIMT_TMA_LOAD, 3 + rank, ops, 0, NULL);
+  lw_issue_tma(L, &c, barrier_of(L, load_counter(L, 0)));
   lw_close_guard(L, outside);
   return true;
+}
+
+void lw_issue_tma(Lower *L, const TmaCopy *c, TlValue *bar) {
+  /* Generic-proxy writes of this thread to the tile before the copy (the
+   * others' were fenced at their tl.synchronize or ring release). */
+  if (L->proxy_fences)
+    tl_build(&L->b, TL_OP_SIMT_FENCE_PROXY_ASYNC, 0, NULL, 0, NULL);
+  TlValue *ex[2] = {bar, lw_cst(L, lw_i32(L), c->bytes)};
+  tl_build(&L->b, TL_OP_SIMT_MBARRIER_EXPECT_TX, 2, ex, 0, NULL);
+  TlValue *ops[6] = {c->m->base, c->map, bar};
+  for (unsigned i = 0; i < c->rank; i++)
+    ops[3 + i] = c->coords[i];
+  tl_build(&L->b, TL_OP_SIMT_TMA_LOAD, 3 + c->rank, ops, 0, NULL);
 }
 
 void lw_tma_commit(Lower *L) {
