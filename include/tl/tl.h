@@ -129,9 +129,10 @@ unsigned tl_ring_consumers(const TlType *t);
 TlValue *tl_copy_async_ring(const TlOp *op);
 
 /* The mbarriers of the ring that carries a kernel's commit groups once
- * it copies through tensor maps (docs/lowering.md): R = max(8, 1 + the
- * largest N of its tl.copy_async_wait N); 0 for a kernel (or any op)
- * without such copies. A copy through a tensor map may join group g + R
+ * it copies through tensor maps into groups (docs/lowering.md): R =
+ * max(8, 1 + the largest N of its tl.copy_async_wait N); 0 for a kernel
+ * (or any op) without such copies (copies into a tl.alloc_ring's slots
+ * complete on that ring's barriers and do not count). A copy through a tensor map may join group g + R
  * only after group g has completed and the block has synchronized since
  * (the block VM checks it; the lowering relies on it). */
 unsigned tl_kernel_tma_ring(TlOp *kernel);
