@@ -34,29 +34,35 @@ static void shared_destroy(Shared *s) {
   tl_free(s);
 }
 
+/* Whether ring r is done with: no step acquired and not committed, and
+ * every committed step waited for by some warp (its bytes landed);
+ * reports the error (`when`: "when the block ends") otherwise. */
+static bool ring_settled(TlVm *vm, const Ring *r, const char *when) {
+  int64_t seen = 0;
+  for (int64_t w = 0; w < vm->nwarps; w++)
+    if (r->waited[w] > seen)
+      seen = r->waited[w];
+  if (r->acquired > r->committed)
+    return vm_error(vm, r->op,
+                    "step %lld of the ring is acquired but never committed "
+                    "(tl.ring_commit) %s",
+                    (long long)r->committed, when);
+  if (seen < r->committed)
+    return vm_error(vm, r->op,
+                    "the copies of step %lld of the ring may still be "
+                    "landing %s (no warp waits for it with tl.ring_wait)",
+                    (long long)seen, when);
+  return true;
+}
+
 bool vm_block_end(TlVm *vm, bool check) {
   bool ok = true;
   if (check && vm->dot_recs.len)
     ok = vm_error(vm, vm->dot_recs.data[vm->dot_recs.len - 1].op,
                   "the product is still in flight when the block ends (no "
                   "tl.dot_wait retires it)");
-  for (Ring *r = vm->rings; r && check && ok; r = r->next) {
-    int64_t seen = 0;
-    for (int64_t w = 0; w < vm->nwarps; w++)
-      if (r->waited[w] > seen)
-        seen = r->waited[w];
-    if (r->acquired > r->committed)
-      ok = vm_error(vm, r->op,
-                    "step %lld of the ring is acquired but never committed "
-                    "(tl.ring_commit) when the block ends",
-                    (long long)r->committed);
-    else if (seen < r->committed)
-      ok = vm_error(vm, r->op,
-                    "the copies of step %lld of the ring may still be "
-                    "landing when the block ends (no warp waits for it with "
-                    "tl.ring_wait)",
-                    (long long)seen);
-  }
+  for (Ring *r = vm->rings; r && check && ok; r = r->next)
+    ok = ring_settled(vm, r, "when the block ends");
   for (Shared *s = vm->shared; s && check && ok; s = s->next) {
     if (s->free_op || !s->npending)
       continue;
@@ -1787,6 +1793,11 @@ static void complete_groups(TlVm *vm, uint32_t upto) {
 }
 
 static bool exec_alloc_ring(TlVm *vm, Inst *in) {
+  /* Run again (in a loop), it sets the same barriers up anew. */
+  for (Ring *old = vm->rings; old; old = old->next)
+    if (old->op == in->op &&
+        !ring_settled(vm, old, "when tl.alloc_ring sets its barriers up again"))
+      return false;
   TlType *t = tl_value_type(tl_op_result(in->op, 0));
   Ring *r = TL_ARENA_NEW(&vm->block_arena, Ring);
   memset(r, 0, sizeof *r);
