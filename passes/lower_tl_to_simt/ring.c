@@ -82,6 +82,9 @@ bool lw_lower_alloc_ring(Lower *L, TlOp *op) {
   TlValue *base = lw_ptr_add(L, tl_build1(&L->b, TL_OP_SIMT_SMEM_BASE, 0, NULL, pt),
                              lw_cst(L, lw_i64(L), off));
   lw_put_scalar(L, tl_op_result(op, 0), base);
+  /* Run again (in a loop), no thread may still poll the barriers it sets
+   * up anew. */
+  lw_barrier(L);
   TlBuilder outside = lw_open_guard(
       L, tl_arith_cmpi(&L->b, "eq", L->tid, lw_cst(L, lw_i32(L), 0)));
   for (unsigned i = 0; i < 2 * S; i++) {
