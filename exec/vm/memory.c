@@ -1206,6 +1206,17 @@ void vm_dot_regs_add(TlVm *vm, Inst *in, uint32_t dot) {
 
 /*===--- Rings ------------------------------------------------------------===*/
 
+/* Whether the producer holds step k of r (acquired, not committed: the
+ * step its copies fill), and the words before r->committed that say so
+ * in a message ("" when it holds that step, else "none; the next is "). */
+static bool producer_holds(const Ring *r, int64_t k) {
+  return k == r->committed && k < r->acquired;
+}
+
+static const char *held_text(const Ring *r) {
+  return r->committed < r->acquired ? "" : "none; the next is ";
+}
+
 static Ring *ring_of(TlVm *vm, uint32_t id) {
   for (Ring *r = vm->rings; r; r = r->next)
     if (r->id == id)
@@ -1559,11 +1570,6 @@ static void copy_pending(TlVm *vm, Inst *in, SView *s, SElem *x) {
   s->mem->npending++;
 }
 
-/* tl.copy_async through a tensor map (TMA): the box at the coordinates
- * (outermost first) of the map's tensor, elements outside it 0. The map
- * (TL's encoding, bound by bind_tensor_map) gives the sizes and byte
- * strides of the tensor in its buffer; the shared tile's layout was
- * checked to be where TMA puts the box, so the copy is by index. */
 /* Whether a copy of step k of ring r may write element x (index j of s):
  * no product in flight reads it, and the step that filled it before (of
  * this ring) is one that step k's tl.ring_acquire waited for, released by
@@ -1601,6 +1607,11 @@ static bool ring_target_ok(TlVm *vm, Inst *in, const SView *s, const SElem *x,
   return true;
 }
 
+/* tl.copy_async through a tensor map (TMA): the box at the coordinates
+ * (outermost first) of the map's tensor, elements outside it 0. The map
+ * (TL's encoding, bound by bind_tensor_map) gives the sizes and byte
+ * strides of the tensor in its buffer; the shared tile's layout was
+ * checked to be where TMA puts the box, so the copy is by index. */
 static bool exec_copy_tma(TlVm *vm, Inst *in) {
   SView *s = live_shared(vm, in, 0);
   if (!s)
@@ -1610,13 +1621,12 @@ static bool exec_copy_tma(TlVm *vm, Inst *in) {
   if (tl_copy_async_ring(in->op)) {
     ring = vm_in(vm, in, in->nin - 2)->obj;
     step = vm_int_operand(vm, in, in->nin - 1);
-    if (step != ring->committed || step >= ring->acquired)
+    if (!producer_holds(ring, step))
       return vm_error(vm, in->op,
                       "copies into step %lld of the ring, but the step the "
                       "producer holds is %s%lld (tl.ring_acquire a step, "
                       "copy into its slot, then tl.ring_commit it)",
-                      (long long)step,
-                      ring->committed < ring->acquired ? "" : "none; the next is ",
+                      (long long)step, held_text(ring),
                       (long long)ring->committed);
   }
   unsigned p = (unsigned)vm_in(vm, in, 1)->bits;
@@ -1834,6 +1844,13 @@ static const char *const no_warp_can =
     "every warp left in the warp branch waits for another, so this wait "
     "would never end (a deadlock)";
 
+/* A ring wait that cannot go on yet: in a warp branch whose warps run as
+ * threads, the others run meanwhile (true: look again); false otherwise,
+ * with vm->failed set when the run was aborted (the error reported). */
+static bool wait_again(TlVm *vm) {
+  return vm->coop && vm_coop_block(vm);
+}
+
 /* The ring ops, for each running warp: the producer acquires and commits
  * the steps in order; each consumer warp waits for and releases them in
  * order (docs/langref.md, "Rings"). */
@@ -1844,10 +1861,10 @@ static bool exec_ring_op(TlVm *vm, Inst *in) {
   if (k < 0)
     return vm_error(vm, in->op, "step %lld of the ring is negative",
                     (long long)k);
+  unsigned slot = (unsigned)(k % r->stages);
   for (int64_t w = 0; w < vm->nwarps; w++) {
     if (!(warps >> w & 1))
       continue;
-    unsigned slot = (unsigned)(k % r->stages);
     switch (in->code) {
     case TL_OP_TL_RING_ACQUIRE:
       if (k != r->acquired)
@@ -1858,7 +1875,7 @@ static bool exec_ring_op(TlVm *vm, Inst *in) {
                         (long long)w, (long long)k, (long long)r->acquired);
       while (k >= r->stages && (r->rel_step[slot] != k - r->stages ||
                                 r->rel_count[slot] < r->consumers)) {
-        if (vm->coop && vm_coop_block(vm))
+        if (wait_again(vm))
           continue;
         if (vm->failed)
           return false;
@@ -1873,12 +1890,11 @@ static bool exec_ring_op(TlVm *vm, Inst *in) {
       r->acquired++;
       break;
     case TL_OP_TL_RING_COMMIT:
-      if (k != r->committed || k >= r->acquired)
+      if (!producer_holds(r, k))
         return vm_error(vm, in->op,
                         "warp %lld commits step %lld of the ring, but the "
                         "step the producer holds is %s%lld",
-                        (long long)w, (long long)k,
-                        r->committed < r->acquired ? "" : "none; the next is ",
+                        (long long)w, (long long)k, held_text(r),
                         (long long)r->committed);
       r->committed++;
       vm->coop_progress++;
@@ -1891,7 +1907,7 @@ static bool exec_ring_op(TlVm *vm, Inst *in) {
                         "0, 1, 2, ... in order)",
                         (long long)w, (long long)k, (long long)r->waited[w]);
       while (k >= r->committed) {
-        if (vm->coop && vm_coop_block(vm))
+        if (wait_again(vm))
           continue;
         if (vm->failed)
           return false;

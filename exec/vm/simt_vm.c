@@ -1607,19 +1607,30 @@ static uint64_t swizzle(uint64_t a, unsigned span) {
   return a ^ (((a >> 7) & mask) << 4);
 }
 
+/* For thread t, per warp w, the earliest of the latest arrivals of w's
+ * threads (other than t) ordered before t: reads of w up to that time are
+ * ordered before what t does next (UINT64_MAX for a warp of no thread
+ * but t). */
+static void warp_releases(const TlSimtVm *vm, int t, uint64_t *wmin) {
+  const uint64_t *k = vm->know + (size_t)t * vm->T;
+  for (int w = 0; w < 32; w++)
+    wmin[w] = UINT64_MAX;
+  for (int r = 0; r < vm->T; r++)
+    if (r != t && k[r] < wmin[r / 32])
+      wmin[r / 32] = k[r];
+}
+
 /* A TMA load into byte b, issued by thread t, races with the accesses of
  * other threads since the last bar.sync (they may still be reading what
- * the copy overwrites). */
-static bool tma_overwrite_ok(TlSimtVm *vm, SInst *in, int t, uint64_t b) {
+ * the copy overwrites), unless every thread of the reading warps arrived
+ * at an mbarrier after the last read of the byte and t then saw that
+ * phase complete (wmin: warp_releases of t). */
+static bool tma_overwrite_ok(TlSimtVm *vm, SInst *in, int t, uint64_t b,
+                             const uint64_t *wmin) {
   SByte *s = sbyte_now(vm, b);
-  /* Reads that every thread of their warps released (an mbarrier arrival
-   * after the last read of the byte) before t waited for the phase are
-   * ordered before the load. */
   bool released = s->writer < 0 && s->rwarps;
   for (int w = 0; released && w < 32; w++)
-    if (s->rwarps >> w & 1)
-      for (int r = 32 * w; r < 32 * w + 32 && r < vm->T && released; r++)
-        released = r == t || vm->know[(size_t)t * vm->T + r] > s->rtime;
+    released = !(s->rwarps >> w & 1) || wmin[w] > s->rtime;
   int other = released                           ? -1
               : s->writer >= 0 && s->writer != t ? s->writer
               : s->reader >= 0 && s->reader != t ? s->reader
@@ -1737,12 +1748,14 @@ static bool exec_tma_load(TlSimtVm *vm, SInst *in, const Mask *m) {
       }
       memset(c.mask + sa, 1, d.elem_bytes);
     }
+    uint64_t wmin[32];
+    warp_releases(vm, t, wmin);
     for (uint32_t k = 0; ok && k < c.span; k++) {
       if (!c.mask[k])
         continue;
       if (vm->sbytes[dst + k].pending) {
         ok = pending_error(vm, in, t, dst + k, true);
-      } else if (!tma_overwrite_ok(vm, in, t, dst + k)) {
+      } else if (!tma_overwrite_ok(vm, in, t, dst + k, wmin)) {
         ok = false;
       } else if (vm->sbytes[dst + k].tma) {
         const Tma *o = &vm->tmas.data[vm->sbytes[dst + k].tma - 1];

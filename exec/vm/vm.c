@@ -1005,15 +1005,7 @@ static Flow run_coop(TlVm *vm, Inst *in, Tile **merged);
 
 static Flow run_per_warp(TlVm *vm, Inst *in) {
   Flow f = F_OK;
-  Tile *merged[8] = {0};
-  if (in->nout > 8 && in->warp == W_BRANCH)
-    for (unsigned i = 0; i < in->nout; i++)
-      if (!tl_type_is_scalar(tl_value_type(tl_op_result(in->op, i)))) {
-        vm_error(vm, in->op,
-                 "the block VM merges the tiles of a warp branch with 8 "
-                 "results at most");
-        return F_ERROR;
-      }
+  Tile **merged = in->nout ? tl_xcalloc(in->nout, sizeof *merged) : NULL;
   if (in->coop) {
     f = run_coop(vm, in, merged);
   } else {
@@ -1029,7 +1021,7 @@ static Flow run_per_warp(TlVm *vm, Inst *in) {
         keep_warp_results(vm, in, vm->slots, w, merged);
     }
   }
-  for (unsigned i = 0; i < in->nout && i < 8; i++) {
+  for (unsigned i = 0; i < in->nout; i++) {
     if (!merged[i])
       continue;
     if (f == F_OK)
@@ -1037,6 +1029,7 @@ static Flow run_per_warp(TlVm *vm, Inst *in) {
     else
       tile_release(merged[i]);
   }
+  tl_free(merged);
   return f;
 }
 
@@ -1125,15 +1118,15 @@ static Flow run_coop(TlVm *vm, Inst *in, Tile **merged) {
       vm->warp = (int)w;
       vm_baton_run(b, w);
     }
-  bool aborted = b->abort;
   vm_baton_finish(b);
   vm->coop = NULL;
   vm->slots = block_slots;
   vm->warp = -1;
+  /* (tl.exit is refused in warp branches: a warp ends F_OK or F_ERROR.) */
   Flow f = F_OK;
   for (int64_t w = 0; w < n; w++)
     if (c.flow[w] != F_OK)
-      f = c.flow[w] == F_EXIT && !aborted ? F_EXIT : F_ERROR;
+      f = F_ERROR;
   for (int64_t w = 0; w < n && f == F_OK; w++)
     keep_warp_results(vm, in, c.slots[w], w, merged);
   for (int64_t w = 0; w < n; w++) {

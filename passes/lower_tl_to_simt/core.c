@@ -77,6 +77,15 @@ bool lw_fail_feature(Lower *L, TlOp *op, const char *what, unsigned feature,
 }
 
 /* An index value as i64 (arith.exti extends by the source's signedness). */
+TlValue *lw_to_i32(Lower *L, TlValue *v) {
+  TlType *t = tl_value_type(v);
+  unsigned w = tl_type_int_width(t);
+  if (w == 32)
+    return tl_type_int_signed(t) ? v : tl_arith_bitcast(&L->b, v, lw_i32(L));
+  return w > 32 ? tl_arith_trunci(&L->b, v, lw_i32(L))
+                : tl_arith_exti(&L->b, v, lw_i32(L));
+}
+
 TlValue *lw_to_i64(Lower *L, TlValue *v) {
   TlType *t = tl_value_type(v);
   if (t == lw_i64(L))

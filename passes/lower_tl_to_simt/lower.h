@@ -199,6 +199,9 @@ bool lw_fail(Lower *L, TlOp *op, const char *msg);
  * lacks (targets with it: ...)[; HINT]" (hint may be NULL). */
 bool lw_fail_feature(Lower *L, TlOp *op, const char *what, unsigned feature,
                      const char *hint);
+/* An integer of any width and signedness as i32 (truncated or extended)
+ * or as i64. */
+TlValue *lw_to_i32(Lower *L, TlValue *v);
 TlValue *lw_to_i64(Lower *L, TlValue *v);
 
 /* Tiles: the number of words of a !tl.reg type's tile; lw_new_tile

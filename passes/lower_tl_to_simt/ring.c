@@ -21,20 +21,17 @@ static TlValue *ring_base(Lower *L, TlValue *ring, TlOp *op) {
   return p;
 }
 
-/* full[k mod S] (empty: empty[k mod S]) and the parity of step k's phase. */
+/* full[k mod S] (empty: empty[k mod S]) and, where parity is not NULL,
+ * the parity of step k's phase. */
 static TlValue *slot_barrier(Lower *L, TlValue *base, TlType *rt, TlValue *k,
                              bool empty, TlValue **parity) {
   unsigned S = tl_ring_stages(rt);
   TlType *i32 = lw_i32(L);
-  TlType *kt = tl_value_type(k);
-  if (tl_type_int_width(kt) != 32)
-    k = tl_type_int_width(kt) > 32 ? tl_arith_trunci(&L->b, k, i32)
-                                   : tl_arith_exti(&L->b, k, i32);
-  else if (!tl_type_int_signed(kt))
-    k = tl_arith_bitcast(&L->b, k, i32);
+  k = lw_to_i32(L, k);
   TlValue *s = tl_arith_remi(&L->b, k, lw_cst(L, i32, S));
-  *parity = tl_arith_andi(&L->b, tl_arith_divi(&L->b, k, lw_cst(L, i32, S)),
-                          lw_cst(L, i32, 1));
+  if (parity)
+    *parity = tl_arith_andi(&L->b, tl_arith_divi(&L->b, k, lw_cst(L, i32, S)),
+                            lw_cst(L, i32, 1));
   TlValue *off = tl_arith_muli(&L->b, lw_to_i64(L, s), lw_cst(L, lw_i64(L), 8));
   if (empty)
     off = tl_arith_addi(&L->b, off, lw_cst(L, lw_i64(L), 8 * (int64_t)S));
@@ -106,11 +103,12 @@ bool lw_lower_ring_op(Lower *L, TlOp *op) {
     return false;
   TlType *rt = tl_value_type(ring);
   TlOpId id = tl_op_id(op);
-  TlValue *parity;
+  TlValue *parity = NULL;
+  bool waits = id == TL_OP_TL_RING_ACQUIRE || id == TL_OP_TL_RING_WAIT;
   TlValue *bar = slot_barrier(L, base, rt, k,
                               id == TL_OP_TL_RING_ACQUIRE ||
                                   id == TL_OP_TL_RING_RELEASE,
-                              &parity);
+                              waits ? &parity : NULL);
   switch (id) {
   case TL_OP_TL_RING_ACQUIRE:
     /* The release of step k - S completes the phase before this one. */
@@ -143,8 +141,7 @@ bool lw_lower_copy_ring(Lower *L, TlOp *op, const TmaCopy *c) {
   TlValue *k = lw_scalar(L, tl_op_operand(op, n - 1));
   if (!base || !k)
     return false;
-  TlValue *parity;
-  TlValue *bar = slot_barrier(L, base, tl_value_type(ring), k, false, &parity);
+  TlValue *bar = slot_barrier(L, base, tl_value_type(ring), k, false, NULL);
   TlBuilder outside = lw_open_guard(L, is_lane0(L));
   lw_issue_tma(L, c, bar);
   lw_close_guard(L, outside);

@@ -23,18 +23,6 @@
  * since before a TMA copy joins group g + R. */
 #include "lower.h"
 
-/* The i32 of an integer index of any width and signedness. */
-static TlValue *to_i32(Lower *L, TlValue *v) {
-  TlType *t = tl_value_type(v);
-  unsigned w = tl_type_int_width(t);
-  if (w == 32)
-    return tl_type_int_signed(t)
-               ? v
-               : tl_arith_bitcast(&L->b, v, lw_i32(L));
-  return w > 32 ? tl_arith_trunci(&L->b, v, lw_i32(L))
-                : tl_arith_exti(&L->b, v, lw_i32(L));
-}
-
 /* Thread t's counters, two u32 words of shared memory: word 0 the
  * commits so far, word 1 the groups it has waited for. */
 static TlValue *counter_ptr(Lower *L, int word) {
@@ -213,7 +201,7 @@ bool lw_lower_copy_tma(Lower *L, TlOp *op) {
   for (unsigned i = 0; i < c.rank; i++) {
     c.bytes *= tl_tensormap_box(mt, i);
     c.coords[c.rank - 1 - i] =
-        to_i32(L, lw_scalar(L, tl_op_operand(op, 2 + i)));
+        lw_to_i32(L, lw_scalar(L, tl_op_operand(op, 2 + i)));
   }
   if (tl_copy_async_ring(op))
     return lw_lower_copy_ring(L, op, &c);
