@@ -597,7 +597,7 @@ static bool lower_kernel(TlContext *ctx, const TlArch *arch, TlOp *k) {
   L.tid = lw_index_reg(&L, TL_OP_SIMT_THREAD_ID, "x");
   L.uni = tl_uniformity_create(k);
   tl_value_set_name_hint(L.tid, tl_context_intern(ctx, "tid", 3));
-  L.proxy_fences = lw_need_proxy_fences(k);
+  lw_plan_proxy_fences(&L, k);
   bool ok = lw_rings_begin(&L, k) && lw_tma_begin(&L, k) &&
             lower_block(&L, old);
   if (ok && (L.scratch_bytes || L.tma || L.rings.len)) {
@@ -627,6 +627,7 @@ static bool lower_kernel(TlContext *ctx, const TlArch *arch, TlOp *k) {
   tl_uniformity_destroy(L.uni);
   tl_vec_free(&L.map);
   tl_vec_free(&L.rings);
+  tl_vec_free(&L.mixed_tiles);
   tl_arena_reset(&L.arena);
   return ok;
 }

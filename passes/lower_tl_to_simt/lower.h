@@ -89,8 +89,12 @@ typedef struct Lower {
   TL_VEC(RingPlace) rings; /* the kernel's rings (ring.c) */
   int64_t ring_end;      /* the end of their barriers: byte offset */
   bool proxy_fences;     /* shared bytes pass between the generic and the
-                            async proxy: fence.proxy.async before each
-                            async access (lw_need_proxy_fences) */
+                            async proxy: fence.proxy.async at releases
+                            and barriers (lw_plan_proxy_fences) */
+  TL_VEC(TlOp *) mixed_tiles; /* the tl.alloc_shared tiles both proxies
+                            reach: fenced before each async access */
+  bool all_mixed;        /* every tile counts as one (planned tiles share
+                            bytes, or a tile of no tl.alloc_shared) */
   bool failed;
   TlArena arena;
 } Lower;
@@ -299,7 +303,10 @@ bool lw_tma_begin(Lower *L, TlOp *kernel);
  * (no ld/st.shared, no cp.async, no bytes shared with another tile by the
  * plan), so the async proxy's accesses are ordered by the mbarriers and
  * wgmma's waits alone. */
-bool lw_need_proxy_fences(TlOp *kernel);
+void lw_plan_proxy_fences(Lower *L, TlOp *kernel);
+/* Whether the async proxy's accesses to the shared tile need a
+ * fence.proxy.async before them (the generic proxy reaches its bytes). */
+bool lw_tile_mixed(Lower *L, TlValue *tile);
 bool lw_lower_copy_tma(Lower *L, TlOp *op);
 /* A copy through a tensor map: its destination, map, coordinates (i32,
  * innermost first) and box bytes. lw_issue_tma emits it, completing on
@@ -311,6 +318,7 @@ typedef struct TmaCopy {
   TlValue *coords[3];
   unsigned rank;
   int64_t bytes;
+  bool mixed; /* the generic proxy reaches the tile (lw_tile_mixed) */
 } TmaCopy;
 void lw_issue_tma(Lower *L, const TmaCopy *c, TlValue *bar);
 void lw_tma_commit(Lower *L);

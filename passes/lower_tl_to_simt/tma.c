@@ -124,20 +124,36 @@ static void classify(TlOp *op, void *user) {
   }
 }
 
-bool lw_need_proxy_fences(TlOp *kernel) {
+void lw_plan_proxy_fences(Lower *L, TlOp *kernel) {
   Proxies p = {0};
   tl_op_walk(kernel, classify, &p, false);
-  bool any_async = false, need = p.unknown;
+  bool any_async = false, any_mixed = false, all = p.unknown;
   for (size_t i = 0; i < p.allocs.len; i++) {
     any_async = any_async || (p.by.data[i] & BY_ASYNC);
-    need = need || p.by.data[i] == (BY_GENERIC | BY_ASYNC);
+    if (p.by.data[i] == (BY_GENERIC | BY_ASYNC)) {
+      any_mixed = true;
+      tl_vec_push(&L->mixed_tiles, p.allocs.data[i]);
+    }
   }
   /* Planned tiles that share bytes: their accesses may cross proxies. */
-  for (size_t i = 0; i < p.allocs.len && any_async && !need; i++)
-    need = tl_shared_reuses(p.allocs.data[i]);
+  for (size_t i = 0; i < p.allocs.len && any_async && !all; i++)
+    all = tl_shared_reuses(p.allocs.data[i]);
   tl_vec_free(&p.allocs);
   tl_vec_free(&p.by);
-  return need && (any_async || p.unknown);
+  L->proxy_fences = (any_mixed || all) && (any_async || p.unknown);
+  L->all_mixed = all && L->proxy_fences;
+}
+
+bool lw_tile_mixed(Lower *L, TlValue *tile) {
+  if (L->all_mixed)
+    return true;
+  TlOp *a = alloc_of(tile);
+  if (!a)
+    return L->proxy_fences;
+  for (size_t i = 0; i < L->mixed_tiles.len; i++)
+    if (L->mixed_tiles.data[i] == a)
+      return true;
+  return false;
 }
 
 /* The first copy through a tensor map (*user, a TlOp *, set once). */
@@ -197,7 +213,8 @@ bool lw_lower_copy_tma(Lower *L, TlOp *op) {
                    "a copy through a tensor map into a view whose layout is "
                    "not the box's");
   TmaCopy c = {m, map, {NULL, NULL, NULL}, tl_tensormap_rank(mt),
-               tl_type_bitwidth(tl_tensormap_elem(mt)) / 8};
+               tl_type_bitwidth(tl_tensormap_elem(mt)) / 8,
+               lw_tile_mixed(L, tl_op_operand(op, 0))};
   for (unsigned i = 0; i < c.rank; i++) {
     c.bytes *= tl_tensormap_box(mt, i);
     c.coords[c.rank - 1 - i] =
@@ -215,8 +232,9 @@ bool lw_lower_copy_tma(Lower *L, TlOp *op) {
 
 void lw_issue_tma(Lower *L, const TmaCopy *c, TlValue *bar) {
   /* Generic-proxy writes of this thread to the tile before the copy (the
-   * others' were fenced at their tl.synchronize or ring release). */
-  if (L->proxy_fences)
+   * others' were fenced at their tl.synchronize or ring release); a tile
+   * only the async proxy reaches needs none. */
+  if (c->mixed)
     tl_build(&L->b, TL_OP_SIMT_FENCE_PROXY_ASYNC, 0, NULL, 0, NULL);
   TlValue *ex[2] = {bar, lw_cst(L, lw_i32(L), c->bytes)};
   tl_build(&L->b, TL_OP_SIMT_MBARRIER_EXPECT_TX, 2, ex, 0, NULL);

@@ -325,7 +325,7 @@ bool lw_lower_dot_wgmma(Lower *L, TlOp *op) {
         cv[j] = tl_arith_bitcast(&L->b, c->words[q * 4 + j], rt);
       acc[q] = tl_build1(&L->b, TL_OP_SIMT_BUILD, 4, cv, vc);
     }
-    if (L->proxy_fences)
+    if ((desca && lw_tile_mixed(L, va)) || lw_tile_mixed(L, vb))
       emit0(L, TL_OP_SIMT_FENCE_PROXY_ASYNC);
     emit0(L, TL_OP_SIMT_WGMMA_FENCE);
     char shape[32];
