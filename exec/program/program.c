@@ -209,6 +209,9 @@ const char *tl_session_device_name(const TlSession *s) {
 unsigned tl_session_device_sm(const TlSession *s) {
   return s->rt ? tl_runtime_sm(s->rt) : 0;
 }
+unsigned tl_session_device_sms(const TlSession *s) {
+  return s->rt ? tl_runtime_num_sms(s->rt) : 0;
+}
 
 /*===--- Programs ---------------------------------------------------------===*/
 

@@ -83,11 +83,12 @@ TlResult tl_session_open_device(TlSession *s, int ordinal);
  * launches could not report, are reported here. Fails when no device is
  * open. */
 TlResult tl_session_synchronize(TlSession *s);
-/* The open device's ordinal, name ("NVIDIA H100 80GB HBM3") and SM
- * number (90); -1, NULL and 0 when none is open. */
+/* The open device's ordinal, name ("NVIDIA H100 80GB HBM3"), SM number
+ * (90) and number of SMs (132); -1, NULL, 0 and 0 when none is open. */
 int tl_session_device_ordinal(const TlSession *s);
 const char *tl_session_device_name(const TlSession *s);
 unsigned tl_session_device_sm(const TlSession *s);
+unsigned tl_session_device_sms(const TlSession *s);
 
 /*===------------------------------------------------------------------===*
  * Programs

@@ -631,6 +631,9 @@ class Session:
     def device_sm(self):
         return self._lib.tl_session_device_sm(self._h)
 
+    def device_sms(self):
+        return self._lib.tl_session_device_sms(self._h)
+
     def compile(self, source, kernel=None, **defines):
         """A Kernel from a path or the text of a .tl file (text has a
         newline or 'tl.kernel' in it); defines set template parameters,

@@ -119,6 +119,7 @@ _SIGNATURES = {
     "tl_session_device_ordinal": (ctypes.c_int, [_P]),
     "tl_session_device_name": (ctypes.c_char_p, [_P]),
     "tl_session_device_sm": (ctypes.c_uint, [_P]),
+    "tl_session_device_sms": (ctypes.c_uint, [_P]),
     "tl_program_create": (_P, [_P, ctypes.POINTER(TlProgramDesc)]),
     "tl_program_destroy": (None, [_P]),
     "tl_program_name": (ctypes.c_char_p, [_P]),

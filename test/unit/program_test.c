@@ -475,6 +475,7 @@ static void test_driver(void) {
   CHECK_EQ_INT(tl_session_device_ordinal(s), 0);
   CHECK_EQ_STR(tl_session_device_name(s), "TL fake GPU");
   CHECK_EQ_INT(tl_session_device_sm(s), 90);
+  CHECK_EQ_INT(tl_session_device_sms(s), 132);
   CHECK(TL_FAILED(tl_session_open_device(s, 0)));
   CHECK(error_has(s, "CUDA device 0 is already open"));
   /* On the device, a buffer needs a device address. */

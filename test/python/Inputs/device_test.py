@@ -60,7 +60,7 @@ k = s.compile(path, BLOCK=256)
 k(x, y, z, 1000)                            # the default stream
 k(x, y, z, 600, stream=0x5eed)              # a CUstream handle
 k(x, y, z, 300, stream=Stream(0xbeef))      # an object with .cuda_stream
-assert s.device_name() == "TL fake GPU" and s.device_sm() == 90
+assert s.device_name() == "TL fake GPU" and s.device_sm() == 90 and s.device_sms() == 132
 assert s.device_ordinal() == 0
 assert k.launch_dims(x, y, z, 1000) == ((4, 1, 1), 64, 0)
 assert k.launch_dims(x, y, z, 1000, sm=80) == ((4, 1, 1), 64, 0)
