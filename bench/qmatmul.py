@@ -6,7 +6,7 @@ each).
 
   python3 bench/qmatmul.py [--bin DIR] [--quick] [--m 1,16] [--models 70B,8B] [--zp]
                            [--wt TYPE] [--types T1,T2,...] [--sa]
-                           [--only m8|t|base|wg] [--wg-configs BNxBMxS[xKS],...] [--no-checks]
+                           [--only m8|t|base|wg] [--wg-configs BNxBMxS[xPB],...] [--no-checks]
 
 --only times one family of candidates (the m <= 8 kernel, the tall
 blocks, the 16-row ones, or qmatmul_wg.tl's warpgroup-mma ones, sm_90a); --no-checks skips the float64 checks (for a
@@ -20,7 +20,7 @@ its own roofline (its codes' bytes).
 For each shape (N, K) of a Llama-3.3-70B layer (and Llama-3-8B), at M = 1
 and 16 (--m for others): TL's kernel for each candidate configuration
 (BN, W, S[, KS]; m8 ones for m <= 16, with two 8-row tiles a block past 8,
-tall ones, t, for m > 8, and qmatmul_wg.tl's (BN, BM, S[, KS]), wg, for m >
+tall ones, t, for m > 8, and qmatmul_wg.tl's (BN, BM, S[, PB]), wg, for m >
 16 on an sm_90 device), the best one kept; cuBLAS f16 (torch.matmul, f16 [M, K] x [K, N]); tinygemm int4 g128
 (torch._weight_int4pack_mm, bf16). The roofline is the bytes that must move
 (u4 codes, f16 scales, A and C) over the copy bandwidth measured in the same
@@ -74,10 +74,13 @@ CONFIGS_TALL = [("t", 256, 1, 3, 4, 4), ("t", 256, 1, 4, 4, 4), ("t", 128, 1, 4,
                 ("t", 128, 2, 3, 2, 4), ("t", 128, 1, 4, 2, 4, 2), ("t", 256, 1, 3, 4, 4, 2),
                 ("t", 128, 1, 4, 4, 4, 4)]
 CONFIGS_TALL16 = [("t", 256, 1, 4, 4, 1), ("t", 128, 2, 4, 2, 1), ("t", 256, 2, 3, 4, 1)]
-# kernels/qmatmul_wg.tl (sm_90a warpgroup mma) for larger m: ("wg", BN, BM, S[, KS]),
-# BN / 64 warpgroups over BN columns, BM rows a block, S slots, k split over KS blocks.
-CONFIGS_WG = [("wg", 128, 256, 4), ("wg", 128, 256, 4, 2), ("wg", 128, 128, 5), ("wg", 128, 128, 5, 2),
-              ("wg", 64, 128, 6, 2), ("wg", 128, 64, 6), ("wg", 128, 64, 6, 2), ("wg", 64, 64, 8, 2)]
+# kernels/qmatmul_wg.tl (sm_90a warpgroup mma) for larger m: ("wg", BN, BM, S[, PB]),
+# BN / 64 warpgroups over BN columns, BM rows a tile, S slots, PB persistent
+# blocks sharing the tiles' steps (without PB: each of SMS and SMS rounded down to a
+# multiple of 16, tl.ops's choice).
+CONFIGS_WG = [("wg", 128, 256, 4), ("wg", 128, 256, 3), ("wg", 128, 128, 5), ("wg", 64, 128, 6),
+              ("wg", 128, 64, 6), ("wg", 64, 64, 8)]
+SMS = 132  # the device's SMs (main() asks torch)
 
 
 def parse_cfg(cfg):
@@ -85,7 +88,7 @@ def parse_cfg(cfg):
     c = dict(m8=cfg[0] == "m8", tall=cfg[0] == "t", wg=cfg[0] == "wg", wn=1, mt=1, ks=1, r=1)
     v = cfg[1:] if isinstance(cfg[0], str) else cfg
     if c["wg"]:
-        c.update(bn=v[0], bm=v[1], s=v[2], w=1, pbn=64, rows=v[1], ks=v[3] if len(v) > 3 else 1)
+        c.update(bn=v[0], bm=v[1], s=v[2], w=1, pbn=64, rows=v[1], pb=v[3] if len(v) > 3 else SMS)
         return c
     c.update(bn=v[0], w=v[1], s=v[2])
     if c["tall"]:
@@ -116,7 +119,7 @@ def configs(m):
 
 def cfg_defines(c, k, n, wt):
     if c["wg"]:
-        return dict(K=k, N=n, G=G, BN=c["bn"], BM=c["bm"], S=c["s"], ZP=ZP, WT=wt, KS=c["ks"])
+        return dict(K=k, N=n, G=G, BN=c["bn"], BM=c["bm"], S=c["s"], ZP=ZP, WT=wt, PB=c["pb"])
     d = dict(K=k, N=n, G=G, BN=c["bn"], W=c["w"], S=c["s"], ZP=ZP, WT=wt, KS=c["ks"])
     if c["tall"]:
         d.update(WN=c["wn"], MT=c["mt"])
@@ -166,9 +169,12 @@ def bits_of(wt):
     return qmatmul.dtype_info(wt)[1]
 
 
-def ws_args(m, n, bn, ks, rows):
-    """The split reduction's workspace and locks (unused when KS = 1)."""
+def ws_args(m, n, bn, ks, rows, pb=None):
+    """The split reduction's workspace and locks (unused when KS = 1);
+    with pb, qmatmul_wg.tl's stream reduction's."""
     rb = (m + rows - 1) // rows
+    if pb:
+        return dict(ws="zeros:f32:%d" % (2 * pb * bn * rows), locks="zeros:u32:%d" % pb)
     if ks == 1:
         return dict(ws="zeros:f32:4", locks="zeros:u32:1")
     return dict(ws="zeros:f32:%d" % (rb * n * ks * rows), locks="zeros:u32:%d" % (rb * n // bn))
@@ -179,12 +185,12 @@ def bench_tl(tlbin, m, n, k, cfg, wt=None):
     wt = wt or WT
     bn, pbn, ks = c["bn"], c["pbn"], c["ks"]
     if (n % bn or k % (c["w"] * G * ks) or G * pbn * bits_of(wt) % 4096
-            or (c["wg"] and (bits_of(wt) != 4 or k % (128 * ks)))):
+            or (c["wg"] and (bits_of(wt) != 4 or k % 128))):
         return None
     args = dict(a="rand:f16:%dx%d" % (m, k),
                 b="rand:u8:%dx%dx%dx32x16" % (n // pbn, k // G, G * pbn * bits_of(wt) // 4096),
                 s="rand:f16:%dx%d" % (k // G * (1 + ZP), n), c="zeros:f16:%dx%d" % (m, n),
-                m=str(m), **ws_args(m, n, bn, ks, c["rows"]))
+                m=str(m), **ws_args(m, n, bn, ks, c["rows"], c.get("pb")))
     rc, out = run_instance(tlbin, cfg_defines(c, k, n, wt), args,
                            ["--seed", "1", "--json", "--no-vm-check"], c["m8"], c["wg"])
     ms = median_of(out)
@@ -202,7 +208,7 @@ def check_tl(tlbin, m, n, k, cfg, seed):
         p = os.path.join(d, "q")
         qmatmul.gen(p, m, k, n, G, bn, seed, ZP, wt=WT)
         args = dict(a=p + ".a.npy", b=p + ".b.npy", s=p + ".s.npy",
-                    c="zeros:f16:%dx%d" % (m, n), m=str(m), **ws_args(m, n, c["bn"], ks, c["rows"]))
+                    c="zeros:f16:%dx%d" % (m, n), m=str(m), **ws_args(m, n, c["bn"], ks, c["rows"], c.get("pb")))
         rc, out = run_instance(tlbin, cfg_defines(c, k, n, WT), args,
                                ["--no-vm-check", "--save", "c=%s.c.npy" % p], m8, c["wg"])
         if rc == 0 and cfg == CONFIGS[0]:
@@ -255,7 +261,7 @@ def main():
     global ZP, WT, SA, ONLY
     if "--only" in sys.argv:
         ONLY = sys.argv[sys.argv.index("--only") + 1]
-    if "--wg-configs" in sys.argv:  # BNxBMxS[xKS],...: replaces CONFIGS_WG
+    if "--wg-configs" in sys.argv:  # BNxBMxS[xPB],...: replaces CONFIGS_WG
         spec = sys.argv[sys.argv.index("--wg-configs") + 1]
         CONFIGS_WG[:] = [("wg",) + tuple(int(x) for x in c.split("x")) for c in spec.split(",")]
     ZP = 1 if "--zp" in sys.argv else 0
@@ -274,7 +280,10 @@ def main():
     if "--models" in sys.argv:
         models = tuple(sys.argv[sys.argv.index("--models") + 1].split(","))
     import torch
-    global timed
+    global timed, SMS
+    SMS = torch.cuda.get_device_properties(0).multi_processor_count
+    pbs = sorted({SMS // 16 * 16 or SMS, SMS})
+    CONFIGS_WG[:] = [c + (pb,) if len(c) == 4 else c for c in CONFIGS_WG for pb in (pbs if len(c) == 4 else pbs[:1])]
     from peers import copy_bandwidth, timed  # the same flush and median as peers.py
     print("device:", torch.cuda.get_device_name(), "torch", torch.__version__,
           "weights", WT, "zero points" if ZP else "", "m8 scales after the sum" if SA else "")

@@ -13,12 +13,15 @@ type AT (f16 or bf16).
       bits [i * bits, (i + 1) * bits)), and PREFIX.meta.json (the sizes and
       types, for check). AT arrays that NumPy lacks (bf16) are stored as
       their bytes (uint8), as tl-run exchanges them.
-  qmatmul.py check PREFIX W [--exact] [--ks KS] [--sa]
+  qmatmul.py check PREFIX W [--exact] [--ks KS] [--sa] [--stream PB,BN,BM]
       compares PREFIX.c.npy (AT [M, N]) with the reference. --exact: bit
       for bit with the block VM's order of sums (each of the W warps sums
       its groups in k order in f32, then the W partial sums are added in
       warp order; with the k range split over KS blocks, per part, and the
-      parts added in order); otherwise the norm-wise error against the float64
+      parts added in order; --stream: qmatmul_wg.tl's tiles of BN x BM
+      over PB blocks, each tile's parts as its schedule splits it, summed
+      in k order from +0 and added in order from +0); otherwise the
+      norm-wise error against the float64
       product of A and the dequantised weights:
           max_i |c_i - ref_i| / (sum_k |a_ik| |w_kj|)  <=  2^-10 (f16),
                                                          2^-7 (bf16)
@@ -270,6 +273,43 @@ def reference_exact(a, wd, g, warps, ks=1):
     return total.astype(np.float64)
 
 
+def stream_parts(m, k, n, pb, bn, bm):
+    """kernels/qmatmul_wg.tl's schedule over PB blocks: for each tile
+    (rows, columns), its parts' k ranges in block order. Of the T tiles
+    (tile t: column tile t mod (N / BN) of row tile t / (N / BN)),
+    the first T mod PB are split into runs of U steps of 64 k (U the even
+    ceiling of their steps over PB); the rest are whole."""
+    nk, nrb = k // 64, -(-m // bm)
+    tiles = nrb * (n // bn)
+    tsk = tiles % pb
+    u = -(-(tsk * nk) // pb)
+    u += u % 2
+    for t in range(tiles):
+        bi, bj = t // (n // bn), t % (n // bn)
+        cuts = [0, nk]
+        if t < tsk:
+            cuts = sorted({0, nk} | {c * u - t * nk for c in range(pb) if 0 < c * u - t * nk < nk})
+        yield (slice(bi * bm, min(m, bi * bm + bm)), slice(bj * bn, bj * bn + bn),
+               [(64 * lo, 64 * hi) for lo, hi in zip(cuts, cuts[1:])])
+
+
+def reference_stream(a, wd, pb, bn, bm):
+    """qmatmul_wg.tl's order: each part of a tile sums its k range in
+    order from +0 in f32, and the parts are added in order from +0."""
+    m, k = a.shape
+    a32, w32 = a.astype(np.float32), wd.astype(np.float32)
+    total = np.zeros((m, wd.shape[1]), np.float32)
+    for rows, cols, parts in stream_parts(m, k, wd.shape[1], pb, bn, bm):
+        acc = np.zeros((rows.stop - rows.start, bn), np.float32)
+        for lo, hi in parts:
+            p = np.zeros_like(acc)
+            for kk in range(lo, hi):
+                p += np.outer(a32[rows, kk], w32[kk, cols])
+            acc += p
+        total[rows, cols] = acc
+    return total.astype(np.float64)
+
+
 def reference_exact_sa(a, wz, s, g, warps, ks=1):
     """The block VM's order with the scales applied after each group's sum
     (qmatmul_m8.tl -D SA=1): per group, the products of A and the unscaled
@@ -296,7 +336,7 @@ def reference_exact_sa(a, wz, s, g, warps, ks=1):
     return total.astype(np.float64)
 
 
-def check(prefix, warps, exact, ks=1, sa=False):
+def check(prefix, warps, exact, ks=1, sa=False, stream=None):
     meta = json.load(open(prefix + ".meta.json"))
     m, k, n, g, zp = (meta[x] for x in ("m", "k", "n", "g", "zp"))
     wt, at = meta["wt"], meta["at"]
@@ -309,6 +349,8 @@ def check(prefix, warps, exact, ks=1, sa=False):
         zero = np.repeat(s[:, 1, :], k // s.shape[0], axis=0) if zp else 0.0
         wz = decode(wt, w) - zero
         ref = round_at(reference_exact_sa(a, wz, s[:, 0, :], g, warps, ks), at)
+    elif exact and stream:
+        ref = round_at(reference_stream(a, wd, *stream), at)
     elif exact:
         ref = round_at(reference_exact(a, wd, g, warps, ks), at)
     if exact:
@@ -334,7 +376,7 @@ def check(prefix, warps, exact, ks=1, sa=False):
 
 
 def main(argv):
-    opts = {"--wt": "i4", "--at": "f16", "--ks": "1"}
+    opts = {"--wt": "i4", "--at": "f16", "--ks": "1", "--stream": ""}
     pc = "--pc" in argv
     argv = [x for x in argv if x != "--pc"]
     rest = []
@@ -348,7 +390,8 @@ def main(argv):
         gen(rest[1], *(int(v) for v in rest[2:]), wt=opts["--wt"],
             at=opts["--at"], pc=pc)
     elif rest[0] == "check":
-        check(rest[1], int(rest[2]), "--exact" in rest, int(opts["--ks"]), "--sa" in rest)
+        stream = tuple(int(v) for v in opts["--stream"].split(",")) if opts["--stream"] else None
+        check(rest[1], int(rest[2]), "--exact" in rest, int(opts["--ks"]), "--sa" in rest, stream)
     else:
         sys.exit("usage: qmatmul.py gen|check ... (see the docstring)")
 

@@ -155,7 +155,7 @@ def _workspace(x, on_gpu, dtype="f32"):
 
 
 def _split_ws(x, on_gpu, floats, locks):
-    """qmatmul_wg.tl's split reduction buffers: f32 ws of at least `floats`
+    """qmatmul_wg.tl's stream reduction buffers: f32 ws of at least `floats`
     and u32 locks of at least `locks` elements, zero (every launch leaves
     the locks zero), kept per device and grown when too small."""
     import numpy as np
@@ -172,20 +172,25 @@ def _split_ws(x, on_gpu, floats, locks):
     return ws, lk
 
 
-def _instance(m, p, sm=None):
+def _instance(m, p, sm=None, sms=8):
     """The kernel and template values for m rows on a device of SM `sm`
-    (None: the CPU VM) (docs/performance.md: the weights as the mma A
-    operand for m <= 16, in 8-row tiles, two a block past 8; 64 x 256
-    tiles beyond; on sm_90, from 128 rows, warpgroup mma with 4-bit
-    weights)."""
+    (None: the CPU VM) with `sms` SMs (docs/performance.md: the weights as
+    the mma A operand for m <= 16, in 8-row tiles, two a block past 8; 64
+    x 256 tiles beyond; on sm_90, from 128 rows, warpgroup mma with 4-bit
+    weights on persistent blocks, the SMs rounded down to a multiple of 16:
+    the layers' tile counts are multiples of 16, so the split tiles fall
+    into runs that start at the same steps of their tiles; tiles of 128
+    rows that fill three waves go whole, a block each)."""
     base = dict(K=p.K, N=p.N, G=p.group, WT=p.wtype, AT=p.at, ZP=p.zp, PC=int(p.per_column))
     if (sm == 90 and m >= 128 and _bits(p.wtype) == 4 and not p.per_column and p.group % 64 == 0
             and p.K % 128 == 0 and p.N % 128 == 0):
         bm = 256 if m > 128 else 128
-        blocks = p.N // 128 * -(-m // bm)
-        ks = 2 if blocks <= 64 and p.K % 256 == 0 else 1
         del base["PC"]
-        return "qmatmul_wg.tl", None, dict(base, BN=128, BM=bm, S=4 if bm == 256 else 5, KS=ks)
+        pb = sms // 16 * 16 or sms
+        tiles = -(-m // bm) * (p.N // 128)
+        if bm == 128 and tiles >= 3 * pb:
+            pb = tiles
+        return "qmatmul_wg.tl", None, dict(base, BN=128, BM=bm, S=4 if bm == 256 else 5, PB=pb)
     w = next(w for w in (4, 2, 1) if p.K % (w * p.group) == 0)
     if m <= 8:
         return "qmatmul_m8.tl", "qmatmul_m8", dict(base, BN=_BN, W=w, S=4)
@@ -210,13 +215,15 @@ def quant_matmul(x, packed, out=None, sm=None):
     m = int(x.shape[0])
     if m < 1:
         raise ValueError("x: m must be at least 1")
-    if sm is None and on_gpu:
+    sms = 8  # on the VM: a stream over 8 blocks
+    if on_gpu:
         from . import default_session
         session = default_session()
         if session.device_ordinal() < 0:
             session.open_device(x.device.index or 0)
-        sm = session.device_sm()
-    name, kernel, defs = _instance(m, p, sm)
+        sm = session.device_sm() if sm is None else sm
+        sms = session.device_sms()
+    name, kernel, defs = _instance(m, p, sm, sms)
     k = _kernel(name, kernel=kernel, **defs)
     if out is None:
         if on_gpu:
@@ -229,9 +236,10 @@ def quant_matmul(x, packed, out=None, sm=None):
         # The tensor maps over x (box [BM, 64]), the codes as [N / 64, K /
         # 4, 128] bytes and the scales as [K / G, 1 + ZP, N], and the
         # pointers to them.
-        bm, ks = defs["BM"], defs["KS"]
-        rb, nb = -(-m // bm), p.N // defs["BN"]
-        ws, locks = _split_ws(x, on_gpu, rb * p.N * ks * bm if ks > 1 else 4, rb * nb)
+        # The stream's reduction buffers, used where a tile is split.
+        pb, tiles = defs["PB"], -(-m // defs["BM"]) * (p.N // defs["BN"])
+        split = tiles % pb != 0
+        ws, locks = _split_ws(x, on_gpu, 2 * pb * defs["BN"] * defs["BM"] if split else 4, pb if split else 1)
         tb = p.b.reshape(p.N // 64, p.K // 4, 128)
         ts = p.s.reshape(p.K // p.group, 1 + p.zp, p.N)
         args = (xa, tb, ts, xa, p.b, p.s, out, m, ws, locks)
