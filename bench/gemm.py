@@ -6,7 +6,7 @@ way tl-run --bench times TL's kernels (the median of 50 event-timed runs,
 the L2 cache flushed before each; bench/peers.py's helper).
 
   python3 bench/gemm.py [--bin DIR] [--shapes 8192x8192x8192,...]
-                        [--configs 128x256x4,...]
+                        [--configs 128x256x4[xPB],...]
                         [--kernels gemm,gemm_tma,gemm_ring,gemm_ws]
                         [--no-checks]
 
@@ -14,8 +14,9 @@ For each shape MxNxK (default 8192^3, 4096^3, 2048^3 and the 70B layer's
 MLP at M = 4096: 4096x28672x8192): each TL kernel (kernels/gemm.tl,
 copies by cp.async; kernels/gemm_tma.tl, copies by TMA; kernels/
 gemm_ring.tl, copies by TMA handed over by a ring; kernels/gemm_ws.tl,
-the same with a producer warpgroup), the best of its
-candidate tilings BMxBNxS, in TFLOP/s, and cuBLAS's. Before timing, each
+the same with a producer warpgroup on PB persistent blocks: without PB,
+each of the SMs rounded down to a multiple of 16 and the SMs), the best
+of its candidate tilings BMxBNxS[xPB], in TFLOP/s, and cuBLAS's. Before timing, each
 tiling is checked on a ragged shape (1000x1000x1000) against
 scripts/gemm.py's float64 product and bound (--no-checks skips it).
 """
@@ -38,13 +39,23 @@ CONFIGS = [(128, 256, 4), (128, 256, 3), (128, 128, 4), (128, 128, 6), (256, 128
            (256, 128, 4)]
 
 
+SMS = 132  # the device's SMs (main() asks torch): gemm_ws.tl's PB by default
+
+
+def cfg_name(cfg):
+    return "BM=%d BN=%d S=%d" % cfg[:3] + (" PB=%d" % cfg[3] if len(cfg) > 3 else "")
+
+
 def instance(cfg, m, n, k, kernel="gemm"):
-    bm, bn, s = cfg
+    bm, bn, s = cfg[:3]
     args = {"a": "rand:f16:%dx%d" % (m, k), "w": "rand:f16:%dx%d" % (n, k),
             "c": "zeros:f16:%dx%d" % (m, n), "m": m, "n": n, "k": k}
     if kernel in ("gemm_tma", "gemm_ring", "gemm_ws"):  # tensor maps over a and w (boxes from the types)
         args.update(ta="tmap:a", tw="tmap:w")
-    return {"BM": bm, "BN": bn, "S": s}, args
+    d = {"BM": bm, "BN": bn, "S": s}
+    if kernel == "gemm_ws":
+        d["PB"] = cfg[3] if len(cfg) > 3 else SMS
+    return d, args
 
 
 def check(tlbin, cfg, kernel):
@@ -61,7 +72,7 @@ def check(tlbin, cfg, kernel):
             print("check %s %s: tl-run failed:\n%s" % (kernel, cfg, out))
             return False
         ok = gemm.check(*(np.load("%s/%s.npy" % (tmp, x)) for x in "awc"))
-        print("check %s BM=%d BN=%d S=%d: %s" % ((kernel,) + cfg + ("passed" if ok else "FAILED",)))
+        print("check %s %s: %s" % (kernel, cfg_name(cfg), "passed" if ok else "FAILED"))
         return ok
 
 
@@ -80,11 +91,21 @@ def main():
     kernels = args.kernels.split(",")
     import torch
     from peers import copy_bandwidth, timed
+    global SMS
+    SMS = torch.cuda.get_device_properties(0).multi_processor_count
+    pbs = sorted({SMS // 16 * 16 or SMS, SMS})
+
+    def tilings(kn):
+        """gemm_ws.tl's tilings without PB run with each of pbs; the other
+        kernels' ignore PB."""
+        if kn != "gemm_ws":
+            return list(dict.fromkeys(c[:3] for c in configs))
+        return [c + (pb,) for c in configs if len(c) == 3 for pb in pbs] + [c for c in configs if len(c) > 3]
     print("device:", torch.cuda.get_device_name(), "torch", torch.__version__)
     bw = copy_bandwidth()
     checks = "skipped"
     if not args.no_checks:
-        checks = "passed" if all([check(args.bin, c, kn) for kn in kernels for c in configs]) \
+        checks = "passed" if all([check(args.bin, c, kn) for kn in kernels for c in tilings(kn)]) \
             else "FAILED"
     lines = []
     for m, n, k in shapes:
@@ -96,20 +117,19 @@ def main():
         line = "gemm f16 %dx%dx%d: cuBLAS %.4f ms (%.1f TFLOP/s)" % (m, n, k, peer, flops / peer / 1e9)
         for kn in kernels:
             best = None
-            for cfg in configs:
+            for cfg in tilings(kn):
                 d, args_ = instance(cfg, m, n, k, kn)
                 rc, out = tl_run(args.bin, KERNELS[kn], d, args_,
                                  ["--bench", "--json", "--no-vm-check", "--flops", str(int(flops))])
                 t = median_of(out) if rc == 0 else None
-                print("  %s %dx%dx%d BM=%d BN=%d S=%d: %s" % ((kn, m, n, k) + cfg + (
-                    "%.4f ms %.1f TFLOP/s" % (t, flops / t / 1e9) if t else
-                    "failed: " + out.strip().splitlines()[-1] if out.strip() else "failed",)))
+                print("  %s %dx%dx%d %s: %s" % (kn, m, n, k, cfg_name(cfg),
+                      "%.4f ms %.1f TFLOP/s" % (t, flops / t / 1e9) if t else
+                      "failed: " + out.strip().splitlines()[-1] if out.strip() else "failed"))
                 if t and (best is None or t < best[0]):
                     best = (t, cfg)
             if best:
-                line += "; %s %.4f ms (%.1f TFLOP/s, BM=%d BN=%d S=%d), %.1f%% of cuBLAS" % (
-                    kn, best[0], flops / best[0] / 1e9, best[1][0], best[1][1], best[1][2],
-                    100 * peer / best[0])
+                line += "; %s %.4f ms (%.1f TFLOP/s, %s), %.1f%% of cuBLAS" % (
+                    kn, best[0], flops / best[0] / 1e9, cfg_name(best[1]), 100 * peer / best[0])
         print(line)
         lines.append(line)
     summary(bw, checks, lines)
