@@ -1286,6 +1286,42 @@ static TlResult literal_attr(TlParser *p, Tok t, bool neg, TlType *type,
   return TL_SUCCESS;
 }
 
+/* Whether the `{...}` at the current token is a template expression, not
+ * an attribute dictionary: inside a templated kernel, braces on one line
+ * that do not open `{}`, `{name = ...}`, `{name, ...}` or `{"name" ...}`,
+ * or that hold a lone name which is an integer template parameter
+ * (`{count = {RP}}`; a dictionary of one unit attribute named as a
+ * parameter is read as the parameter). */
+static bool brace_is_template(TlParser *p) {
+  if (!p->env || !tok_is(p, T_PUNCT, "{"))
+    return false;
+  const char *close = brace_end(p->tok.start, p->end, true);
+  if (!close)
+    return false;
+  const char *q = p->tok.start + 1;
+  while (q < close && (*q == ' ' || *q == '\t'))
+    q++;
+  if (q == close || *q == '"')
+    return false;
+  if (!(isalpha((unsigned char)*q) || *q == '_'))
+    return true;
+  const char *id = q;
+  while (q < close && (isalnum((unsigned char)*q) || *q == '_' || *q == '.'))
+    q++;
+  size_t idn = (size_t)(q - id);
+  while (q < close && (*q == ' ' || *q == '\t'))
+    q++;
+  if (q < close)
+    return *q != '=' && *q != ',';
+  int64_t v;
+  TlErr err;
+  size_t off = 0;
+  TlStr names = {0};
+  bool ok = p->env->eval(p->env->user, id, idn, &v, &names, &err, &off);
+  tl_str_free(&names);
+  return ok;
+}
+
 TlResult tl_parse_attr(TlParser *p, TlAttr **out) {
   if (p->failed || TL_FAILED(nesting(p)))
     return TL_FAILURE;
@@ -1330,6 +1366,20 @@ TlResult tl_parse_attr(TlParser *p, TlAttr **out) {
       r = TL_SUCCESS;
     }
     tl_vec_free(&elems);
+  } else if (brace_is_template(p)) {
+    const char *close = brace_end(p->tok.start, p->end, true);
+    int64_t v;
+    if (!TL_FAILED(template_value(p, p->tok.start, close, t.loc, &v))) {
+      relex_at(p, close + 1);
+      TlType *type = tl_type_int(p->ctx, 64, true);
+      if (!tl_parse_optional_punct(p, ":") || !TL_FAILED(tl_parse_type(p, &type))) {
+        if (!tl_type_is_int(type))
+          tl_parser_error(p, t.loc, "a template expression's attribute must have an integer type");
+        else
+          *out = tl_attr_int(p->ctx, type, v);
+        r = p->failed ? TL_FAILURE : TL_SUCCESS;
+      }
+    }
   } else if (tok_is(p, T_PUNCT, "{")) {
     NamedAttrVec entries = {0};
     if (!TL_FAILED(parse_dict_entries(p, &entries))) {
