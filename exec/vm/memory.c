@@ -1086,10 +1086,11 @@ static bool dot_free(TlVm *vm, Inst *in, const SElem *x, int rank,
     /* A ring's slot: the products in flight that read its step (warps
      * interleave, so the numbers say nothing of other warps' products). */
     bool reads = false;
-    for (size_t r = 0; r < vm->dot_recs.len && !reads; r++) {
-      const DotRec *d = &vm->dot_recs.data[r];
-      reads = d->ring == x->ring && d->step <= x->step && x->step <= d->step_hi;
-    }
+    for (size_t r = 0; r < vm->dot_recs.len && !reads; r++)
+      for (int o = 0; o < DOT_RINGS && !reads; o++) {
+        const DotSlots *s = &vm->dot_recs.data[r].reads[o];
+        reads = s->ring == x->ring && s->step <= x->step && x->step <= s->step_hi;
+      }
     if (!reads)
       return true;
   } else if (!vm_dot_in_flight(vm, x->dot, ~0u)) {
@@ -1130,7 +1131,7 @@ bool vm_dot_in_flight(const TlVm *vm, uint32_t dot, uint32_t warps) {
 }
 
 uint32_t vm_dot_issue(TlVm *vm, Inst *in) {
-  DotRec d = {++vm->dots, vm_running_warps(vm), in->op, 0, 0, 0};
+  DotRec d = {++vm->dots, vm_running_warps(vm), in->op, {{0, 0, 0}}};
   tl_vec_push(&vm->dot_recs, d);
   return d.id;
 }
@@ -1382,10 +1383,20 @@ uint64_t *vm_read_shared_operand(TlVm *vm, Inst *in, unsigned i,
       x->dot = dot;
     if (dot && x->ring) { /* for tl.ring_release and dot_free */
       DotRec *d = &vm->dot_recs.data[vm->dot_recs.len - 1];
-      if (!d->ring)
-        d->ring = x->ring, d->step = d->step_hi = x->step;
-      d->step = x->step < d->step ? x->step : d->step;
-      d->step_hi = x->step > d->step_hi ? x->step : d->step_hi;
+      DotSlots *ds = d->reads;
+      while (ds < d->reads + DOT_RINGS - 1 && ds->ring && ds->ring != x->ring)
+        ds++;
+      if (ds->ring && ds->ring != x->ring) {
+        tl_free(v);
+        vm_error(vm, in->op,
+                 "a tl.dot_async reads the slots of more than %d rings, "
+                 "more than the block VM tracks", DOT_RINGS);
+        return NULL;
+      }
+      if (!ds->ring)
+        ds->ring = x->ring, ds->step = ds->step_hi = x->step;
+      ds->step = x->step < ds->step ? x->step : ds->step;
+      ds->step_hi = x->step > ds->step_hi ? x->step : ds->step_hi;
     }
     step(j, s->rank, s->shape);
   }
@@ -1929,14 +1940,17 @@ static bool exec_ring_op(TlVm *vm, Inst *in) {
                                           : "releases the steps in order");
       for (size_t i = 0; i < vm->dot_recs.len; i++) {
         const DotRec *d = &vm->dot_recs.data[i];
-        if (d->warps >> w & 1 && d->ring == r->id && d->step <= k) {
-          vm_error(vm, in->op,
-                   "warp %lld releases step %lld of the ring while a "
-                   "tl.dot_async that reads the slot of step %u is in flight "
-                   "(retire it with tl.dot_wait first)",
-                   (long long)w, (long long)k, d->step);
-          vm_note(vm, d->op, "the tl.dot_async");
-          return false;
+        for (int o = 0; o < DOT_RINGS; o++) {
+          const DotSlots *s = &d->reads[o];
+          if (d->warps >> w & 1 && s->ring == r->id && s->step <= k) {
+            vm_error(vm, in->op,
+                     "warp %lld releases step %lld of the ring while a "
+                     "tl.dot_async that reads the slot of step %u is in "
+                     "flight (retire it with tl.dot_wait first)",
+                     (long long)w, (long long)k, s->step);
+            vm_note(vm, d->op, "the tl.dot_async");
+            return false;
+          }
         }
       }
       if (r->rel_step[slot] != k)

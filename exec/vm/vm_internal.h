@@ -153,16 +153,23 @@ typedef struct DotReg {
   TlOp *op; /* the tl.dot_async */
 } DotReg;
 
+/* The steps [step, step_hi] of ring `ring` (0: none) whose slots a
+ * tl.dot_async reads. */
+typedef struct DotSlots {
+  uint32_t ring;
+  uint32_t step, step_hi;
+} DotSlots;
+
 /* A tl.dot_async in flight: the warps that still have it in flight (bit
- * w: warp w; a dot at the block level is every warp's), and the steps of
- * a ring whose slots it reads (ring 0: none), for tl.ring_release and the
- * copies into those slots. */
+ * w: warp w; a dot at the block level is every warp's), and the ring
+ * steps whose slots its shared operands read (up to DOT_RINGS rings), for
+ * tl.ring_release and the copies into those slots. */
+enum { DOT_RINGS = 4 };
 typedef struct DotRec {
   uint32_t id;
   uint32_t warps;
   TlOp *op;
-  uint32_t ring;
-  uint32_t step, step_hi;
+  DotSlots reads[DOT_RINGS];
 } DotRec;
 
 /* A ring of the block (tl.alloc_ring): the producer's steps acquired and
