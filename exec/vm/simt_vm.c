@@ -329,6 +329,9 @@ struct TlSimtVm {
   uint32_t *fences;
   uint32_t *regmark, *wstamp;
   size_t mark_cap;
+  /* Per warpgroup, the count its last simt.setmaxnreg set (0: none yet;
+   * the count at entry is ptxas's, which the VM does not know). */
+  int64_t wg_regs[8];
   TL_VEC(uint64_t) scratch;
   bool failed;
 };
@@ -2144,6 +2147,30 @@ static bool full_warpgroups(TlSimtVm *vm, SInst *in, const Mask *m) {
   return full_groups(vm, in, m, 128);
 }
 
+/* simt.setmaxnreg in the warpgroups of the active set: "dec" may not raise
+ * a warpgroup's count above the one its last setmaxnreg set, "inc" may
+ * not lower it (PTX's rule; the first is not checked: the count at entry
+ * is ptxas's). */
+static bool exec_setmaxnreg(TlSimtVm *vm, SInst *in, const Mask *m) {
+  int64_t count = int_attr(in->op, "count", 0);
+  const char *action = str_attr(in->op, "action");
+  bool dec = action && !strcmp(action, "dec");
+  for (int j = 0; j < m->n; j += 128) {
+    int g = m->t[j] / 128;
+    int64_t cur = vm->wg_regs[g];
+    if (cur && (dec ? count > cur : count < cur))
+      return sv_error(vm, in->op,
+                      "warpgroup %d %s its registers to %lld, but its count "
+                      "is %lld (set by its last setmaxnreg): setmaxnreg.%s "
+                      "must not %s it",
+                      g, dec ? "lowers" : "raises", (long long)count,
+                      (long long)cur, dec ? "dec" : "inc",
+                      dec ? "raise" : "lower");
+    vm->wg_regs[g] = count;
+  }
+  return true;
+}
+
 /* A matrix descriptor, decoded. */
 typedef struct WgDesc {
   uint64_t start, lbo, sbo;
@@ -3114,8 +3141,9 @@ static bool run_inst(TlSimtVm *vm, SInst *in, const Mask *m) {
     return exec_wgmma_wait(vm, in, m);
   case TL_OP_SIMT_SETMAXNREG:
     /* The VM has no register file to resize: only whole warpgroups may
-     * run it (.sync.aligned, one instruction for the warpgroup). */
-    return full_warpgroups(vm, in, m);
+     * run it (.sync.aligned, one instruction for the warpgroup), and each
+     * count in the direction of its action from the last. */
+    return full_warpgroups(vm, in, m) && exec_setmaxnreg(vm, in, m);
   case TL_OP_SIMT_PRINTF:
     exec_printf(vm, in, m);
     ok = true;
@@ -3276,6 +3304,7 @@ static void block_begin(TlSimtVm *vm) {
   memset(vm->seen, 0, sizeof(uint32_t) * (size_t)vm->T * MAX_MBARS);
   memset(vm->know, 0, sizeof(uint64_t) * (size_t)vm->T * (size_t)vm->T);
   vm->now = 0;
+  memset(vm->wg_regs, 0, sizeof vm->wg_regs);
   vm->wgops.len = 0;
   vm->wg_aregs.len = 0;
   vm->wgreads.len = 0;
