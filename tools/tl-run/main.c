@@ -53,7 +53,7 @@ typedef struct Options {
   const char *input;
   const char *kernel;
   TL_VEC(Pair) args, saves, checks;
-  TL_VEC(const char *) defines, prints;
+  TL_VEC(const char *) defines, prints, scratches;
   double atol, rtol;
   uint64_t seed;
   int64_t max_ops; /* the VMs' op budget (0: none) */
@@ -62,6 +62,7 @@ typedef struct Options {
 /* A bound argument. */
 typedef struct Arg {
   bool given;
+  bool scratch; /* --scratch: not compared with the VM's */
   TlVmArg vm;
   int rank;
   int64_t shape[TL_NPY_MAX_RANK];
@@ -152,6 +153,8 @@ static void usage(FILE *out) {
         "  --max-ops N           stop a VM run after N executed ops, at the\n"
         "                        loop then running (default 10^9; 0: never)\n"
         "  --print NAME          print a buffer after the run\n"
+        "  --scratch NAME        GPU: a workspace whose contents depend on\n"
+        "                        the blocks' timing: not compared with the VM\n"
         "  --help                show this help\n",
         out);
 }
@@ -320,7 +323,8 @@ static int parse_args(int argc, char **argv, Options *o) {
       tl_vec_push(&o->defines, v);
     } else if (FLAG("--kernel") || FLAG("--arg") || FLAG("--save") ||
                FLAG("--check") || FLAG("--atol") || FLAG("--rtol") ||
-               FLAG("--seed") || FLAG("--print") || FLAG("--max-ops")) {
+               FLAG("--seed") || FLAG("--print") || FLAG("--scratch") ||
+               FLAG("--max-ops")) {
       const char *flag = FLAG("--kernel")  ? "--kernel"
                          : FLAG("--arg")   ? "--arg"
                          : FLAG("--save")  ? "--save"
@@ -329,6 +333,7 @@ static int parse_args(int argc, char **argv, Options *o) {
                          : FLAG("--rtol")  ? "--rtol"
                          : FLAG("--seed")  ? "--seed"
                          : FLAG("--print") ? "--print"
+                         : FLAG("--scratch") ? "--scratch"
                                            : "--max-ops";
       v = flag_value(argc, argv, &i, flag);
       if (!v)
@@ -338,6 +343,8 @@ static int parse_args(int argc, char **argv, Options *o) {
         o->kernel = v;
       } else if (!strcmp(flag, "--print")) {
         tl_vec_push(&o->prints, v);
+      } else if (!strcmp(flag, "--scratch")) {
+        tl_vec_push(&o->scratches, v);
       } else if (!strcmp(flag, "--atol") || !strcmp(flag, "--rtol")) {
         double *d = flag[2] == 'a' ? &o->atol : &o->rtol;
         if (!parse_double(v, d) || *d < 0)
@@ -1064,6 +1071,10 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlRuntime *rt,
     for (unsigned i = 0; ok && i < n; i++) {
       if (args[i].vm.kind != TL_VM_ARG_BUFFER)
         continue;
+      if (args[i].scratch) {
+        printf("gpu %s: scratch, not compared\n", param_name(kernel, i));
+        continue;
+      }
       TlDType t = args[i].vm.dtype;
       double rms = 0;
       size_t finite = 0;
@@ -1201,6 +1212,10 @@ static bool run_simt_gpu(const Options *o, TlContext *ctx, TlRuntime *rt,
   for (unsigned i = 0; i < nargs; i++) {
     if (!got[i])
       continue;
+    if (args[i].scratch) {
+      printf("gpu %s: scratch, not compared\n", param_name(kernel, i));
+      continue;
+    }
     size_t n = vargs[i].size, bad = 0, first = 0;
     for (size_t b = 0; b < n; b++)
       if (got[i][b] != ((uint8_t *)vargs[i].data)[b] && !bad++)
@@ -1685,6 +1700,12 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < o.prints.len; i++)
     if (!buffer_named(kernel, args, "--print", o.prints.data[i]))
       goto out;
+  for (size_t i = 0; i < o.scratches.len; i++) {
+    Arg *a = buffer_named(kernel, args, "--scratch", o.scratches.data[i]);
+    if (!a)
+      goto out;
+    a->scratch = true;
+  }
   if (o.simt && !o.grid_given && !simt_grid(kernel, args, nparams, launch.grid))
     goto out;
   TlVmArg *vargs = tl_xcalloc(nparams + 1, sizeof *vargs);
@@ -1784,5 +1805,6 @@ out:
   tl_vec_free(&o.checks);
   tl_vec_free(&o.defines);
   tl_vec_free(&o.prints);
+  tl_vec_free(&o.scratches);
   return status == 2 ? 0 : status;
 }
