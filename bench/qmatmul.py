@@ -174,7 +174,7 @@ def ws_args(m, n, bn, ks, rows, pb=None):
     with pb, qmatmul_wg.tl's stream reduction's."""
     rb = (m + rows - 1) // rows
     if pb:
-        return dict(ws="zeros:f32:%d" % (2 * pb * bn * rows), locks="zeros:u32:%d" % pb)
+        return dict(ws="zeros:f32:%d" % (2 * pb * bn * rows), locks="zeros:u32:%d" % (2 * pb))
     if ks == 1:
         return dict(ws="zeros:f32:4", locks="zeros:u32:1")
     return dict(ws="zeros:f32:%d" % (rb * n * ks * rows), locks="zeros:u32:%d" % (rb * n // bn))

@@ -239,7 +239,7 @@ def quant_matmul(x, packed, out=None, sm=None):
         # The stream's reduction buffers, used where a tile is split.
         pb, tiles = defs["PB"], -(-m // defs["BM"]) * (p.N // defs["BN"])
         split = tiles % pb != 0
-        ws, locks = _split_ws(x, on_gpu, 2 * pb * defs["BN"] * defs["BM"] if split else 4, pb if split else 1)
+        ws, locks = _split_ws(x, on_gpu, 2 * pb * defs["BN"] * defs["BM"] if split else 4, 2 * pb if split else 1)
         tb = p.b.reshape(p.N // 64, p.K // 4, 128)
         ts = p.s.reshape(p.K // p.group, 1 + p.zp, p.N)
         args = (xa, tb, ts, xa, p.b, p.s, out, m, ws, locks)
