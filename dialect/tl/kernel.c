@@ -778,6 +778,13 @@ TlResult tl_kernel_verify(TlOp *op) {
     tl_op_emit_error(op, "has more than %d parameters", MAX_PARAMS);
     return TL_FAILURE;
   }
+  /* The blocks an SM must hold at once (ptxas caps the registers). */
+  TlAttr *mb = tl_op_attr(op, "min_blocks");
+  if (mb && (tl_attr_kind(mb) != TL_ATTR_INT || tl_attr_int_value(mb) < 1 ||
+             tl_attr_int_value(mb) > 32)) {
+    tl_op_emit_error(op, "'min_blocks' must be an integer from 1 to 32");
+    return TL_FAILURE;
+  }
   const char *nbuf[MAX_PARAMS];
   TlType *tbuf[MAX_PARAMS];
   TlBlock *entry = tl_region_first_block(tl_op_region(op, 0));

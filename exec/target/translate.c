@@ -1476,10 +1476,16 @@ static void translate_func(Tr *t, TlOp *fn) {
    * threads, down to a multiple of 8); otherwise it drops the instruction
    * with a C7508 "Potential Performance Loss" remark. One block per SM is
    * what a block of that many threads needs anyway. */
-  if (setmaxnreg)
+  /* `min_blocks` (the blocks an SM must hold at once) the same way: with
+   * the thread count it caps the registers a thread may use. */
+  int64_t minb = int_attr(fn, "min_blocks", setmaxnreg ? 1 : 0);
+  if (minb > 0) {
+    snprintf(buf, sizeof buf, "%lld", (long long)minb);
     LLVMAddAttributeAtIndex(t->fn, LLVMAttributeFunctionIndex,
                             LLVMCreateStringAttribute(t->lc, "nvvm.minctasm",
-                                                      13, "1", 1));
+                                                      13, buf,
+                                                      (unsigned)strlen(buf)));
+  }
   /* A tensor map parameter is `.param .align 64 .b8 [128]` read through
    * its generic address (cvta.param): LLVM's byval + nvvm.grid_constant,
    * which keeps the parameter in the param space instead of copying it to

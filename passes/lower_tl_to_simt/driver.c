@@ -549,6 +549,8 @@ static bool lower_kernel(TlContext *ctx, const TlArch *arch, TlOp *k) {
         &st, "workspace_bytes",
         tl_attr_int(ctx, tl_type_int(ctx, 64, true), ws_bytes));
   tl_op_state_set_attr(&st, "kernel", tl_attr_unit(ctx));
+  if (tl_op_attr(k, "min_blocks"))
+    tl_op_state_set_attr(&st, "min_blocks", tl_op_attr(k, "min_blocks"));
   tl_op_state_set_attr(&st, "threads",
                        tl_attr_int(ctx, tl_type_int(ctx, 64, true), threads));
   /* What the runtime needs to launch it: the grid over the parameters. */
