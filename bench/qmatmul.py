@@ -6,7 +6,7 @@ each).
 
   python3 bench/qmatmul.py [--bin DIR] [--quick] [--m 1,16] [--models 70B,8B] [--zp]
                            [--wt TYPE] [--types T1,T2,...] [--sa]
-                           [--only m8|t|base|wg] [--wg-configs BNxBMxS[xPB],...] [--no-checks]
+                           [--only m8|t|base|wg] [--wg-configs BNxBMxS[xPB[xMB]],...] [--no-checks]
 
 --only times one family of candidates (the m <= 8 kernel, the tall
 blocks, the 16-row ones, or qmatmul_wg.tl's warpgroup-mma ones, sm_90a); --no-checks skips the float64 checks (for a
@@ -74,8 +74,8 @@ CONFIGS_TALL = [("t", 256, 1, 3, 4, 4), ("t", 256, 1, 4, 4, 4), ("t", 128, 1, 4,
                 ("t", 128, 2, 3, 2, 4), ("t", 128, 1, 4, 2, 4, 2), ("t", 256, 1, 3, 4, 4, 2),
                 ("t", 128, 1, 4, 4, 4, 4)]
 CONFIGS_TALL16 = [("t", 256, 1, 4, 4, 1), ("t", 128, 2, 4, 2, 1), ("t", 256, 2, 3, 4, 1)]
-# kernels/qmatmul_wg.tl (sm_90a warpgroup mma) for larger m: ("wg", BN, BM, S[, PB]),
-# BN / 64 warpgroups over BN columns, BM rows a tile, S slots, PB persistent
+# kernels/qmatmul_wg.tl (sm_90a warpgroup mma) for larger m: ("wg", BN, BM, S[, PB[, MB]]),
+# BN / 64 warpgroups over BN columns, BM rows a tile, S slots, MB blocks an SM, PB persistent
 # blocks sharing the tiles' steps (without PB: each of SMS and SMS rounded down to a
 # multiple of 16, tl.ops's choice).
 CONFIGS_WG = [("wg", 128, 256, 4), ("wg", 128, 256, 3), ("wg", 128, 128, 5), ("wg", 64, 128, 6),
@@ -88,7 +88,8 @@ def parse_cfg(cfg):
     c = dict(m8=cfg[0] == "m8", tall=cfg[0] == "t", wg=cfg[0] == "wg", wn=1, mt=1, ks=1, r=1)
     v = cfg[1:] if isinstance(cfg[0], str) else cfg
     if c["wg"]:
-        c.update(bn=v[0], bm=v[1], s=v[2], w=1, pbn=64, rows=v[1], pb=v[3] if len(v) > 3 else SMS)
+        c.update(bn=v[0], bm=v[1], s=v[2], w=1, pbn=64, rows=v[1], pb=v[3] if len(v) > 3 else SMS,
+                 mb=v[4] if len(v) > 4 else 1)
         return c
     c.update(bn=v[0], w=v[1], s=v[2])
     if c["tall"]:
@@ -119,7 +120,7 @@ def configs(m):
 
 def cfg_defines(c, k, n, wt):
     if c["wg"]:
-        return dict(K=k, N=n, G=G, BN=c["bn"], BM=c["bm"], S=c["s"], ZP=ZP, WT=wt, PB=c["pb"])
+        return dict(K=k, N=n, G=G, BN=c["bn"], BM=c["bm"], S=c["s"], ZP=ZP, WT=wt, PB=c["pb"], MB=c["mb"])
     d = dict(K=k, N=n, G=G, BN=c["bn"], W=c["w"], S=c["s"], ZP=ZP, WT=wt, KS=c["ks"])
     if c["tall"]:
         d.update(WN=c["wn"], MT=c["mt"])
@@ -261,7 +262,7 @@ def main():
     global ZP, WT, SA, ONLY
     if "--only" in sys.argv:
         ONLY = sys.argv[sys.argv.index("--only") + 1]
-    if "--wg-configs" in sys.argv:  # BNxBMxS[xPB],...: replaces CONFIGS_WG
+    if "--wg-configs" in sys.argv:  # BNxBMxS[xPB[xMB]],...: replaces CONFIGS_WG
         spec = sys.argv[sys.argv.index("--wg-configs") + 1]
         CONFIGS_WG[:] = [("wg",) + tuple(int(x) for x in c.split("x")) for c in spec.split(",")]
     ZP = 1 if "--zp" in sys.argv else 0

@@ -179,18 +179,18 @@ def _instance(m, p, sm=None, sms=8):
     x 256 tiles beyond; on sm_90, from 128 rows, warpgroup mma with 4-bit
     weights on persistent blocks, the SMs rounded down to a multiple of 16:
     the layers' tile counts are multiples of 16, so the split tiles fall
-    into runs that start at the same steps of their tiles; tiles of 128
-    rows that fill three waves go whole, a block each)."""
+    into runs that start at the same steps of their tiles; with 128-row
+    tiles, two blocks an SM where each still gets 64 steps)."""
     base = dict(K=p.K, N=p.N, G=p.group, WT=p.wtype, AT=p.at, ZP=p.zp, PC=int(p.per_column))
     if (sm == 90 and m >= 128 and _bits(p.wtype) == 4 and not p.per_column and p.group % 64 == 0
             and p.K % 128 == 0 and p.N % 128 == 0):
         bm = 256 if m > 128 else 128
         del base["PC"]
-        pb = sms // 16 * 16 or sms
+        pb, mb = sms // 16 * 16 or sms, 1
         tiles = -(-m // bm) * (p.N // 128)
-        if bm == 128 and tiles >= 3 * pb:
-            pb = tiles
-        return "qmatmul_wg.tl", None, dict(base, BN=128, BM=bm, S=4 if bm == 256 else 5, PB=pb)
+        if bm == 128 and tiles * (p.K // 64) >= 64 * 2 * pb:
+            pb, mb = 2 * pb, 2
+        return "qmatmul_wg.tl", None, dict(base, BN=128, BM=bm, S=4 if bm == 256 else 5, PB=pb, MB=mb)
     w = next(w for w in (4, 2, 1) if p.K % (w * p.group) == 0)
     if m <= 8:
         return "qmatmul_m8.tl", "qmatmul_m8", dict(base, BN=_BN, W=w, S=4)
