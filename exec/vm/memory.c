@@ -19,6 +19,7 @@ void vm_block_begin(TlVm *vm) {
   vm->done_group = 0;
   vm->dots = 0;
   vm->dot_recs.len = 0;
+  memset(vm->wg_regs, 0, sizeof vm->wg_regs);
   vm->dot_regs.len = 0;
   vm->rings = NULL;
   vm->nrings = 0;
@@ -2035,11 +2036,34 @@ bool vm_exec_memory(TlVm *vm, Inst *in) {
   case TL_OP_TL_SYNCHRONIZE:
     vm->epoch++;
     return true;
-  case TL_OP_TL_SET_MAX_REGISTERS:
-    /* The block VM has no registers to reallocate: no effect. Whether
-     * whole warpgroups run it, the thread-level VM checks after the
-     * lowering. */
+  case TL_OP_TL_SET_MAX_REGISTERS: {
+    /* The block VM has no registers to reallocate. It checks that "dec"
+     * does not raise a warpgroup's count above the one its last
+     * tl.set_max_registers set, nor "inc" lower it (the count at entry is
+     * ptxas's); whether whole warpgroups run it, the thread-level VM
+     * checks after the lowering. */
+    TlAttr *ca = tl_op_attr(in->op, "count"), *aa = tl_op_attr(in->op, "action");
+    int64_t count = ca ? tl_attr_int_value(ca) : 0;
+    const char *action = aa ? tl_attr_string_value(aa, NULL) : "";
+    bool dec = !strcmp(action, "dec");
+    uint32_t warps = vm_running_warps(vm);
+    for (int w = 0; w < vm->nwarps && w < 32; w++) {
+      if (!(warps >> w & 1))
+        continue;
+      int64_t *cur = &vm->wg_regs[w / 4];
+      if (*cur && (dec ? count > *cur : count < *cur))
+        return vm_error(vm, in->op,
+                        "warpgroup %d %s its registers to %lld, but its "
+                        "count is %lld (set by its last "
+                        "tl.set_max_registers): \"%s\" must not %s it",
+                        w / 4, dec ? "lowers" : "raises", (long long)count,
+                        (long long)*cur, action, dec ? "raise" : "lower");
+    }
+    for (int w = 0; w < vm->nwarps && w < 32; w++)
+      if (warps >> w & 1)
+        vm->wg_regs[w / 4] = count;
     return true;
+  }
   case TL_OP_TL_SLICE: /* of shared tiles (compile_op sends them here) */
   case TL_OP_TL_RESHAPE:
   case TL_OP_TL_PERMUTE:

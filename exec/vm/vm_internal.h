@@ -357,6 +357,8 @@ struct TlVm {
   Clock visible;       /* releases this block acquired */
   uint32_t dots;       /* tl.dot_async ops issued in this block */
   TL_VEC(DotRec) dot_recs; /* those in flight, oldest first */
+  int64_t wg_regs[8]; /* per warpgroup, the count its last
+                         tl.set_max_registers set (0: none yet) */
   TL_VEC(DotReg) dot_regs; /* the register a operands of those in flight */
   Ring *rings;         /* the block's rings, newest first */
   uint32_t nrings;
