@@ -5,7 +5,7 @@ machine, with PyTorch's f16 attention timed in the same run, the way tl-run
 cache flushed before each).
 
   python3 bench/decode_attn.py [--bin DIR] [--quick] [--types f16,u8,u4,u2] [--shapes B:L,...] [--kc NR,...]
-                               [--writers-only]
+                               [--writers-only] [--tune NAME=V,V,...]...
 
 Shapes: Hq = 32 query heads on Hkv = 8 KV heads, D = 128, one new token a
 sequence; B = 1 with L = 4K, 16K, 64K, 128K and B = 8 with L = 32K (--quick:
@@ -13,8 +13,9 @@ B = 1, L = 4K and 64K). For each cache type (f16, u8, u4 codes with a
 per-token f16 scale and zero point) and up to three split counts ns (B Hkv
 ns blocks about one, two and four waves of the SMs, each split at least
 256 tokens), tl-run --tune times the
-kernel's instances over W (warps a block), BT (tokens a warp and step) and
-S (pipeline stages), and the fastest is kept. The peers, on the f16 cache:
+kernel's instances over W (warps a block), BT (tokens a warp and step), S
+(pipeline stages) and MW (warps an SM asked of ptxas: 0 or 16), and the
+fastest is kept; --tune NAME=V,... replaces one axis's values. The peers, on the f16 cache:
 torch.nn.functional.scaled_dot_product_attention (enable_gqa, else the KV
 heads repeated, which it then reads G times: noted in the line), and
 flash-attn's flash_attn_with_kvcache where the package is installed. The
@@ -58,9 +59,10 @@ KERNEL = os.path.join(ROOT, "kernels", "decode_attn.tl")
 HQ, HKV, D = 32, 8, 128
 BITS = {"f16": 16, "u8": 8, "u4": 4, "u2": 2}
 # The template values tl-run --tune tries (W warps a block, BT tokens a warp
-# and step, S pipeline stages); instances over a block's shared memory are
-# skipped by tl-run. The split counts are tried one run each.
-TUNE = dict(W=[4, 8], BT=[16, 32, 64], S=[3, 2, 4])
+# and step, S pipeline stages, MW warps an SM: 16 caps a thread at 128
+# registers); instances over a block's shared memory are skipped by tl-run.
+# The split counts are tried one run each.
+TUNE = dict(W=[4, 8], BT=[16, 32, 64], S=[3, 2, 4], MW=[0, 16])
 # blocks wanted (B Hkv ns): one, two and four waves of the 132 SMs of an
 # H100, each split at least MIN_SPLIT tokens (four steps of W = 4 warps of
 # BT = 16 tokens), so that short caches take few splits and a cheap combine
@@ -266,6 +268,10 @@ def main():
     if "--shapes" in sys.argv:  # B:L,B:L,...
         shapes = [tuple(int(v) for v in x.split(":"))
                   for x in sys.argv[sys.argv.index("--shapes") + 1].split(",")]
+    for i, a in enumerate(sys.argv):
+        if a == "--tune":
+            name, vals = sys.argv[i + 1].split("=")
+            TUNE[name] = [int(v) for v in vals.split(",")]
     kcs = []
     if "--kc" in sys.argv:
         kcs = [int(x) for x in sys.argv[sys.argv.index("--kc") + 1].split(",")]

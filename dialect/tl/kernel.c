@@ -778,11 +778,13 @@ TlResult tl_kernel_verify(TlOp *op) {
     tl_op_emit_error(op, "has more than %d parameters", MAX_PARAMS);
     return TL_FAILURE;
   }
-  /* The blocks an SM must hold at once (ptxas caps the registers). */
+  /* The blocks an SM must hold at once (ptxas caps the registers); 0
+   * asks for nothing, as no attribute does (a template's way to leave the
+   * registers to ptxas). */
   TlAttr *mb = tl_op_attr(op, "min_blocks");
-  if (mb && (tl_attr_kind(mb) != TL_ATTR_INT || tl_attr_int_value(mb) < 1 ||
+  if (mb && (tl_attr_kind(mb) != TL_ATTR_INT || tl_attr_int_value(mb) < 0 ||
              tl_attr_int_value(mb) > 32)) {
-    tl_op_emit_error(op, "'min_blocks' must be an integer from 1 to 32");
+    tl_op_emit_error(op, "'min_blocks' must be an integer from 0 to 32");
     return TL_FAILURE;
   }
   const char *nbuf[MAX_PARAMS];

@@ -1478,7 +1478,9 @@ static void translate_func(Tr *t, TlOp *fn) {
    * what a block of that many threads needs anyway. */
   /* `min_blocks` (the blocks an SM must hold at once) the same way: with
    * the thread count it caps the registers a thread may use. */
-  int64_t minb = int_attr(fn, "min_blocks", setmaxnreg ? 1 : 0);
+  int64_t minb = int_attr(fn, "min_blocks", 0);
+  if (minb == 0 && setmaxnreg)
+    minb = 1;
   if (minb > 0) {
     snprintf(buf, sizeof buf, "%lld", (long long)minb);
     LLVMAddAttributeAtIndex(t->fn, LLVMAttributeFunctionIndex,
