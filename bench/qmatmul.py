@@ -77,9 +77,10 @@ CONFIGS_TALL16 = [("t", 256, 1, 4, 4, 1), ("t", 128, 2, 4, 2, 1), ("t", 256, 2, 
 # kernels/qmatmul_wg.tl (sm_90a warpgroup mma) for larger m: ("wg", BN, BM, S[, PB[, MB]]),
 # BN / 64 warpgroups over BN columns, BM rows a tile, S slots, MB blocks an SM, PB persistent
 # blocks sharing the tiles' steps (without PB: each of SMS and SMS rounded down to a
-# multiple of 16, tl.ops's choice).
-CONFIGS_WG = [("wg", 128, 256, 4), ("wg", 128, 256, 3), ("wg", 128, 128, 5), ("wg", 64, 128, 6),
-              ("wg", 128, 64, 6), ("wg", 64, 64, 8)]
+# multiple of 16, tl.ops's choice; PB None: twice the latter, for MB = 2).
+CONFIGS_WG = [("wg", 128, 256, 4), ("wg", 128, 256, 3), ("wg", 128, 128, 5), ("wg", 128, 128, 5, None, 2),
+              ("wg", 64, 128, 6), ("wg", 128, 64, 6), ("wg", 64, 64, 8), ("wg", 128, 64, 8, None, 2),
+              ("wg", 128, 32, 8, None, 2)]
 SMS = 132  # the device's SMs (main() asks torch)
 
 
@@ -284,7 +285,8 @@ def main():
     global timed, SMS
     SMS = torch.cuda.get_device_properties(0).multi_processor_count
     pbs = sorted({SMS // 16 * 16 or SMS, SMS})
-    CONFIGS_WG[:] = [c + (pb,) if len(c) == 4 else c for c in CONFIGS_WG for pb in (pbs if len(c) == 4 else pbs[:1])]
+    CONFIGS_WG[:] = [c + (pb,) if len(c) == 4 else c[:4] + (2 * pbs[0],) + c[5:] if c[4] is None else c
+                     for c in CONFIGS_WG for pb in (pbs if len(c) == 4 else pbs[:1])]
     from peers import copy_bandwidth, timed  # the same flush and median as peers.py
     print("device:", torch.cuda.get_device_name(), "torch", torch.__version__,
           "weights", WT, "zero points" if ZP else "", "m8 scales after the sum" if SA else "")

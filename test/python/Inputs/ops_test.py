@@ -1,6 +1,6 @@
 """tl.ops on the CPU VM: pack_weights and quant_matmul for the kernel
 instances quant_matmul picks (m <= 8, m <= 16, tall blocks beyond, and
-for an sm_90 device the warpgroup-mma kernel from 128 rows),
+for an sm_90 device the warpgroup-mma kernel past 16 rows),
 group and per-column scales, with and without zero points, against a
 float64 reference of the dequantised product (norm-wise bound 2^-10, as
 scripts/qmatmul.py's); bad shapes and codes refused."""
@@ -19,9 +19,10 @@ def ref(a, codes, scales, zeros, wtype, g):
     z = 0 if zeros is None else np.repeat(np.asarray(zeros, np.float64).reshape(gs, N), rep, axis=0)
     wd = ((v - z) * s).astype(np.float16).astype(np.float64)
     return a.astype(np.float64) @ wd, np.abs(a.astype(np.float64)) @ np.abs(wd)
-# sm=90: the choice made for an sm_90 device (qmatmul_wg.tl from 128 rows,
-# k split over two blocks at these sizes), run on the VM.
+# sm=90: the choice made for an sm_90 device (qmatmul_wg.tl past 16 rows,
+# k split over the blocks at these sizes), run on the VM.
 for (m, K, N, wtype, g, zp, sm) in [(130, 256, 256, "u4", 128, True, 90), (128, 512, 128, "i4", 64, False, 90),
+                                     (40, 512, 256, "u4", 128, False, 90), (20, 256, 128, "i4", 64, True, 90),
                                      (3, 512, 128, "u4", 128, True, None), (12, 256, 128, "i4", 128, False, None),
                                      (37, 256, 256, "u2", 64, False, None), (5, 256, 128, "u8", None, True, None)]:
     bits = int(wtype[1:])
@@ -37,6 +38,16 @@ for (m, K, N, wtype, g, zp, sm) in [(130, 256, 256, "u4", 128, True, 90), (128, 
     assert err <= 2 ** -10, (m, K, N, wtype, err)
     print("m=%d K=%d N=%d %s g=%s zp=%d%s: ok (norm-wise error %.2g)" % (
         m, K, N, wtype, g, zp, " sm=%d" % sm if sm else "", err))
+# The instances an H100 (132 SMs) gets for the 70B layer's gate_up (the
+# tile rows the fewest of 32, 64, 128, 256 that hold m; two blocks an SM up
+# to 64 rows, and for 128 where each block gets 64 steps).
+p70 = tl.ops.PackedWeights(None, None, 8192, 57344, "i4", 128, 0, False, "f16")
+for m, want in ((16, ("qmatmul_m8.tl", None)), (17, ("qmatmul_wg.tl", 32, 8, 256, 2)), (64, ("qmatmul_wg.tl", 64, 8, 256, 2)),
+                (65, ("qmatmul_wg.tl", 128, 5, 256, 2)), (129, ("qmatmul_wg.tl", 256, 4, 128, 1))):
+    name, _, d = tl.ops._instance(m, p70, 90, 132)
+    got = (name, None) if name != "qmatmul_wg.tl" else (name, d["BM"], d["S"], d["PB"], d["MB"])
+    assert got == want, (m, got, want)
+    print("sm_90 instance m=%d: %s" % (m, " ".join(map(str, got))))
 # bad inputs
 for fn, want in ((lambda: tl.ops.pack_weights(np.zeros((100, 64)), np.zeros((1, 64))), "K must be a multiple"),
                  (lambda: tl.ops.pack_weights(np.full((128, 64), 16), np.zeros((1, 64))), "bit patterns"),
