@@ -22,6 +22,10 @@ enum {
   ATTR_SM_COUNT = 16,
   ATTR_L2_SIZE = 38,
   ATTR_SMEM_OPTIN = 97,
+  FUNC_ATTR_MAX_THREADS = 0,
+  FUNC_ATTR_STATIC_SMEM = 1,
+  FUNC_ATTR_LOCAL_BYTES = 3,
+  FUNC_ATTR_NUM_REGS = 4,
   FUNC_ATTR_MAX_DYNAMIC_SMEM = 8,
   POINTER_ATTR_DEVICE_ORDINAL = 9,
   JIT_INFO_LOG = 3,
@@ -45,6 +49,9 @@ enum {
   X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *))               \
   X(cuModuleUnload, (CUmodule))                                                \
   X(cuFuncSetAttribute, (CUfunction, int, int))                                \
+  X(cuFuncGetAttribute, (int *, int, CUfunction))                              \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *, CUfunction, int,      \
+                                                  size_t))                     \
   X(cuMemAlloc_v2, (CUdeviceptr *, size_t))                                    \
   X(cuMemFree_v2, (CUdeviceptr))                                               \
   X(cuMemcpyHtoD_v2, (CUdeviceptr, const void *, size_t))                      \
@@ -297,6 +304,30 @@ static TlResult prepare(TlRuntime *rt, void *kernel, const TlLaunch *l) {
                                             (int)l->smem_bytes),
                  "shared-memory limit");
   }
+  return TL_SUCCESS;
+}
+
+TlResult tl_runtime_kernel_resources(TlRuntime *rt, void *kernel,
+                                     const TlLaunch *l,
+                                     TlKernelResources *out) {
+  int v[4];
+  static const int attrs[4] = {FUNC_ATTR_NUM_REGS, FUNC_ATTR_LOCAL_BYTES,
+                               FUNC_ATTR_STATIC_SMEM, FUNC_ATTR_MAX_THREADS};
+  for (int i = 0; i < 4; i++)
+    if (TL_FAILED(check(rt, rt->cuFuncGetAttribute(&v[i], attrs[i], kernel),
+                        "kernel attribute query")))
+      return TL_FAILURE;
+  /* The occupancy counts the dynamic shared memory, whose limit must be
+   * raised first (as for a launch). */
+  int blocks = 0;
+  unsigned threads = l->block[0] * l->block[1] * l->block[2];
+  if (TL_FAILED(prepare(rt, kernel, l)) ||
+      TL_FAILED(check(rt,
+                      rt->cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                          &blocks, kernel, (int)threads, l->smem_bytes),
+                      "occupancy query")))
+    return TL_FAILURE;
+  *out = (TlKernelResources){v[0], v[1], v[2], v[3], blocks};
   return TL_SUCCESS;
 }
 

@@ -72,6 +72,21 @@ typedef struct TlLaunch {
                           limit is raised first */
 } TlLaunch;
 
+/* What the driver's compilation of a kernel uses, and so how many of its
+ * blocks an SM holds at once for the launch shape l (threads and dynamic
+ * shared memory): the register count that decides occupancy is the JIT's,
+ * which PTX-level changes far from a kernel's hot path can move. */
+typedef struct TlKernelResources {
+  int registers;     /* a thread */
+  int local_bytes;   /* local memory a thread: spills and stack */
+  int static_smem;   /* static shared memory a block, bytes */
+  int max_threads;   /* the most threads a block may have */
+  int blocks_per_sm; /* resident at once for l; 0: l cannot run */
+} TlKernelResources;
+TlResult tl_runtime_kernel_resources(TlRuntime *rt, void *kernel,
+                                     const TlLaunch *l,
+                                     TlKernelResources *out);
+
 /* Launches a kernel with args[i] pointing at the i-th parameter's value and
  * waits for it. */
 TlResult tl_runtime_launch(TlRuntime *rt, void *kernel, const TlLaunch *l,

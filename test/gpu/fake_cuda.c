@@ -9,7 +9,10 @@
  *     threads per block / 1000 + 1 / blocks   milliseconds,
  *
  * a made-up cost that ranks launch shapes deterministically, which is what
- * tests of --tune's choice need. The device reports itself as
+ * tests of --tune's choice need. Every kernel uses 32 registers a thread,
+ * no local or static shared memory and allows 1024 threads a block; an SM
+ * holds min(2048 / threads, 32, 232448 / dynamic shared bytes) of its
+ * blocks. The device reports itself as
  * "TL fake GPU" (or $TL_FAKE_CUDA_NAME), sm_90 with 132 SMs, 1 MiB of L2
  * and the H100's 232448 bytes of shared memory per block.
  *
@@ -167,6 +170,21 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
 }
 CUresult cuModuleUnload(CUmodule m) { return 0; }
 CUresult cuFuncSetAttribute(CUfunction f, int attr, int v) { return 0; }
+CUresult cuFuncGetAttribute(int *v, int attr, CUfunction f) {
+  /* registers (4), local bytes (3), static shared bytes (1), max threads (0) */
+  *v = attr == 4 ? 32 : attr == 0 ? 1024 : 0;
+  return 0;
+}
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, CUfunction f,
+                                                     int threads, size_t smem) {
+  int b = threads > 0 ? 2048 / threads : 0;
+  if (b > 32)
+    b = 32;
+  if (smem && (size_t)b > 232448 / smem)
+    b = (int)(232448 / smem);
+  *blocks = b;
+  return 0;
+}
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
   /* 256-byte aligned, as the driver's allocations are (kernels' `assume`
    * promises about buffer addresses are checked against them). */

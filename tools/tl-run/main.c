@@ -1025,6 +1025,20 @@ out:
   return ok;
 }
 
+/* What the driver's compilation uses, and the blocks an SM holds: a
+ * register count past an occupancy threshold, or local memory (spills),
+ * shows here before it shows in the time. */
+static void print_resources(TlOp *kernel, const TlLaunch *l,
+                            const TlKernelResources *r) {
+  unsigned threads = l->block[0] * l->block[1] * l->block[2];
+  printf("resources @%s: %d registers a thread, %d bytes of local memory "
+         "(spills, stack), %d + %u bytes of shared memory a block; %d "
+         "block%s of %u threads an SM (%u warps)\n",
+         tl_symbol_name(kernel), r->registers, r->local_bytes, r->static_smem,
+         l->smem_bytes, r->blocks_per_sm, r->blocks_per_sm == 1 ? "" : "s",
+         threads, (unsigned)r->blocks_per_sm * ((threads + 31) / 32));
+}
+
 /* Runs the kernel on the GPU with the bound arguments, leaving the results
  * in args; compares them with the VM's (run on copies) unless told not
  * to; times it with --bench. */
@@ -1111,7 +1125,9 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlRuntime *rt,
   }
   if (ok && o->bench) {
     double ms;
-    ok = !TL_FAILED(tl_runtime_time(rt, L.kernel, &L.launch, L.kargs, 5, 50, &ms));
+    TlKernelResources res;
+    ok = !TL_FAILED(tl_runtime_time(rt, L.kernel, &L.launch, L.kargs, 5, 50, &ms)) &&
+         !TL_FAILED(tl_runtime_kernel_resources(rt, L.kernel, &L.launch, &res));
     double bytes = 0;
     for (unsigned i = 0; i < n; i++)
       if (args[i].vm.kind == TL_VM_ARG_BUFFER)
@@ -1120,9 +1136,10 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlRuntime *rt,
       char tf[32];
       snprintf(tf, sizeof tf, o->flops ? "%.3f" : "null", o->flops / (ms * 1e9));
       printf("{\"kernel\": \"%s\", \"device\": \"%s\", \"median_ms\": %.6f, "
-             "\"bytes\": %.0f, \"gbytes_per_s\": %.3f, \"tflops\": %s}\n",
+             "\"bytes\": %.0f, \"gbytes_per_s\": %.3f, \"tflops\": %s, "
+             "\"registers\": %d, \"local_bytes\": %d, \"blocks_per_sm\": %d}\n",
              tl_symbol_name(kernel), tl_runtime_device_name(rt), ms, bytes,
-             bytes / (ms * 1e6), tf);
+             bytes / (ms * 1e6), tf, res.registers, res.local_bytes, res.blocks_per_sm);
     }
     else if (ok)
       printf("bench @%s on %s: %.4f ms median (50 runs, cold L2), %.1f GB/s over "
@@ -1131,6 +1148,8 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlRuntime *rt,
              bytes, o->flops ? "" : "\n");
     if (ok && !o->json && o->flops)
       printf(", %.2f TFLOP/s\n", o->flops / (ms * 1e9));
+    if (ok && !o->json)
+      print_resources(kernel, &L.launch, &res);
   }
 out:
   release_launch(rt, &L);
