@@ -1424,7 +1424,7 @@ static void make_key(const Tuner *t, TlOp *kernel, const Arg *args, unsigned n,
  * parameter types the arguments were bound for. */
 static bool time_candidate(Tuner *t, TlRuntime *rt, const int64_t *values,
                            Arg *args, unsigned n, TlType *const *sig,
-                           double *ms) {
+                           double *ms, TlKernelResources *res) {
   TlOp *k;
   TlModule *m = instance(t, values, &k);
   if (!m)
@@ -1440,7 +1440,8 @@ static bool time_candidate(Tuner *t, TlRuntime *rt, const int64_t *values,
     ok = prepare_launch(t->ctx, rt, k, args, n, t->o->input, t->text, t->len,
                         &L, &t->why) &&
          !TL_FAILED(
-             tl_runtime_time(rt, L.kernel, &L.launch, L.kargs, 5, 50, ms));
+             tl_runtime_time(rt, L.kernel, &L.launch, L.kargs, 5, 50, ms)) &&
+         !TL_FAILED(tl_runtime_kernel_resources(rt, L.kernel, &L.launch, res));
     release_launch(rt, &L);
   }
   tl_module_destroy(m);
@@ -1514,13 +1515,16 @@ static bool tune_gpu(Tuner *t, TlRuntime *rt, int64_t *choice) {
   double best = INFINITY;
   for (size_t i = 0; i < count; i++) {
     double ms;
+    TlKernelResources r;
     tl_tune_space_candidate(s, i, values);
-    if (!time_candidate(t, rt, values, args, nargs, sig, &ms)) {
+    if (!time_candidate(t, rt, values, args, nargs, sig, &ms, &r)) {
       print_skip(t, i, values);
       continue;
     }
-    printf("tune [%zu/%zu] %s: %.4f ms\n", i + 1, count, label(s, values, &b),
-           ms);
+    printf("tune [%zu/%zu] %s: %.4f ms (%d registers, %d bytes of local "
+           "memory, %d block%s an SM)\n",
+           i + 1, count, label(s, values, &b), ms, r.registers, r.local_bytes,
+           r.blocks_per_sm, r.blocks_per_sm == 1 ? "" : "s");
     fflush(stdout);
     if (ms < best) {
       best = ms;
