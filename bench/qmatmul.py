@@ -80,7 +80,8 @@ CONFIGS_TALL16 = [("t", 256, 1, 4, 4, 1), ("t", 128, 2, 4, 2, 1), ("t", 256, 2, 
 # multiple of 16, tl.ops's choice; PB None: twice the latter, for MB = 2).
 CONFIGS_WG = [("wg", 128, 256, 4), ("wg", 128, 256, 3), ("wg", 128, 128, 5), ("wg", 128, 128, 5, None, 2),
               ("wg", 64, 128, 6), ("wg", 128, 64, 6), ("wg", 64, 64, 8), ("wg", 128, 64, 8, None, 2),
-              ("wg", 128, 32, 8, None, 2), ("wg", 128, 96, 6, None, 2)]
+              ("wg", 128, 32, 8, None, 2), ("wg", 128, 96, 6, None, 2), ("wg", 128, 160, 5),
+              ("wg", 128, 192, 4)]
 SMS = 132  # the device's SMs (main() asks torch)
 
 

@@ -179,21 +179,21 @@ def _instance(m, p, sm=None, sms=8):
     x 256 tiles beyond; on sm_90, past 16 rows, warpgroup mma with 4-bit
     weights on persistent blocks, the SMs rounded down to a multiple of 16:
     the layers' tile counts are multiples of 16, so the split tiles fall
-    into runs that start at the same steps of their tiles; tiles of 32, 64,
-    96, 128 or 256 rows, the fewest that hold m; up to 96 rows, two blocks
+    into runs that start at the same steps of their tiles; tiles of m rows
+    rounded up to a multiple of 32, at most 256; up to 96 rows, two blocks
     an SM with 8 slots each (6 for 96 rows: the weights' bytes in flight set
     the pace); with 128-row tiles, two blocks an SM where each still gets
     64 steps)."""
     base = dict(K=p.K, N=p.N, G=p.group, WT=p.wtype, AT=p.at, ZP=p.zp, PC=int(p.per_column))
     if (sm == 90 and m > 16 and _bits(p.wtype) == 4 and not p.per_column and p.group % 64 == 0
             and p.K % 128 == 0 and p.N % 128 == 0):
-        bm = next(b for b in (32, 64, 96, 128, 256) if m <= b or b == 256)
+        bm = min(-(-m // 32) * 32, 256)
         del base["PC"]
         pb, mb = sms // 16 * 16 or sms, 1
         tiles = -(-m // bm) * (p.N // 128)
         if bm <= 96 or bm == 128 and tiles * (p.K // 64) >= 64 * 2 * pb:
             pb, mb = 2 * pb, 2
-        s = {32: 8, 64: 8, 96: 6, 128: 5, 256: 4}[bm]
+        s = 8 if bm <= 64 else 6 if bm == 96 else 5 if bm <= 160 else 4
         return "qmatmul_wg.tl", None, dict(base, BN=128, BM=bm, S=s, PB=pb, MB=mb)
     w = next(w for w in (4, 2, 1) if p.K % (w * p.group) == 0)
     if m <= 8:
