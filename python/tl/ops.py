@@ -172,6 +172,12 @@ def _split_ws(x, on_gpu, floats, locks):
     return ws, lk
 
 
+def _wg_tiles(m, p, bm, bn=128):
+    """qmatmul_wg.tl's output tiles for m rows: row tiles of bm times
+    column tiles of bn."""
+    return -(-m // bm) * (p.N // bn)
+
+
 def _instance(m, p, sm=None, sms=8):
     """The kernel and template values for m rows on a device of SM `sm`
     (None: the CPU VM) with `sms` SMs (docs/performance.md: the weights as
@@ -190,8 +196,7 @@ def _instance(m, p, sm=None, sms=8):
         bm = min(-(-m // 32) * 32, 256)
         del base["PC"]
         pb, mb = sms // 16 * 16 or sms, 1
-        tiles = -(-m // bm) * (p.N // 128)
-        if bm <= 96 or bm == 128 and tiles * (p.K // 64) >= 64 * 2 * pb:
+        if bm <= 96 or bm == 128 and _wg_tiles(m, p, bm) * (p.K // 64) >= 64 * 2 * pb:
             pb, mb = 2 * pb, 2
         s = 8 if bm <= 64 else 6 if bm == 96 else 5 if bm <= 160 else 4
         return "qmatmul_wg.tl", None, dict(base, BN=128, BM=bm, S=s, PB=pb, MB=mb)
@@ -241,8 +246,8 @@ def quant_matmul(x, packed, out=None, sm=None):
         # 4, 128] bytes and the scales as [K / G, 1 + ZP, N], and the
         # pointers to them.
         # The stream's reduction buffers, used where a tile is split.
-        pb, tiles = defs["PB"], -(-m // defs["BM"]) * (p.N // defs["BN"])
-        split = tiles % pb != 0
+        pb = defs["PB"]
+        split = _wg_tiles(m, p, defs["BM"], defs["BN"]) % pb != 0
         ws, locks = _split_ws(x, on_gpu, 2 * pb * defs["BN"] * defs["BM"] if split else 4, 2 * pb if split else 1)
         tb = p.b.reshape(p.N // 64, p.K // 4, 128)
         ts = p.s.reshape(p.K // p.group, 1 + p.zp, p.N)
