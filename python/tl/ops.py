@@ -186,14 +186,18 @@ def _instance(m, p, sm=None, sms=8):
     weights on persistent blocks, the SMs rounded down to a multiple of 16:
     the layers' tile counts are multiples of 16, so the split tiles fall
     into runs that start at the same steps of their tiles; tiles of m rows
-    rounded up to a multiple of 32, at most 256; up to 96 rows, two blocks
+    rounded up to a multiple of 32 up to 256 rows, past that the tile of
+    160 to 256 rows that pads m least; up to 96 rows, two blocks
     an SM with 8 slots each (6 for 96 rows: the weights' bytes in flight set
     the pace); with 128-row tiles, two blocks an SM where each still gets
     64 steps)."""
     base = dict(K=p.K, N=p.N, G=p.group, WT=p.wtype, AT=p.at, ZP=p.zp, PC=int(p.per_column))
     if (sm == 90 and m > 16 and _bits(p.wtype) == 4 and not p.per_column and p.group % 64 == 0
             and p.K % 128 == 0 and p.N % 128 == 0):
-        bm = min(-(-m // 32) * 32, 256)
+        # Past 256 rows: the tile of 160 to 256 rows that pads m least
+        # (the larger of equals).
+        bm = (-(-m // 32) * 32 if m <= 256 else
+              min((256, 224, 192, 160), key=lambda b: -(-m // b) * b))
         del base["PC"]
         pb, mb = sms // 16 * 16 or sms, 1
         if bm <= 96 or bm == 128 and _wg_tiles(m, p, bm) * (p.K // 64) >= 64 * 2 * pb:

@@ -40,13 +40,15 @@ for (m, K, N, wtype, g, zp, sm) in [(130, 256, 256, "u4", 128, True, 90), (128, 
     print("m=%d K=%d N=%d %s g=%s zp=%d%s: ok (norm-wise error %.2g)" % (
         m, K, N, wtype, g, zp, " sm=%d" % sm if sm else "", err))
 # The instances an H100 (132 SMs) gets for the 70B layer's gate_up (the
-# tile rows m rounded up to a multiple of 32, at most 256; two blocks an SM
-# up to 96 rows, and for 128 where each block gets 64 steps).
+# tile rows m rounded up to a multiple of 32 up to 256, past that the tile
+# of 160 to 256 rows that pads m least; two blocks an SM up to 96 rows, and
+# for 128 where each block gets 64 steps).
 p70 = tl.ops.PackedWeights(None, None, 8192, 57344, "i4", 128, 0, False, "f16")
 for m, want in ((16, ("qmatmul_m8.tl", None)), (17, ("qmatmul_wg.tl", 32, 8, 256, 2)), (64, ("qmatmul_wg.tl", 64, 8, 256, 2)),
                 (65, ("qmatmul_wg.tl", 96, 6, 256, 2)), (97, ("qmatmul_wg.tl", 128, 5, 256, 2)),
                 (129, ("qmatmul_wg.tl", 160, 5, 128, 1)), (170, ("qmatmul_wg.tl", 192, 4, 128, 1)),
-                (256, ("qmatmul_wg.tl", 256, 4, 128, 1)), (300, ("qmatmul_wg.tl", 256, 4, 128, 1))):
+                (256, ("qmatmul_wg.tl", 256, 4, 128, 1)), (300, ("qmatmul_wg.tl", 160, 5, 128, 1)),
+                (384, ("qmatmul_wg.tl", 192, 4, 128, 1)), (512, ("qmatmul_wg.tl", 256, 4, 128, 1))):
     name, _, d = tl.ops._instance(m, p70, 90, 132)
     got = (name, None) if name != "qmatmul_wg.tl" else (name, d["BM"], d["S"], d["PB"], d["MB"])
     assert got == want, (m, got, want)
