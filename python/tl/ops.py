@@ -187,10 +187,10 @@ def _instance(m, p, sm=None, sms=8):
     the layers' tile counts are multiples of 16, so the split tiles fall
     into runs that start at the same steps of their tiles; tiles of m rows
     rounded up to a multiple of 32 up to 256 rows, past that the tile of
-    160 to 256 rows that pads m least; up to 96 rows, two blocks
-    an SM with 8 slots each (6 for 96 rows: the weights' bytes in flight set
-    the pace); with 128-row tiles, two blocks an SM where each still gets
-    64 steps)."""
+    160 to 256 rows that pads m least; up to 96 rows, two blocks an SM
+    with 8 slots each (6 for 96 rows: the weights' bytes in flight set the
+    pace); with 128-row tiles, two blocks an SM where each still gets 64
+    steps)."""
     base = dict(K=p.K, N=p.N, G=p.group, WT=p.wtype, AT=p.at, ZP=p.zp, PC=int(p.per_column))
     if (sm == 90 and m > 16 and _bits(p.wtype) == 4 and not p.per_column and p.group % 64 == 0
             and p.K % 128 == 0 and p.N % 128 == 0):

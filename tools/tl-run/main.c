@@ -1420,8 +1420,9 @@ static void make_key(const Tuner *t, TlOp *kernel, const Arg *args, unsigned n,
 }
 
 /* Compiles and times one candidate (as --bench times) on the bound
- * arguments, uploaded afresh; false with the reason in t->why. sig: the
- * parameter types the arguments were bound for. */
+ * arguments, uploaded afresh, and gets what its compilation uses into
+ * res; false with the reason in t->why. sig: the parameter types the
+ * arguments were bound for. */
 static bool time_candidate(Tuner *t, TlRuntime *rt, const int64_t *values,
                            Arg *args, unsigned n, TlType *const *sig,
                            double *ms, TlKernelResources *res) {
