@@ -1091,6 +1091,19 @@ TlResult tl_program_time(TlProgram *p, const TlArg *args, unsigned nargs,
                          median_ms);
 }
 
+TlResult tl_program_resources(TlProgram *p, const TlArg *args, unsigned nargs,
+                              TlKernelResources *out) {
+  begin(p->s);
+  Ptx *x;
+  TlLaunch l;
+  if (!check_args(p, args, nargs, ADDR_DEVICE))
+    return TL_FAILURE;
+  take_args(p, args);
+  if (!make_ready(p, NULL, &x, &l))
+    return TL_FAILURE;
+  return tl_runtime_kernel_resources(p->s->rt, x->function, &l, out);
+}
+
 /*===--- Tuning -----------------------------------------------------------===*/
 
 typedef struct Define {

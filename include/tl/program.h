@@ -43,6 +43,7 @@
 
 #include "tl/arch.h"
 #include "tl/ir.h"
+#include "tl/runtime.h"
 #include "tl/tensor_map.h"
 #include "tl/tune.h"
 
@@ -264,6 +265,15 @@ TlResult tl_program_launch_values(TlProgram *p, const int64_t *words,
  * tl_program_launch does. */
 TlResult tl_program_time(TlProgram *p, const TlArg *args, unsigned nargs,
                          unsigned warmup, unsigned iters, double *median_ms);
+
+/* What the driver's compilation of the kernel uses for a launch over these
+ * arguments (TlKernelResources, tl/runtime.h: registers and local memory
+ * a thread, static shared memory, the most threads a block may have, and
+ * how many blocks of the launch's shape an SM holds at once), as tl-run
+ * --bench prints it. Compiles and loads the kernel as a launch does,
+ * launches nothing; fails as tl_program_launch does. */
+TlResult tl_program_resources(TlProgram *p, const TlArg *args, unsigned nargs,
+                              TlKernelResources *out);
 
 /*===------------------------------------------------------------------===*
  * Tuning: the tune cache of tune.h, shared with tl-run --tune

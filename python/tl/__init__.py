@@ -436,6 +436,21 @@ class Kernel:
                            sm or 0, ctypes.byref(dims))
         return tuple(dims.grid), dims.threads, dims.smem_bytes
 
+    def resources(self, *args):
+        """What the driver's compilation of the kernel uses for a launch
+        over these arguments, as tl-run --bench prints it: a dict of
+        registers and local_bytes (spills, stack) a thread, static_smem
+        and smem_bytes (dynamic) a block, max_threads a block, and
+        blocks_per_sm, how many blocks of this launch an SM holds at once.
+        Launches nothing."""
+        cargs, _ = self._device_args(args)
+        r = _lib.TlKernelResources()
+        self.session._call(self._lib.tl_program_resources, self._h, cargs, len(args),
+                           ctypes.byref(r))
+        _, _, smem = self.launch_dims(*args)
+        return dict(registers=r.registers, local_bytes=r.local_bytes, static_smem=r.static_smem,
+                    smem_bytes=smem, max_threads=r.max_threads, blocks_per_sm=r.blocks_per_sm)
+
     def time(self, *args, warmup=5, iters=50):
         """The median time in ms of `iters` launches over these arguments
         after `warmup`, each from a cold L2 cache, as tl-run --bench

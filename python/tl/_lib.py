@@ -68,6 +68,16 @@ class TlPtxInfo(ctypes.Structure):
     ]
 
 
+class TlKernelResources(ctypes.Structure):
+    _fields_ = [
+        ("registers", ctypes.c_int),
+        ("local_bytes", ctypes.c_int),
+        ("static_smem", ctypes.c_int),
+        ("max_threads", ctypes.c_int),
+        ("blocks_per_sm", ctypes.c_int),
+    ]
+
+
 class TlLaunchDims(ctypes.Structure):
     _fields_ = [
         ("grid", ctypes.c_uint * 3),
@@ -134,6 +144,8 @@ _SIGNATURES = {
     "tl_program_time": (ctypes.c_int, [_P, ctypes.POINTER(TlArg), ctypes.c_uint,
                                        ctypes.c_uint, ctypes.c_uint,
                                        ctypes.POINTER(ctypes.c_double)]),
+    "tl_program_resources": (ctypes.c_int, [_P, ctypes.POINTER(TlArg), ctypes.c_uint,
+                                            ctypes.POINTER(TlKernelResources)]),
     "tl_program_launch": (ctypes.c_int, [_P, ctypes.POINTER(TlArg), ctypes.c_uint, _P]),
     "tl_program_launch_values": (ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_int64),
                                                 ctypes.POINTER(ctypes.c_double),

@@ -43,6 +43,12 @@ graph.replay()
 torch.cuda.synchronize()
 assert torch.equal(z3, x + y), "vector_add replayed from a CUDA graph"
 print("vector_add: current stream, side stream, graph: ok")
+# What the driver compiled (registers, local memory, blocks an SM): a
+# 128-thread block of a kernel this small fits the SM's 64 warps' limit
+# (16 blocks) and spills nothing.
+r = k.resources(x, y, z, n)
+assert 0 < r["registers"] <= 64 and r["local_bytes"] == 0 and r["blocks_per_sm"] == 16, r
+print("vector_add resources: %d registers, %d blocks an SM" % (r["registers"], r["blocks_per_sm"]))
 
 # Wrong inputs are refused with a message, never launched.
 for bad, what in ((lambda: k(x.cpu(), y, z, n), "a host tensor"),

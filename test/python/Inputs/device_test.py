@@ -107,6 +107,13 @@ print("device_test: ok")
 # 128 (32 threads, 32 blocks) is fastest: 0.0633 ms.
 ms = k.time(x, y, z, 600, warmup=1, iters=3)
 assert abs(ms - (0.064 + 1 / 3)) < 1e-5, ms
+# What the compiled kernel uses, as the stand-in driver reports it (32
+# registers; an SM holds min(2048 / threads, 32) blocks: BLOCK = 256 is 64
+# threads, so 32).
+r = k.resources(x, y, z, 600)
+assert r == dict(registers=32, local_bytes=0, static_smem=0, smem_bytes=0, max_threads=1024,
+                 blocks_per_sm=32), r
+print("resources:", " ".join("%s=%d" % kv for kv in sorted(r.items())))
 big = [DeviceArray(np.zeros(4096, np.float32)) for _ in range(3)]
 log = []
 kt, choice = tl.autotune(path, {"BLOCK": [6, 128, 512, 1024]}, args=(*big, 4096),
