@@ -1038,15 +1038,22 @@ static bool make_ready(TlProgram *p, void *stream, Ptx **xp, TlLaunch *l) {
   return true;
 }
 
+/* The start of a call over device arguments: checked, taken, and the
+ * kernel compiled and loaded for a launch on `stream`. */
+static bool ready_args(TlProgram *p, const TlArg *args, unsigned nargs,
+                       void *stream, Ptx **x, TlLaunch *l) {
+  begin(p->s);
+  if (!check_args(p, args, nargs, ADDR_DEVICE))
+    return false;
+  take_args(p, args);
+  return make_ready(p, stream, x, l);
+}
+
 TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
                            void *stream) {
-  begin(p->s);
   Ptx *x;
   TlLaunch l;
-  if (!check_args(p, args, nargs, ADDR_DEVICE))
-    return TL_FAILURE;
-  take_args(p, args);
-  if (!make_ready(p, stream, &x, &l))
+  if (!ready_args(p, args, nargs, stream, &x, &l))
     return TL_FAILURE;
   return tl_runtime_launch_async(p->s->rt, x->function, &l, p->kargs, stream);
 }
@@ -1079,13 +1086,9 @@ TlResult tl_program_launch_values(TlProgram *p, const int64_t *words,
 
 TlResult tl_program_time(TlProgram *p, const TlArg *args, unsigned nargs,
                          unsigned warmup, unsigned iters, double *median_ms) {
-  begin(p->s);
   Ptx *x;
   TlLaunch l;
-  if (!check_args(p, args, nargs, ADDR_DEVICE))
-    return TL_FAILURE;
-  take_args(p, args);
-  if (!make_ready(p, NULL, &x, &l))
+  if (!ready_args(p, args, nargs, NULL, &x, &l))
     return TL_FAILURE;
   return tl_runtime_time(p->s->rt, x->function, &l, p->kargs, warmup, iters,
                          median_ms);
@@ -1093,13 +1096,9 @@ TlResult tl_program_time(TlProgram *p, const TlArg *args, unsigned nargs,
 
 TlResult tl_program_resources(TlProgram *p, const TlArg *args, unsigned nargs,
                               TlKernelResources *out) {
-  begin(p->s);
   Ptx *x;
   TlLaunch l;
-  if (!check_args(p, args, nargs, ADDR_DEVICE))
-    return TL_FAILURE;
-  take_args(p, args);
-  if (!make_ready(p, NULL, &x, &l))
+  if (!ready_args(p, args, nargs, NULL, &x, &l))
     return TL_FAILURE;
   return tl_runtime_kernel_resources(p->s->rt, x->function, &l, out);
 }
