@@ -5,10 +5,10 @@ machine, with PyTorch's f16 attention timed in the same run, the way tl-run
 cache flushed before each).
 
   python3 bench/decode_attn.py [--bin DIR] [--quick] [--types f16,u8,u4,u2] [--shapes B:L,...] [--kc NR,...]
-                               [--writers-only] [--tune NAME=V,V,...]...
+                               [--writers-only] [--tune NAME=V,V,...]... [--hq N]
 
-Shapes: Hq = 32 query heads on Hkv = 8 KV heads, D = 128, one new token a
-sequence; B = 1 with L = 4K, 16K, 64K, 128K and B = 8 with L = 32K (--quick:
+Shapes: Hq = 32 query heads (--hq: 64 for Llama-3-70B's G = 8) on Hkv = 8
+KV heads, D = 128, one new token a sequence; B = 1 with L = 4K, 16K, 64K, 128K and B = 8 with L = 32K (--quick:
 B = 1, L = 4K and 64K). For each cache type (f16, u8, u4 codes with a
 per-token f16 scale and zero point) and up to three split counts ns (B Hkv
 ns blocks about one, two and four waves of the SMs, each split at least
@@ -268,6 +268,9 @@ def main():
     if "--shapes" in sys.argv:  # B:L,B:L,...
         shapes = [tuple(int(v) for v in x.split(":"))
                   for x in sys.argv[sys.argv.index("--shapes") + 1].split(",")]
+    global HQ
+    if "--hq" in sys.argv:
+        HQ = int(sys.argv[sys.argv.index("--hq") + 1])
     for i, a in enumerate(sys.argv):
         if a == "--tune":
             name, vals = sys.argv[i + 1].split("=")
