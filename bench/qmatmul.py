@@ -286,8 +286,13 @@ def main():
     global timed, SMS
     SMS = torch.cuda.get_device_properties(0).multi_processor_count
     pbs = sorted({SMS // 16 * 16 or SMS, SMS})
-    CONFIGS_WG[:] = [c + (pb,) if len(c) == 4 else c[:4] + (2 * pbs[0],) + c[5:] if c[4] is None else c
-                     for c in CONFIGS_WG for pb in (pbs if len(c) == 4 else pbs[:1])]
+    def wg_pbs(c):
+        """The candidate with its PB: each of pbs without one, twice the
+        SMs rounded down to 16 for None."""
+        if len(c) == 4:
+            return [c + (pb,) for pb in pbs]
+        return [c[:4] + (2 * pbs[0],) + c[5:]] if c[4] is None else [c]
+    CONFIGS_WG[:] = [x for c in CONFIGS_WG for x in wg_pbs(c)]
     from peers import copy_bandwidth, timed  # the same flush and median as peers.py
     print("device:", torch.cuda.get_device_name(), "torch", torch.__version__,
           "weights", WT, "zero points" if ZP else "", "m8 scales after the sum" if SA else "")
