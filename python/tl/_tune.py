@@ -22,7 +22,7 @@ from ._lib import TUNE_HIT as _TUNE_HIT, TUNE_INVALID as _TUNE_INVALID
 
 
 def autotune(source, space, args=None, kernel=None, session=None, timed=None,
-             warmup=5, iters=50, log=None, retune=False, **defines):
+             warmup=5, iters=50, log=None, retune=False, cached_only=False, **defines):
     """Returns (Kernel, choice): the chosen instance and its values.
 
     space: {NAME: [values]} of template parameters (not also in defines).
@@ -30,7 +30,9 @@ def autotune(source, space, args=None, kernel=None, session=None, timed=None,
     timed: None times when args are given and the session has or can open
     a device; False picks without timing; True times or fails. log: a
     list that gets one line per candidate (or one for a cached choice).
-    retune: time the candidates even when the cache holds a choice."""
+    retune: time the candidates even when the cache holds a choice.
+    cached_only: only look the choice up in the tune cache (args needed):
+    (None, None) when it holds none, and nothing is timed."""
     session = session or default_session()
     names = list(space)
     for n in names:
@@ -57,11 +59,15 @@ def autotune(source, space, args=None, kernel=None, session=None, timed=None,
             log.append(f"{_label(choice)}: skipped: {why}")
         return k
 
+    if cached_only:
+        if args is None:
+            raise ValueError("autotune: a cache lookup needs the launch's arguments (args=)")
+        timed = retune = False
     if timed is None:
         timed = args is not None and _device(session)
     if timed and args is None:
         raise ValueError("autotune: timing needs the launch's arguments (args=)")
-    if not timed:
+    if not timed and not cached_only:
         try:
             k = session.compile(source, kernel=kernel, **defines)
             dflt = {n: k.template_value(n) for n in names}
@@ -94,6 +100,8 @@ def autotune(source, space, args=None, kernel=None, session=None, timed=None,
             status = _TUNE_INVALID
         if status == _TUNE_INVALID:
             log.append(f"ignoring the tune cache entry '{path}': {why}")
+    if cached_only:
+        return None, None
 
     best = None
     for c in candidates:

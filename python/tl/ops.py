@@ -19,7 +19,7 @@ import os
 
 from . import compile as _compile
 
-__all__ = ["PackedWeights", "pack_weights", "quant_matmul", "KVCache", "kv_cache", "kv_append",
+__all__ = ["PackedWeights", "pack_weights", "quant_matmul", "tune_matmul", "KVCache", "kv_cache", "kv_append",
            "decode_attention", "PackedWQ", "pack_wqap", "wqap_matmul", "kernels_dir"]
 
 _BN = 64  # the packing's block width: a warp's columns in every kernel
@@ -204,14 +204,121 @@ def _instance(m, p, sm=None, sms=8):
             pb, mb = 2 * pb, 2
         s = 8 if bm <= 64 else 6 if bm == 96 else 5 if bm <= 160 else 4
         return "qmatmul_wg.tl", None, dict(base, BN=128, BM=bm, S=s, PB=pb, MB=mb)
-    w = next(w for w in (4, 2, 1) if p.K % (w * p.group) == 0)
-    if m <= 8:
-        return "qmatmul_m8.tl", "qmatmul_m8", dict(base, BN=_BN, W=w, S=4)
     if m <= 16:
-        return "qmatmul_m8.tl", "qmatmul_m8", dict(base, BN=_BN, W=w, S=4, R=2)
+        return "qmatmul_m8.tl", "qmatmul_m8", dict(base, **_m8_choice(m, p, sms))
+    w = next(w for w in (4, 2, 1) if p.K % (w * p.group) == 0)
     if m > 16 and p.N % 256 == 0:
         return "qmatmul.tl", None, dict(base, BN=256, W=1, S=3, WN=4, MT=4)
     return "qmatmul.tl", None, dict(base, BN=_BN, W=w, S=4)
+
+
+def _m8_space(p):
+    """qmatmul_m8.tl's tuning space for m <= 16 (docs/kernels.md): warps a
+    block over k, ring slots, and the k split over blocks (1 or 2); the
+    scales always multiply each group's f32 sum (SA = 1)."""
+    return {"W": [w for w in (4, 2, 1) if p.K % (w * p.group) == 0], "S": [3, 4],
+            "KS": [ks for ks in (1, 2) if p.K % (ks * p.group) == 0]}
+
+
+def _m8_choice(m, p, sms):
+    """The heuristic instance of qmatmul_m8.tl for m <= 16 rows where the
+    tune cache holds none (docs/performance.md, "The user's path"). Where
+    the column blocks fill four blocks an SM: four warps a block (over k)
+    for weights of at most 3 bits, two for 4 and 5, one (and three slots)
+    for 6 to 8, so that a block's ring holds about the same bytes. Fewer
+    columns: four warps, and k split over two blocks where the columns
+    fill less than two blocks an SM and each block still runs 16 steps or
+    more; for 8 < m <= 16 there, two warps and the k split where the
+    columns fill more than one wave, or each block runs more than 16
+    steps."""
+    space = _m8_space(p)
+    cols, bits = p.N // _BN, _bits(p.wtype)
+    w, s, ks = space["W"][0], 4, 1
+    if cols >= 4 * sms:
+        w = 4 if bits <= 3 else 2 if bits <= 5 else 1
+        s = 3 if bits >= 6 else 4
+    elif 2 in space["KS"] and cols < 2 * sms:
+        if m > 8 and 2 in space["W"] and (cols > sms or p.K // (2 * 2 * p.group) > 16):
+            w, ks = 2, 2
+        elif p.K % (2 * w * p.group) == 0 and p.K // (2 * w * p.group) >= 16:
+            ks = 2
+    if w not in space["W"] or p.K % (ks * w * p.group):
+        w, ks = space["W"][0], 1
+    d = dict(BN=_BN, W=w, S=s, KS=ks, SA=1)
+    if m > 8:
+        d["R"] = 2
+    return d
+
+
+_choices = {}  # (device, m, packing) -> qmatmul_m8.tl's tuned values, or None
+
+
+def _m8_key(x, m, p):
+    return (str(x.device), m, p.K, p.N, p.wtype, p.group, p.zp, p.per_column, p.at)
+
+
+def _m8_args(x, p, m, out, on_gpu):
+    """qmatmul_m8.tl's arguments; the split reduction's buffers are sized
+    for the largest KS of the space, so that every candidate (and the tune
+    cache's key) sees the same shapes."""
+    import numpy as np
+    rows = 8 if m <= 8 else 16
+    rb = -(-m // rows)
+    ks = max(_m8_space(p)["KS"])
+    if on_gpu:
+        import torch
+        key = ("m8", str(x.device), rb * p.N * ks * rows, rb * p.N // _BN)
+        if key not in _ws:
+            _ws[key] = (torch.empty(key[2], dtype=torch.float32, device=x.device),
+                        torch.zeros(key[3], dtype=torch.int32, device=x.device).view(torch.uint32))
+        ws, locks = _ws[key]
+    else:
+        ws, locks = np.zeros(rb * p.N * ks * rows, np.float32), np.zeros(rb * p.N // _BN, np.uint32)
+    return (x, p.b, p.s, out, m, ws, locks)
+
+
+def _m8_tuned(x, m, p, args, session):
+    """The tune cache's choice for this launch (looked up once per device,
+    m and packing; nothing is timed), or None."""
+    key = _m8_key(x, m, p)
+    if key not in _choices:
+        from ._tune import autotune
+        defs = dict(K=p.K, N=p.N, G=p.group, WT=p.wtype, AT=p.at, ZP=p.zp, PC=int(p.per_column),
+                    BN=_BN, SA=1, **({"R": 2} if m > 8 else {}))
+        _, choice = autotune(os.path.join(kernels_dir(), "qmatmul_m8.tl"), _m8_space(p), args=args,
+                             kernel="qmatmul_m8", session=session, cached_only=True, **defs)
+        _choices[key] = choice
+    return _choices[key]
+
+
+def tune_matmul(x, packed, log=None, retune=False):
+    """Times qmatmul_m8.tl's instances (m <= 16 rows; docs/kernels.md) on
+    x [m, K] (a torch CUDA tensor) and the packed weights, and keeps the
+    fastest in the tune cache, where every later quant_matmul of the same
+    device, m and packing finds it (also in later processes). Returns the
+    choice (a dict of template values). log: a list that gets a line per
+    candidate. Larger m: the heuristic's kernels are not tuned here."""
+    from . import default_session
+    from ._tune import autotune
+    p = packed
+    if not _is_torch(x) or not x.is_cuda:
+        raise ValueError("tune_matmul times on the GPU: x must be a torch CUDA tensor")
+    m = int(x.shape[0])
+    if x.ndim != 2 or x.shape[1] != p.K or not 1 <= m <= 16:
+        raise ValueError(f"x: expected [m, {p.K}] with 1 <= m <= 16, got shape {tuple(x.shape)}")
+    import torch
+    session = default_session()
+    if session.device_ordinal() < 0:
+        session.open_device(x.device.index or 0)
+    out = torch.empty(m, p.N, dtype=x.dtype, device=x.device)
+    args = _m8_args(x.contiguous(), p, m, out, True)
+    defs = dict(K=p.K, N=p.N, G=p.group, WT=p.wtype, AT=p.at, ZP=p.zp, PC=int(p.per_column),
+                BN=_BN, SA=1, **({"R": 2} if m > 8 else {}))
+    _, choice = autotune(os.path.join(kernels_dir(), "qmatmul_m8.tl"), _m8_space(p), args=args,
+                         kernel="qmatmul_m8", session=session, timed=True, log=log, retune=retune,
+                         **defs)
+    _choices[_m8_key(x, m, p)] = choice
+    return choice
 
 
 def quant_matmul(x, packed, out=None, sm=None):
@@ -256,6 +363,11 @@ def quant_matmul(x, packed, out=None, sm=None):
         tb = p.b.reshape(p.N // 64, p.K // 4, 128)
         ts = p.s.reshape(p.K // p.group, 1 + p.zp, p.N)
         args = (xa, tb, ts, xa, p.b, p.s, out, m, ws, locks)
+    elif name == "qmatmul_m8.tl":
+        args = _m8_args(xa, p, m, out, on_gpu)
+        choice = _m8_tuned(xa, m, p, args, session) if on_gpu else None
+        if choice:
+            k = _kernel(name, kernel=kernel, **dict(defs, **choice))
     else:
         ws, locks = _workspace(x, on_gpu)
         args = (xa, p.b, p.s, out, m, ws, locks)

@@ -53,6 +53,18 @@ for m, want in ((16, ("qmatmul_m8.tl", None)), (17, ("qmatmul_wg.tl", 32, 8, 256
     got = (name, None) if name != "qmatmul_wg.tl" else (name, d["BM"], d["S"], d["PB"], d["MB"])
     assert got == want, (m, got, want)
     print("sm_90 instance m=%d: %s" % (m, " ".join(map(str, got))))
+# qmatmul_m8.tl's heuristic instance (no tune cache) for the 70B layer's
+# shapes on an H100 or H200 (132 SMs), m = 1 and 16 (docs/performance.md,
+# "The user's path").
+for (n, k, wt), want1, want16 in (((57344, 8192, "i4"), (2, 4, 1), (2, 4, 1)), ((57344, 8192, "u2"), (4, 4, 1), (4, 4, 1)),
+                                  ((57344, 8192, "u8"), (1, 3, 1), (1, 3, 1)), ((8192, 28672, "i4"), (4, 4, 2), (2, 4, 2)),
+                                  ((10240, 8192, "i4"), (4, 4, 1), (2, 4, 2)), ((8192, 8192, "i4"), (4, 4, 1), (4, 4, 1))):
+    pw = tl.ops.PackedWeights(None, None, k, n, wt, 128, 0, False, "f16")
+    for m, want in ((1, want1), (16, want16)):
+        name, _, d = tl.ops._instance(m, pw, 90, 132)
+        got = (d["W"], d["S"], d["KS"])
+        assert name == "qmatmul_m8.tl" and d["SA"] == 1 and got == want, (n, k, wt, m, d, want)
+        print("m8 instance %dx%d %s m=%d: W=%d S=%d KS=%d" % ((n, k, wt, m) + got))
 # bad inputs
 for fn, want in ((lambda: tl.ops.pack_weights(np.zeros((100, 64)), np.zeros((1, 64))), "K must be a multiple"),
                  (lambda: tl.ops.pack_weights(np.full((128, 64), 16), np.zeros((1, 64))), "bit patterns"),
