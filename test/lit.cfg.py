@@ -21,7 +21,8 @@ config.substitutions.append(("%bindir", bindir))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%srcroot", config.tl_src_root))
 # A stand-in CUDA driver (test/gpu/fake_cuda.c): LD_LIBRARY_PATH=%fakecuda;
-# %fakecuda-tma is the one with cuTensorMapEncodeTiled.
+# %fakecuda-tma is the one with cuTensorMapEncodeTiled, %fakecuda-nolink
+# the one without the JIT linker (cuLink*).
 config.substitutions.append(("%fakecuda", os.path.join(config.tl_obj_root, "test", "fake-cuda")))
 
 # The shared library libtl and the Python package over it (python/tl).

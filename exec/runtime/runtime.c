@@ -14,6 +14,7 @@
 typedef int CUresult;
 typedef int CUdevice;
 typedef void *CUcontext, *CUmodule, *CUfunction, *CUevent, *CUstream;
+typedef void *CUlinkState;
 typedef unsigned long long CUdeviceptr;
 enum {
   CUDA_SUCCESS = 0,
@@ -32,6 +33,7 @@ enum {
   JIT_INFO_LOG_SIZE = 4,
   JIT_ERROR_LOG = 5,
   JIT_ERROR_LOG_SIZE = 6,
+  JIT_INPUT_PTX = 1, /* CUjitInputType's CU_JIT_INPUT_PTX */
 };
 
 /* The driver's entry points: X(name in libcuda, return, parameters). */
@@ -96,6 +98,13 @@ struct TlRuntime {
                                      const uint64_t *, const uint64_t *,
                                      const unsigned *, const unsigned *, int,
                                      int, int, int);
+  /* Optional: the JIT linker, for tl_runtime_cubin (the CUjit_option and
+   * CUjitInputType enums are passed as ints). */
+  CUresult (*cuLinkCreate_v2)(unsigned, int *, void **, CUlinkState *);
+  CUresult (*cuLinkAddData_v2)(CUlinkState, int, void *, size_t, const char *,
+                               unsigned, int *, void **);
+  CUresult (*cuLinkComplete)(CUlinkState, void **, size_t *);
+  CUresult (*cuLinkDestroy)(CUlinkState);
 };
 
 static TlResult check(TlRuntime *rt, CUresult r, const char *what) {
@@ -141,6 +150,10 @@ TlRuntime *tl_runtime_create_with_driver(TlDiagEngine *diag, int ordinal,
   *(void **)&rt->cuPointerGetAttribute = dlsym(lib, "cuPointerGetAttribute");
   *(void **)&rt->cuTensorMapEncodeTiled =
       dlsym(lib, "cuTensorMapEncodeTiled");
+  *(void **)&rt->cuLinkCreate_v2 = dlsym(lib, "cuLinkCreate_v2");
+  *(void **)&rt->cuLinkAddData_v2 = dlsym(lib, "cuLinkAddData_v2");
+  *(void **)&rt->cuLinkComplete = dlsym(lib, "cuLinkComplete");
+  *(void **)&rt->cuLinkDestroy = dlsym(lib, "cuLinkDestroy");
   if (TL_FAILED(check(rt, rt->cuInit(0), "initialization")))
     goto fail;
   int count = 0;
@@ -239,6 +252,79 @@ void *tl_runtime_kernel(TlRuntime *rt, const char *ptx, size_t len,
     return NULL;
   }
   return f;
+}
+
+bool tl_runtime_has_linker(const TlRuntime *rt) {
+  return rt->cuLinkCreate_v2 && rt->cuLinkAddData_v2 && rt->cuLinkComplete &&
+         rt->cuLinkDestroy;
+}
+
+/* The JIT linker over one PTX input, for the current context's device
+ * (CU_JIT_TARGET_FROM_CUCONTEXT is the default), its logs in buffers that
+ * must outlive the link state. The linker compiles PTX as relocatable
+ * code (-rdc, as the Driver API documents): close to a module load's code
+ * but not always the same (docs/tools.md, "The SASS line"). */
+TlResult tl_runtime_cubin(TlRuntime *rt, const char *ptx, size_t len,
+                          void **cubin, size_t *size) {
+  *cubin = NULL;
+  *size = 0;
+  if (!tl_runtime_has_linker(rt)) {
+    const char *missing = !rt->cuLinkCreate_v2    ? "cuLinkCreate_v2"
+                          : !rt->cuLinkAddData_v2 ? "cuLinkAddData_v2"
+                          : !rt->cuLinkComplete   ? "cuLinkComplete"
+                                                  : "cuLinkDestroy";
+    tl_diag_emit(rt->diag, TL_DIAG_ERROR, tl_loc_unknown(),
+                 "the CUDA driver has no entry point %s (it cannot give a "
+                 "cubin)",
+                 missing);
+    return TL_FAILURE;
+  }
+  if (TL_FAILED(check(rt, rt->cuCtxSetCurrent(rt->ctx), "context")))
+    return TL_FAILURE;
+  /* PTX goes in NUL-terminated, the NUL counted in its size. */
+  char *img = tl_xmalloc(len + 1);
+  if (len)
+    memcpy(img, ptx, len);
+  img[len] = 0;
+  enum { ERR_LOG = 16384, INFO_LOG = 4096 };
+  char *errlog = tl_xmalloc(ERR_LOG + INFO_LOG), *infolog = errlog + ERR_LOG;
+  errlog[0] = infolog[0] = 0;
+  int opts[4] = {JIT_ERROR_LOG, JIT_ERROR_LOG_SIZE, JIT_INFO_LOG,
+                 JIT_INFO_LOG_SIZE};
+  void *vals[4] = {errlog, (void *)(uintptr_t)ERR_LOG, infolog,
+                   (void *)(uintptr_t)INFO_LOG};
+  CUlinkState link = NULL;
+  void *image = NULL;
+  size_t bytes = 0;
+  TlResult r = check(rt, rt->cuLinkCreate_v2(4, opts, vals, &link),
+                     "linker creation (cuLinkCreate)");
+  if (!TL_FAILED(r)) {
+    r = check(rt,
+              rt->cuLinkAddData_v2(link, JIT_INPUT_PTX, img, len + 1,
+                                   "kernel.ptx", 0, NULL, NULL),
+              "PTX link (cuLinkAddData)");
+    if (!TL_FAILED(r))
+      r = check(rt, rt->cuLinkComplete(link, &image, &bytes),
+                "link (cuLinkComplete)");
+    if (TL_FAILED(r) && errlog[0])
+      tl_diag_emit(rt->diag, TL_DIAG_NOTE, tl_loc_unknown(), "PTX JIT log:\n%s",
+                   errlog);
+    if (!TL_FAILED(r) && (!image || !bytes)) {
+      tl_diag_emit(rt->diag, TL_DIAG_ERROR, tl_loc_unknown(),
+                   "the CUDA linker gave an empty cubin");
+      r = TL_FAILURE;
+    }
+    /* The image is the link state's: copied before it goes. */
+    if (!TL_FAILED(r)) {
+      *cubin = memcpy(tl_xmalloc(bytes), image, bytes);
+      *size = bytes;
+    }
+  }
+  if (link)
+    rt->cuLinkDestroy(link);
+  tl_free(errlog);
+  tl_free(img);
+  return r;
 }
 
 bool tl_runtime_pointer_device(TlRuntime *rt, TlDevPtr p, int *ordinal) {

@@ -38,6 +38,22 @@ unsigned tl_runtime_num_sms(const TlRuntime *rt);
 void *tl_runtime_kernel(TlRuntime *rt, const char *ptx, size_t len,
                         const char *name);
 
+/* The driver's machine code for PTX: the JIT linker (cuLinkCreate_v2,
+ * cuLinkAddData_v2 with CU_JIT_INPUT_PTX, cuLinkComplete) compiles it for
+ * the runtime's device, and *cubin gets a copy of the cubin, *size its
+ * bytes: the caller owns it (tl_free). The linker compiles PTX as
+ * relocatable code, so the cubin can differ a little from what
+ * tl_runtime_kernel loads (its registers, a few instructions). On failure
+ * *cubin is NULL, *size 0, and a diagnostic says why: the driver lacks
+ * the entry points (tl_runtime_has_linker), or the driver's error with
+ * the JIT's log as a note. */
+TlResult tl_runtime_cubin(TlRuntime *rt, const char *ptx, size_t len,
+                          void **cubin, size_t *size);
+/* Whether the driver has the linker's entry points, which are optional
+ * (looked up when the runtime is created): without them tl_runtime_cubin
+ * fails. Reports nothing. */
+bool tl_runtime_has_linker(const TlRuntime *rt);
+
 /* Whose memory p is: *ordinal gets the device's ordinal, or -1 when the
  * driver does not know p as device memory (plain host memory). false,
  * *ordinal untouched, when the driver cannot say (it lacks

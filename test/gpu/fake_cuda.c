@@ -39,7 +39,14 @@
  *
  * (one line; dims, strides and box innermost first, as the driver takes
  * them), and a launch's line ends in " maps=1@0x...": the parameters
- * that point at such bytes, with their base. */
+ * that point at such bytes, with their base.
+ *
+ * Both have the JIT linker (cuLinkCreate_v2, cuLinkAddData_v2,
+ * cuLinkComplete, cuLinkDestroy): linking any NUL-terminated PTX gives the
+ * 9-byte cubin "FAKECUBIN", and with TL_FAKE_CUDA_LINK_ERROR=TEXT adding
+ * the PTX fails with CUDA_ERROR_INVALID_PTX and TEXT in the error log.
+ * Built with TL_FAKE_CUDA_NO_LINK (as BUILD/test/fake-cuda-nolink/
+ * libcuda.so.1) it lacks them, as a driver that cannot give a cubin. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +58,7 @@
 typedef int CUresult;
 typedef int CUdevice;
 typedef void *CUcontext, *CUmodule, *CUfunction, *CUevent, *CUstream;
+typedef void *CUlinkState;
 typedef unsigned long long CUdeviceptr;
 
 /* The entry points are looked up by name; nothing declares them. */
@@ -249,13 +257,62 @@ CUresult cuEventDestroy_v2(CUevent e) {
   return 0;
 }
 CUresult cuGetErrorName(CUresult r, const char **s) {
-  *s = r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_UNKNOWN";
+  *s = r == 2     ? "CUDA_ERROR_OUT_OF_MEMORY"
+       : r == 218 ? "CUDA_ERROR_INVALID_PTX"
+                  : "CUDA_ERROR_UNKNOWN";
   return 0;
 }
 CUresult cuGetErrorString(CUresult r, const char **s) {
-  *s = r == 2 ? "out of memory" : "unknown error";
+  *s = r == 2     ? "out of memory"
+       : r == 218 ? "a PTX JIT compilation failed"
+                  : "unknown error";
   return 0;
 }
+
+#ifndef TL_FAKE_CUDA_NO_LINK
+/* One link at a time: its state is the error log's buffer and size (the
+ * options CU_JIT_ERROR_LOG_BUFFER = 5 and its size = 6). */
+static struct {
+  char *errlog;
+  size_t errlog_size;
+} fake_link;
+
+CUresult cuLinkCreate_v2(unsigned n, int *options, void **values,
+                         CUlinkState *state) {
+  fake_link.errlog = NULL;
+  fake_link.errlog_size = 0;
+  for (unsigned i = 0; i < n; i++) {
+    if (options[i] == 5)
+      fake_link.errlog = values[i];
+    if (options[i] == 6)
+      fake_link.errlog_size = (size_t)(uintptr_t)values[i];
+  }
+  *state = &fake_link;
+  return 0;
+}
+CUresult cuLinkAddData_v2(CUlinkState state, int type, void *data, size_t size,
+                          const char *name, unsigned n, int *options,
+                          void **values) {
+  const char *fail = getenv("TL_FAKE_CUDA_LINK_ERROR");
+  /* PTX (CU_JIT_INPUT_PTX = 1), its NUL counted in the size. */
+  if (state != &fake_link || type != 1 || !size ||
+      ((const char *)data)[size - 1])
+    return 1; /* CUDA_ERROR_INVALID_VALUE */
+  if (fail && *fail) {
+    if (fake_link.errlog && fake_link.errlog_size)
+      snprintf(fake_link.errlog, fake_link.errlog_size, "%s", fail);
+    return 218; /* CUDA_ERROR_INVALID_PTX */
+  }
+  return 0;
+}
+CUresult cuLinkComplete(CUlinkState state, void **cubin, size_t *size) {
+  static char image[] = "FAKECUBIN";
+  *cubin = image;
+  *size = sizeof image - 1;
+  return state == &fake_link ? 0 : 400; /* CUDA_ERROR_INVALID_HANDLE */
+}
+CUresult cuLinkDestroy(CUlinkState state) { return 0; }
+#endif
 
 #ifdef TL_FAKE_CUDA_TENSOR_MAP
 /* The argument types exactly as exec/runtime/runtime.c declares the entry

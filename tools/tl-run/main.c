@@ -1,7 +1,8 @@
 /* tl-run: run a kernel on the VM with seeded random, zero or .npy inputs,
  * save outputs as .npy, compare them with references.
  *
- *   tl-run kernel.tl [--bench [--json] [--flops N]] ... (on the GPU)
+ *   tl-run kernel.tl [--bench [--json] [--flops N] [--loop-bytes N]
+ *          [--sass-opcodes]] ... (on the GPU)
  *   tl-run [--vm] kernel.tl --tune NAME=V1,V2,... [--retune] ...
  *   tl-run --vm kernel.tl [--kernel NAME] [-D NAME=VALUE] --arg NAME=SPEC...
  *          [--save NAME=out.npy] [--check NAME=ref.npy --atol X --rtol Y]
@@ -16,6 +17,7 @@
  * malformed input, a kernel error, or a failed --check. docs/tools.md
  * describes the flags; docs/vm.md ("The thread-level VM") those of
  * --simt. */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, popen: the SASS line */
 #include "tl/analysis.h"
 #include "tl/dialects.h"
 #include "tl/simt.h"
@@ -24,6 +26,7 @@
 #include "tl/pass.h"
 #include "tl/program.h"
 #include "tl/runtime.h"
+#include "tl/sass.h"
 #include "tl/target.h"
 #include "tl/tl.h"
 #include "tl/tune.h"
@@ -35,6 +38,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 typedef struct Pair {
   const char *name, *value;
@@ -48,6 +53,8 @@ typedef struct Options {
   bool mma_sm90;                   /* --mma sm90 */
   bool bench, json, no_vm_check;   /* GPU: --bench, --json, --no-vm-check */
   double flops;                    /* GPU: --flops N for --bench */
+  int64_t loop_bytes;              /* GPU: --loop-bytes N (0: not given) */
+  bool sass_opcodes;               /* GPU: --sass-opcodes */
   TlTuneSpace *space;              /* --tune lists, or NULL */
   bool retune;                     /* --retune */
   const char *input;
@@ -103,6 +110,11 @@ static void usage(FILE *out) {
         "  --bench               GPU: also time it (median of 50 runs, cold L2)\n"
         "  --json                GPU: print the timing as JSON\n"
         "  --flops N             GPU: the kernel's operation count, for FLOP/s\n"
+        "  --loop-bytes N        GPU: the bytes a block's hot loop moves an\n"
+        "                        iteration, for --bench's SASS line's\n"
+        "                        instructions a byte (implies --bench)\n"
+        "  --sass-opcodes        GPU: --bench also counts the hot loop's SASS\n"
+        "                        by opcode (implies --bench)\n"
         "  --no-vm-check         GPU: skip the comparison with the VM\n"
         "  --tune NAME=V1,V2,... tune a template parameter over these values\n"
         "                        (repeatable: the candidates are the product of\n"
@@ -276,6 +288,8 @@ static int parse_args(int argc, char **argv, Options *o) {
       o->bench = true;
     } else if (!strcmp(a, "--json")) {
       o->json = o->bench = true;
+    } else if (!strcmp(a, "--sass-opcodes")) {
+      o->sass_opcodes = o->bench = true;
     } else if (!strcmp(a, "--no-vm-check")) {
       o->no_vm_check = true;
     } else if (!strcmp(a, "--retune")) {
@@ -294,6 +308,12 @@ static int parse_args(int argc, char **argv, Options *o) {
       if (!v || !parse_double(v, &o->flops) || o->flops < 0)
         return fail("--flops needs a non-negative number%s%s%s", v ? ", not '" : "",
                     v ? v : "", v ? "'" : "");
+    } else if (FLAG("--loop-bytes")) {
+      v = flag_value(argc, argv, &i, "--loop-bytes");
+      if (!v || !parse_i64(v, &o->loop_bytes) || o->loop_bytes < 1)
+        return fail("--loop-bytes needs a positive number of bytes%s%s%s",
+                    v ? ", not '" : "", v ? v : "", v ? "'" : "");
+      o->bench = true;
     } else if (FLAG("--mma")) {
       v = flag_value(argc, argv, &i, "--mma");
       if (!v || (strcmp(v, "sequential") && strcmp(v, "sm90")))
@@ -382,6 +402,9 @@ static int parse_args(int argc, char **argv, Options *o) {
   if (o->gpu && !o->simt)
     return fail("--gpu applies to --simt (a tl.kernel runs on the GPU "
                 "without --vm)");
+  if ((o->vm || o->simt) && (o->loop_bytes || o->sass_opcodes))
+    return fail("--loop-bytes and --sass-opcodes apply to GPU runs (no --vm "
+                "or --simt)");
   if ((o->vm || o->simt) && (o->bench || o->no_vm_check || o->flops))
     return fail("--bench, --json, --flops and --no-vm-check apply to GPU runs "
                 "(no --vm or --simt)");
@@ -869,10 +892,12 @@ static bool args_tmap(const Arg *args, unsigned n, unsigned i) {
 
 /* Compiles the kernel of `text` for the device (the runtime API's
  * compile step: a second parse, lowered to simt and through tl-llc's
- * pipeline) and loads it. */
+ * pipeline) and loads it; the PTX is kept in *keep when it is not NULL
+ * (the caller frees it). */
 static void *gpu_compile(TlContext *ctx, TlRuntime *rt, const char *name,
                          const char *text, size_t len, const char *kernel_name,
-                         unsigned *smem_bytes, int64_t *workspace_bytes) {
+                         unsigned *smem_bytes, int64_t *workspace_bytes,
+                         TlStr *keep) {
   unsigned sm = tl_runtime_sm(rt);
   const TlArch *arch = tl_arch_for_device(sm);
   if (!arch) {
@@ -889,6 +914,10 @@ static void *gpu_compile(TlContext *ctx, TlRuntime *rt, const char *name,
   if (!TL_FAILED(tl_compile_ptx(ctx, name, text, len, kernel_name, arch, &ptx,
                                 smem_bytes, workspace_bytes)))
     k = tl_runtime_kernel(rt, ptx.data, ptx.len, kernel_name);
+  if (k && keep) {
+    *keep = ptx;
+    return k;
+  }
   tl_str_free(&ptx);
   return k;
 }
@@ -903,6 +932,7 @@ typedef struct Launch {
   void **kargs;
   uint8_t (*maps)[TL_TENSOR_MAP_BYTES]; /* the driver's tensor maps */
   unsigned n;
+  TlStr ptx; /* the kernel's, for --bench's SASS line */
 } Launch;
 
 /* A failure of prepare_launch: printed, or kept in why while tuning. */
@@ -931,6 +961,7 @@ static void release_launch(TlRuntime *rt, Launch *L) {
   tl_free(L->vals);
   tl_free(L->kargs);
   tl_free(L->maps);
+  tl_str_free(&L->ptx);
   memset(L, 0, sizeof *L);
 }
 
@@ -962,7 +993,7 @@ static bool prepare_launch(TlContext *ctx, TlRuntime *rt, TlOp *kernel,
   unsigned smem = 0;
   int64_t ws_bytes = 0;
   L->kernel = gpu_compile(ctx, rt, input, text, len, tl_symbol_name(kernel),
-                          &smem, &ws_bytes);
+                          &smem, &ws_bytes, &L->ptx);
   if (!L->kernel)
     goto out;
   /* The kernel's global workspace, zero at the launch (timed runs reuse
@@ -1037,6 +1068,247 @@ static void print_resources(TlOp *kernel, const TlLaunch *l,
          tl_symbol_name(kernel), r->registers, r->local_bytes, r->static_smem,
          l->smem_bytes, r->blocks_per_sm, r->blocks_per_sm == 1 ? "" : "s",
          threads, (unsigned)r->blocks_per_sm * ((threads + 31) / 32));
+}
+
+/*===--- The SASS line ----------------------------------------------------===*/
+
+/* What --bench says of the hot loop of the driver's machine code: read is
+ * false when there is nothing to say (no disassembler, no linker, a
+ * failure: a note said why). */
+typedef struct SassMix {
+  bool read;
+  TlSassStatus status; /* TL_SASS_FOUND or TL_SASS_NO_LOOP when read */
+  TlSassLoop loop;
+  TlErr why; /* of TL_SASS_NO_LOOP */
+} SassMix;
+
+static void sass_note(const char *fmt, ...) TL_PRINTF(1, 2);
+static void sass_note(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("tl-run: note: no SASS mix: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+/* A word for sh, in single quotes. */
+static void shell_quote(TlStr *s, const char *word) {
+  tl_str_putc(s, '\'');
+  for (const char *p = word; *p; p++)
+    if (*p == '\'')
+      tl_str_puts(s, "'\\''"); /* end the quote, a quoted ', open again */
+    else
+      tl_str_putc(s, *p);
+  tl_str_putc(s, '\'');
+}
+
+/* The disassembler, as a command for sh to which `-sass FILE` is
+ * appended: $TL_CUOBJDUMP, else cuobjdump on PATH, else CUDA's default
+ * place; false when there is none. */
+static bool find_cuobjdump(TlStr *cmd) {
+  const char *env = getenv("TL_CUOBJDUMP");
+  if (env && *env) {
+    tl_str_puts(cmd, env);
+    return true;
+  }
+  const char *path = getenv("PATH");
+  for (const char *p = path ? path : ""; *p;) {
+    size_t n = strcspn(p, ":");
+    TlStr file = {0};
+    tl_str_printf(&file, "%.*s/cuobjdump", n ? (int)n : 1, n ? p : ".");
+    bool found = access(tl_str_cstr(&file), X_OK) == 0;
+    if (found)
+      shell_quote(cmd, tl_str_cstr(&file));
+    tl_str_free(&file);
+    if (found)
+      return true;
+    p += n + (p[n] == ':');
+  }
+  if (access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0) {
+    tl_str_puts(cmd, "/usr/local/cuda/bin/cuobjdump");
+    return true;
+  }
+  return false;
+}
+
+static void capture(const TlDiag *d, void *user);
+
+/* Disassembles the driver's cubin of the kernel's PTX and finds its hot
+ * loop (include/tl/sass.h): the cubin goes to a temporary file, which the
+ * disassembler reads and which is removed after. Every failure is a note
+ * and leaves m->read false: the SASS line is an extra, never an error. */
+static void sass_mix(TlContext *ctx, TlRuntime *rt, const char *kernel,
+                     const TlStr *ptx, SassMix *m) {
+  memset(m, 0, sizeof *m);
+  const char *off = getenv("TL_CUOBJDUMP");
+  if (off && !*off) /* set and empty: no SASS line, no note */
+    return;
+  TlStr cmd = {0}, why = {0}, out = {0};
+  char *file = NULL;
+  void *cubin = NULL;
+  size_t size = 0;
+  if (!find_cuobjdump(&cmd)) {
+    sass_note("no disassembler (set TL_CUOBJDUMP, or put cuobjdump on PATH)");
+    goto out;
+  }
+  if (!tl_runtime_has_linker(rt)) {
+    sass_note("the CUDA driver has no JIT linker (cuLinkCreate_v2) to give a "
+              "cubin");
+    goto out;
+  }
+  /* The driver's errors become the note's reason. */
+  TlDiagEngine *e = tl_context_diag(ctx);
+  tl_diag_set_handler(e, capture, &why);
+  TlResult r = tl_runtime_cubin(rt, ptx->data, ptx->len, &cubin, &size);
+  tl_diag_set_handler(e, NULL, NULL);
+  tl_diag_reset_count(e);
+  if (TL_FAILED(r)) {
+    sass_note("%s", why.len ? tl_str_cstr(&why) : "the driver gave no cubin");
+    goto out;
+  }
+  const char *dir = getenv("TMPDIR");
+  dir = dir && *dir ? dir : "/tmp";
+  TlStr tmpl = {0};
+  tl_str_printf(&tmpl, "%s/tl-run-cubin-XXXXXX", dir);
+  file = tmpl.data;
+  int fd = mkstemp(file);
+  if (fd < 0) {
+    sass_note("cannot make a temporary file in '%s': %s", dir, strerror(errno));
+    tl_free(file);
+    file = NULL;
+    goto out;
+  }
+  size_t done = 0;
+  while (done < size) {
+    ssize_t w = write(fd, (const char *)cubin + done, size - done);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      break;
+    done += (size_t)w;
+  }
+  if (close(fd) != 0 || done < size) {
+    sass_note("cannot write the cubin to '%s': %s", file, strerror(errno));
+    goto out;
+  }
+  tl_str_puts(&cmd, " -sass ");
+  shell_quote(&cmd, file);
+  int shown = (int)cmd.len; /* the command as a note shows it */
+  tl_str_puts(&cmd, " 2>&1");
+  fflush(stdout);
+  FILE *p = popen(tl_str_cstr(&cmd), "r");
+  if (!p) {
+    sass_note("cannot run the disassembler (%.*s): %s", shown, cmd.data,
+              strerror(errno));
+    goto out;
+  }
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+    tl_str_putn(&out, buf, n);
+  int status = pclose(p);
+  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    /* The first line of what it said, at most 200 bytes. */
+    const char *said = tl_str_cstr(&out);
+    size_t len = strcspn(said, "\n");
+    int n_said = len > 200 ? 200 : (int)len;
+    if (status != -1 && WIFEXITED(status))
+      sass_note("the disassembler (%.*s) exited with status %d%s%.*s", shown,
+                cmd.data, WEXITSTATUS(status), n_said ? ": " : "", n_said,
+                said);
+    else
+      sass_note("the disassembler (%.*s) did not finish", shown, cmd.data);
+    goto out;
+  }
+  TlErr err = {{0}};
+  m->status = tl_sass_hot_loop(out.data, out.len, kernel, &m->loop, &err);
+  if (m->status == TL_SASS_NO_CODE) {
+    sass_note("%s", err.msg);
+    goto out;
+  }
+  m->why = err;
+  m->read = true;
+out:
+  if (file)
+    remove(file);
+  tl_free(file);
+  tl_free(cubin);
+  tl_str_free(&cmd);
+  tl_str_free(&why);
+  tl_str_free(&out);
+}
+
+/* --loop-bytes' figure: the instructions a block's warps issue an
+ * iteration of the hot loop over the bytes it moves. */
+static double loop_instructions_per_byte(const Options *o, const TlLaunch *l,
+                                         const SassMix *m, unsigned *warps) {
+  unsigned threads = l->block[0] * l->block[1] * l->block[2];
+  *warps = (threads + 31) / 32;
+  return (double)m->loop.instructions * *warps / (double)o->loop_bytes;
+}
+
+static void print_sass(const Options *o, TlOp *kernel, const TlLaunch *l,
+                       const SassMix *m) {
+  const char *name = tl_symbol_name(kernel);
+  if (m->status == TL_SASS_NO_LOOP) {
+    printf("sass @%s: %s\n", name, m->why.msg);
+    return;
+  }
+  printf("sass @%s: hot loop at %#llx..%#llx, %u instructions a warp and "
+         "iteration: ",
+         name, (unsigned long long)m->loop.start,
+         (unsigned long long)m->loop.end, m->loop.instructions);
+  for (int c = 0; c < TL_SASS_NUM_CLASSES; c++)
+    printf("%s%s %u", c ? ", " : "", tl_sass_class_name((TlSassClass)c),
+           m->loop.classes[c]);
+  if (o->loop_bytes) {
+    unsigned warps;
+    double ipb = loop_instructions_per_byte(o, l, m, &warps);
+    printf("; %.3g instructions a loop byte (%u warp%s, %lld bytes an "
+           "iteration)",
+           ipb, warps, warps == 1 ? "" : "s", (long long)o->loop_bytes);
+  }
+  putchar('\n');
+  if (o->sass_opcodes) {
+    printf("sass @%s opcodes:", name);
+    for (size_t i = 0; i < m->loop.num_opcodes; i++)
+      printf("%s %s %u", i ? "," : "", m->loop.opcodes[i].name,
+             m->loop.opcodes[i].count);
+    putchar('\n');
+  }
+}
+
+/* The same as fields of --json's object (each null without a loop). */
+static void print_sass_json(const Options *o, const TlLaunch *l,
+                            const SassMix *m) {
+  if (m->status == TL_SASS_NO_LOOP) {
+    printf(", \"sass_loop_instructions\": null, \"sass_loop_start\": null, "
+           "\"sass_loop_end\": null, \"sass_mix\": null, "
+           "\"instructions_per_byte\": null%s",
+           o->sass_opcodes ? ", \"sass_opcodes\": null" : "");
+    return;
+  }
+  printf(", \"sass_loop_instructions\": %u, \"sass_loop_start\": %llu, "
+         "\"sass_loop_end\": %llu, \"sass_mix\": {",
+         m->loop.instructions, (unsigned long long)m->loop.start,
+         (unsigned long long)m->loop.end);
+  for (int c = 0; c < TL_SASS_NUM_CLASSES; c++)
+    printf("%s\"%s\": %u", c ? ", " : "", tl_sass_class_name((TlSassClass)c),
+           m->loop.classes[c]);
+  unsigned warps;
+  if (o->loop_bytes)
+    printf("}, \"instructions_per_byte\": %.6g",
+           loop_instructions_per_byte(o, l, m, &warps));
+  else
+    printf("}, \"instructions_per_byte\": null");
+  if (o->sass_opcodes) {
+    printf(", \"sass_opcodes\": {");
+    for (size_t i = 0; i < m->loop.num_opcodes; i++)
+      printf("%s\"%s\": %u", i ? ", " : "", m->loop.opcodes[i].name,
+             m->loop.opcodes[i].count);
+    putchar('}');
+  }
 }
 
 /* Runs the kernel on the GPU with the bound arguments, leaving the results
@@ -1132,14 +1404,20 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlRuntime *rt,
     for (unsigned i = 0; i < n; i++)
       if (args[i].vm.kind == TL_VM_ARG_BUFFER)
         bytes += (double)args[i].vm.size;
+    SassMix mix = {0};
+    if (ok)
+      sass_mix(ctx, rt, tl_symbol_name(kernel), &L.ptx, &mix);
     if (ok && o->json) {
       char tf[32];
       snprintf(tf, sizeof tf, o->flops ? "%.3f" : "null", o->flops / (ms * 1e9));
       printf("{\"kernel\": \"%s\", \"device\": \"%s\", \"median_ms\": %.6f, "
              "\"bytes\": %.0f, \"gbytes_per_s\": %.3f, \"tflops\": %s, "
-             "\"registers\": %d, \"local_bytes\": %d, \"blocks_per_sm\": %d}\n",
+             "\"registers\": %d, \"local_bytes\": %d, \"blocks_per_sm\": %d",
              tl_symbol_name(kernel), tl_runtime_device_name(rt), ms, bytes,
              bytes / (ms * 1e6), tf, res.registers, res.local_bytes, res.blocks_per_sm);
+      if (mix.read)
+        print_sass_json(o, &L.launch, &mix);
+      printf("}\n");
     }
     else if (ok)
       printf("bench @%s on %s: %.4f ms median (50 runs, cold L2), %.1f GB/s over "
@@ -1150,6 +1428,9 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlRuntime *rt,
       printf(", %.2f TFLOP/s\n", o->flops / (ms * 1e9));
     if (ok && !o->json)
       print_resources(kernel, &L.launch, &res);
+    if (ok && !o->json && mix.read)
+      print_sass(o, kernel, &L.launch, &mix);
+    tl_sass_loop_free(&mix.loop);
   }
 out:
   release_launch(rt, &L);
@@ -1179,7 +1460,7 @@ static bool run_simt_gpu(const Options *o, TlContext *ctx, TlRuntime *rt,
   unsigned smem = 0;
   int64_t ws = 0;
   void *k = gpu_compile(ctx, rt, o->input, text, len, tl_symbol_name(kernel),
-                        &smem, &ws);
+                        &smem, &ws, NULL);
   if (!k)
     goto out;
   for (unsigned i = 0; i < nargs; i++) {
