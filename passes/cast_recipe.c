@@ -256,6 +256,12 @@ static TlValue *emit_op(Em *e, const TlRegOp *o, Reg *regs, View *k) {
     *k = V_F32;
     return make(e, TL_OP_SIMT_CVT, 1, &h, e->t[V_F32], NULL, NULL);
   }
+  case TL_ROP_CVT_F16X2_E4M3X2: {
+    TlValue *w = u32(e, a);
+    *k = V_H2;
+    return make(e, TL_OP_SIMT_CVT_E4M3X2, 1, &w, e->t[V_H2], "half",
+                tl_attr_int(e->ctx, e->i64, im ? 1 : 0));
+  }
   case TL_ROP_CVT_F16X2_F32:
   case TL_ROP_CVT_BF16X2_F32: {
     *k = op == TL_ROP_CVT_F16X2_F32 ? V_H2 : V_B2;

@@ -1605,6 +1605,25 @@ static TlResult cvt_pack_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
+/* cvt.rn.f16x2.e4m3x2 d, h: the two f8e4m3 bytes of the 16-bit half
+ * `half` (0 the low, 1 the high) of a b32 register to f16x2, byte 0 of
+ * the half into element 0. */
+static TlResult cvt_e4m3x2_verify(TlOp *op) {
+  static const AttrSpec attrs[] = {{"half", TL_ATTR_INT, true}};
+  if (TL_FAILED(counts(op, 1, 1)) || TL_FAILED(ATTRS_OK(op, attrs)))
+    return TL_FAILURE;
+  if (!is_i32(op, ot(op, 0)))
+    return bad(op, "the operand", "i32 or u32", ot(op, 0));
+  if (!is_vec_of(rt(op, 0), 2, tl_type_f16(tl_op_context(op))))
+    return bad(op, "the result", "!simt.vec<2xf16>", rt(op, 0));
+  int64_t h = int_attr(op, "half", 0);
+  if (h != 0 && h != 1) {
+    tl_op_emit_error(op, "'half' must be 0 or 1, not %lld", (long long)h);
+    return TL_FAILURE;
+  }
+  return TL_SUCCESS;
+}
+
 static TlResult bitcast_verify(TlOp *op) {
   if (TL_FAILED(counts(op, 1, 1)) || TL_FAILED(attrs_ok(op, NULL, 0)))
     return TL_FAILURE;
@@ -1775,6 +1794,7 @@ static TlResult tma_load_verify(TlOp *op) {
 #define TL_HOOKS_SIMT_PRINTF STD(printf_verify)
 #define TL_HOOKS_SIMT_CVT STD(cvt_verify)
 #define TL_HOOKS_SIMT_CVT_PACK STD(cvt_pack_verify)
+#define TL_HOOKS_SIMT_CVT_E4M3X2 STD(cvt_e4m3x2_verify)
 #define TL_HOOKS_SIMT_BITCAST STD(bitcast_verify)
 #define TL_HOOKS_SIMT_EXTRACT STD(extract_verify)
 #define TL_HOOKS_SIMT_BUILD STD(build_verify)

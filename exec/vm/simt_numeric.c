@@ -236,6 +236,14 @@ uint32_t sv_prmt(uint32_t a, uint32_t b, uint32_t sel, int mode) {
   return r;
 }
 
+uint32_t sv_cvt_e4m3x2(uint32_t a, unsigned half) {
+  uint32_t regs[2] = {a, 0};
+  TlRegOp op = {TL_ROP_CVT_F16X2_E4M3X2, 1, 0, 0, 0, half ? 1 : 0};
+  bool ok = tl_regop_run(&op, 1, regs, 2, NULL);
+  tl_assert(ok);
+  return regs[1];
+}
+
 uint32_t sv_lop3(uint32_t a, uint32_t b, uint32_t c, unsigned lut) {
   uint32_t regs[4] = {a, b, c, 0};
   TlRegOp op = {TL_ROP_LOP3, 3, 0, 1, 2, lut & 0xff};

@@ -104,6 +104,7 @@ static const SRun runner_of[TL_OP_COUNT] = {
     [TL_OP_SIMT_PRINTF] = SR_OWN,
     [TL_OP_SIMT_CVT] = SR_REG,
     [TL_OP_SIMT_CVT_PACK] = SR_REG,
+    [TL_OP_SIMT_CVT_E4M3X2] = SR_REG,
     [TL_OP_SIMT_BITCAST] = SR_REG,
     [TL_OP_SIMT_EXTRACT] = SR_REG,
     [TL_OP_SIMT_BUILD] = SR_REG,
@@ -840,6 +841,9 @@ static bool compile_op(TlSimtVm *vm, TlOp *op, SInst *in) {
   case TL_OP_SIMT_CVT:
     in->rnd = sv_round_parse(str_attr(op, "rounding"));
     in->flag = tl_op_attr(op, "sat") != NULL;
+    break;
+  case TL_OP_SIMT_CVT_E4M3X2:
+    in->imm = int_attr(op, "half", 0);
     break;
   case TL_OP_SIMT_CVT_PACK:
     in->rnd =
@@ -2758,6 +2762,12 @@ static bool exec_reg(TlSimtVm *vm, SInst *in, const Mask *m) {
     case TL_OP_SIMT_CVT:
       out[0] = sv_cvt(in->et2, in->et, a[0], in->rnd, in->flag);
       break;
+    case TL_OP_SIMT_CVT_E4M3X2: {
+      uint32_t w = sv_cvt_e4m3x2((uint32_t)a[0], (unsigned)in->imm);
+      out[0] = w & 0xffff;
+      out[1] = w >> 16;
+      break;
+    }
     case TL_OP_SIMT_CVT_PACK:
       out[0] = sv_cvt(in->et2, in->et, a[0], in->rnd, false);
       out[1] = sv_cvt(in->et2, in->et, b[0], in->rnd, false);

@@ -43,6 +43,8 @@ uint64_t sv_cvt(const EType *s, const EType *d, uint64_t c, SvRound r,
 /* prmt.b32 with a mode: 0 for the default (selector nibbles), else 1..6
  * for f4e, b4e, rc8, ecl, ecr, rc16. */
 uint32_t sv_prmt(uint32_t a, uint32_t b, uint32_t sel, int mode);
+/* cvt.rn.f16x2.e4m3x2 of the 16-bit half `half` of a: the f16x2 word. */
+uint32_t sv_cvt_e4m3x2(uint32_t a, unsigned half);
 /* lop3.b32 with truth table lut. */
 uint32_t sv_lop3(uint32_t a, uint32_t b, uint32_t c, unsigned lut);
 

@@ -234,6 +234,10 @@ typedef enum TlRegOpcode {
   TL_ROP_CVT_F16X2_F32,  /* d = {rn_f16(a) low, rn_f16(b) high}; PTX
                             cvt.rn.f16x2.f32 d, b, a (operands swapped) */
   TL_ROP_CVT_BF16X2_F32, /* likewise to bf16x2 (cvt.rn.bf16x2.f32) */
+  TL_ROP_CVT_F16X2_E4M3X2, /* d = f16x2 of the two f8e4m3 bytes of half imm
+                              (0 low, 1 high) of a, byte 0 of the half in
+                              the low half of d; exact (NaN -> NaN);
+                              cvt.rn.f16x2.e4m3x2 on sm_89+ */
   TL_ROP_COUNT_
 } TlRegOpcode;
 
@@ -304,6 +308,7 @@ typedef enum TlRecipeKind {
   TL_RECIPE_BYTES,  /* bit placement only (f8e5m2 -> f16) */
   TL_RECIPE_LUT,    /* 4-bit floats: prmt as an 8-entry byte table */
   TL_RECIPE_CHAIN,  /* another recipe followed by cvt ops */
+  TL_RECIPE_CVT,    /* a conversion instruction (f8e4m3 -> f16) */
   TL_RECIPE_QUANT,  /* float -> integer with scale and zero point */
 } TlRecipeKind;
 

@@ -517,6 +517,24 @@ static void gen_bytes_e5m2(Builder *b) {
   }
 }
 
+/* f8e4m3 -> f16 by the conversion instruction cvt.rn.f16x2.e4m3x2 (sm_89
+ * and later; the back end expands it elsewhere): one op a 16-bit half,
+ * the values in order. Exact: f16 holds every e4m3 value, and NaN maps to
+ * NaN. */
+static bool is_e4m3(TlDType t) {
+  return t.kind == TL_DTYPE_FLOAT && t.bits == 8 && t.exp_bits == 4 &&
+         tl_dtype_specials(t) == TL_FLOAT_FN;
+}
+
+static void gen_cvt_e4m3(Builder *b) {
+  TlCastRecipe *r = b->r;
+  for (unsigned k = 0; k < 2; k++) {
+    r->value_of[2 * k] = (uint8_t)(2 * k);
+    r->value_of[2 * k + 1] = (uint8_t)(2 * k + 1);
+    add_out(b, emit(b, TL_ROP_CVT_F16X2_E4M3X2, 0, 0, 0, k));
+  }
+}
+
 /* 4-bit floats -> f16 by table lookup. A 4-bit float has 8 magnitudes;
  * when each one's f16 has a zero low byte (at most 3 significant bits:
  * true of e2m1, e1m2, e3m0) the f16 is its high byte alone, and prmt with
@@ -609,6 +627,7 @@ static void finish(TlCastRecipe *r, TlRecipeKind kind, const char *summary) {
 
 static TlCastRecipe cand;
 
+
 /* Builds the integer (or bool) recipe to dst into *out. */
 static void build_int(TlCastRecipe *out, TlDType src, TlDType dst) {
   Builder b;
@@ -688,6 +707,19 @@ static void build_float(TlCastRecipe *out, TlDType src, TlDType dst) {
       keep_best(out, &have, &cand, &b);
     }
   }
+  if (is_e4m3(src) && (dst.bits == 32 || dst.exp_bits == 5 || dst.exp_bits == 8)) {
+    builder_init(&b, &cand, src, dst, nin, 0);
+    gen_cvt_e4m3(&b);
+    if (dst.bits == 16 && dst.exp_bits == 5) {
+      finish(&cand, TL_RECIPE_CVT, "");
+    } else {
+      chain_f16_to_f32(&b);
+      if (dst.bits == 16)
+        chain_f32_to_16(&b, dst);
+      finish(&cand, TL_RECIPE_CHAIN, "");
+    }
+    keep_best(out, &have, &cand, &b);
+  }
   if (dst.bits == 16 && dst.exp_bits == 5 && w == 4) {
     builder_init(&b, &cand, src, dst, nin, 0);
     if (gen_lut4(&b)) {
@@ -755,6 +787,10 @@ static void build_float(TlCastRecipe *out, TlDType src, TlDType dst) {
   case TL_RECIPE_BYTES:
     sum = "prmt the byte into the f16 high byte (same exponent field and "
           "bias)";
+    break;
+  case TL_RECIPE_CVT:
+    sum = "cvt: cvt.rn.f16x2.e4m3x2 of each 16-bit half (sm_89+; the back "
+          "end expands it into exact integer and f16x2 ops elsewhere)";
     break;
   case TL_RECIPE_REBIAS:
     sum = sp == TL_FLOAT_FN

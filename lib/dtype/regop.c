@@ -219,6 +219,7 @@ static const char *const names[TL_ROP_COUNT_] = {
     [TL_ROP_CVT_F32_F16HI] = "cvt.f32.f16hi",
     [TL_ROP_CVT_F16X2_F32] = "cvt.f16x2.f32",
     [TL_ROP_CVT_BF16X2_F32] = "cvt.bf16x2.f32",
+    [TL_ROP_CVT_F16X2_E4M3X2] = "cvt.f16x2.e4m3x2",
 };
 
 const char *tl_regop_name(TlRegOpcode op) {
@@ -236,6 +237,7 @@ unsigned tl_regop_num_operands(TlRegOpcode op) {
   case TL_ROP_SAR:
   case TL_ROP_CVT_F32_F16LO:
   case TL_ROP_CVT_F32_F16HI:
+  case TL_ROP_CVT_F16X2_E4M3X2:
     return 1;
   case TL_ROP_LOP3:
   case TL_ROP_PRMT_R:
@@ -257,6 +259,7 @@ bool tl_regop_has_imm(TlRegOpcode op) {
   case TL_ROP_SHR:
   case TL_ROP_SAR:
   case TL_ROP_SHF_R:
+  case TL_ROP_CVT_F16X2_E4M3X2:
     return true;
   default:
     return false;
@@ -373,6 +376,14 @@ bool tl_regop_run(const TlRegOp *ops, size_t n_ops, uint32_t *regs,
     case TL_ROP_CVT_BF16X2_F32:
       d = cvt_pack(bf, a, b, bn);
       break;
+    case TL_ROP_CVT_F16X2_E4M3X2: {
+      /* Every e4m3 value is an f16 value: decode, round exactly. */
+      TlDType e4m3 = tl_dtype_small_float(4, 3);
+      uint32_t half = im ? a >> 16 : a & 0xffff;
+      d = round_to(h, tl_dtype_decode(e4m3, half & 0xff), 0.0, hn) |
+          round_to(h, tl_dtype_decode(e4m3, half >> 8), 0.0, hn) << 16;
+      break;
+    }
     default:
       return tl_err(err, "op %zu: unknown opcode %u", i, (unsigned)o->op);
     }

@@ -807,8 +807,9 @@ static void test_maxmin(void) {
 /* One kernel per recipe kind, exercising every register op the cast
  * recipes use: lop3 and hfma2 (u4 -> f16, with its prmt fix-up), shf.r,
  * bfma2 (i3 -> bf16), ffma (u4 -> f32), sar and fmul (f6e3m2 -> f32),
- * iadd and hmul2 (f8e4m3 -> f16), bytes (f8e5m2 -> f16), prmt.r
- * (f4e2m1 -> f16), cvt and cvt_pack (f8e4m3 -> bf16), fsub (u8 -> f32). */
+ * hmul2 (f6e3m2 -> f16), cvt.f16x2.e4m3x2 (f8e4m3 -> f16), bytes
+ * (f8e5m2 -> f16), prmt.r (f4e2m1 -> f16), cvt and cvt_pack (f8e4m3 ->
+ * bf16), fsub (u8 -> f32). */
 static int print_kinds(void) {
   static const struct {
     const char *name, *src, *dst;
@@ -818,7 +819,8 @@ static int print_kinds(void) {
       {"magic_u4_f32", "u4", "f32"},
       {"magic_u8_f32", "u8", "f32"},
       {"rebias_f6e3m2_f32", "f6e3m2", "f32"},
-      {"rebias_f8e4m3_f16", "f8e4m3", "f16"},
+      {"rebias_f6e3m2_f16", "f6e3m2", "f16"},
+      {"cvt_f8e4m3_f16", "f8e4m3", "f16"},
       {"bytes_f8e5m2_f16", "f8e5m2", "f16"},
       {"lut_f4e2m1_f16", "f4e2m1", "f16"},
       {"chain_f8e4m3_bf16", "f8e4m3", "bf16"},

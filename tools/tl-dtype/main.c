@@ -113,6 +113,8 @@ static const char *kind_name(TlRecipeKind k) {
     return "chain";
   case TL_RECIPE_LUT:
     return "lut";
+  case TL_RECIPE_CVT:
+    return "cvt";
   default:
     return "quant";
   }
