@@ -310,12 +310,31 @@ def reference_stream(a, wd, pb, bn, bm):
     return total.astype(np.float64)
 
 
+def fma32(x, y, z):
+    """x * y + z rounded once to f32, elementwise (float32 arrays): the
+    product is exact in float64, the sum rounds once there, and where that
+    double lands exactly between two f32 values (the one case a second
+    rounding can get wrong) the sum is redone in exact rationals."""
+    from fractions import Fraction
+    x, y, z = np.broadcast_arrays(*(np.asarray(v, np.float32) for v in (x, y, z)))
+    d = x.astype(np.float64) * y.astype(np.float64) + z.astype(np.float64)
+    r = d.astype(np.float32)
+    n = np.nextafter(r, np.where(d > r, np.float32(np.inf), np.float32(-np.inf)).astype(np.float32))
+    mid = np.isfinite(d) & (d != r.astype(np.float64)) & (d == (r.astype(np.float64) + n.astype(np.float64)) / 2)
+    for i in zip(*np.nonzero(mid)):
+        e = Fraction(float(x[i])) * Fraction(float(y[i])) + Fraction(float(z[i]))
+        dr, dn = abs(e - Fraction(float(r[i]))), abs(e - Fraction(float(n[i])))
+        even = (int(r[i].view(np.uint32)) & 1) == 0
+        r[i] = r[i] if dr < dn or (dr == dn and even) else n[i]
+    return r
+
+
 def reference_exact_sa(a, wz, s, g, warps, ks=1):
     """The block VM's order with the scales applied after each group's sum
     (qmatmul_m8.tl -D SA=1): per group, the products of A and the unscaled
     (code - zero) values summed in k order from zero in f32, the sum times
-    the group's f32 scale (rounded), added to the warp's partial sum
-    (rounded); then warps and parts as reference_exact."""
+    the group's f32 scale added to the warp's partial sum, rounded once
+    (tl.fma); then warps and parts as reference_exact."""
     m, k = a.shape
     a32, w32 = a.astype(np.float32), wz.astype(np.float32)
     s32 = s.astype(np.float32)
@@ -328,7 +347,7 @@ def reference_exact_sa(a, wz, s, g, warps, ks=1):
             for kk in range(grp * g, grp * g + g):
                 p += np.outer(a32[:, kk], w32[kk])
             row = s32[grp if s32.shape[0] > 1 else 0]
-            part[grp % warps] += p * row
+            part[grp % warps] = fma32(p, row, part[grp % warps])
         block = part[0]
         for p in part[1:]:
             block = block + p

@@ -1620,6 +1620,18 @@ static TlResult ew_any_verify(TlOp *op) { return ew_check(op, EW_ANY); }
 static TlResult ew_int_verify(TlOp *op) { return ew_check(op, EW_INT); }
 static TlResult ew_float_verify(TlOp *op) { return ew_check(op, EW_FLOAT); }
 
+/* tl.fma: the elementwise rule, of f16, bf16 or f32 (the types with a
+ * fused multiply-add instruction). */
+static TlResult ew_fma_verify(TlOp *op) {
+  if (TL_FAILED(ew_check(op, EW_FLOAT)))
+    return TL_FAILURE;
+  TlType *e = tl_tensor_elem(rtype(op, 0));
+  TlContext *c = tl_op_context(op);
+  if (e != tl_type_f16(c) && e != tl_type_bf16(c) && e != tl_type_f32(c))
+    return bad_type(op, "the element type", "f16, bf16 or f32", e);
+  return TL_SUCCESS;
+}
+
 static TlResult cmp_parse(TlParser *p, TlOpState *st) {
   const char *pred;
   TlLoc l = tl_parser_loc(p);
@@ -2708,6 +2720,7 @@ static const TlPattern permute_patterns[] = {
 #define TL_HOOKS_TL_ADD EW(any)
 #define TL_HOOKS_TL_SUB EW(any)
 #define TL_HOOKS_TL_MUL EW(any)
+#define TL_HOOKS_TL_FMA EW(fma)
 #define TL_HOOKS_TL_DIV EW(any)
 #define TL_HOOKS_TL_MOD EW(any)
 #define TL_HOOKS_TL_MAX EW(any)

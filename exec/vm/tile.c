@@ -188,6 +188,26 @@ static bool exec_elementwise(TlVm *vm, Inst *in) {
   return true;
 }
 
+/* tl.fma: a * b + c rounded once, by lib/dtype's exact fma of the type
+ * (the simt VM's simt.fma and simt.fma2, so both VMs agree bit for bit). */
+static bool exec_fma(TlVm *vm, Inst *in) {
+  const EType *e = in->et;
+  const Tile *a = operand_tile(vm, in, 0), *b = operand_tile(vm, in, 1),
+             *c = operand_tile(vm, in, 2);
+  Tile *r = tile_new(vm, result_type(in), false);
+  merge_undef(r, a);
+  merge_undef(r, b);
+  merge_undef(r, c);
+  bool bf = e->dt.exp_bits == 8;
+  for (int64_t i = 0; i < r->n; i++)
+    r->v[i] = e->bits == 32
+                  ? tl_f32_fma((uint32_t)a->v[i], (uint32_t)b->v[i], (uint32_t)c->v[i])
+              : bf ? tl_bf16_fma((uint16_t)a->v[i], (uint16_t)b->v[i], (uint16_t)c->v[i])
+                   : tl_f16_fma((uint16_t)a->v[i], (uint16_t)b->v[i], (uint16_t)c->v[i]);
+  vm_put_tile(vm, in, 0, r);
+  return true;
+}
+
 static bool exec_cmp(TlVm *vm, Inst *in) {
   const EType *e = in->et2;
   const Tile *a = operand_tile(vm, in, 0), *b = operand_tile(vm, in, 1);
@@ -723,6 +743,8 @@ bool vm_exec_tile(TlVm *vm, Inst *in) {
     return exec_alloc_register(vm, in);
   case TL_OP_TL_CMP:
     return exec_cmp(vm, in);
+  case TL_OP_TL_FMA:
+    return exec_fma(vm, in);
   case TL_OP_TL_WHERE:
     return exec_where(vm, in);
   case TL_OP_TL_BROADCAST:

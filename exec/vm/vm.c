@@ -302,6 +302,7 @@ static const VmRun runner_of[TL_OP_COUNT] = {
     [TL_OP_TL_ADD] = RUN_TILE,
     [TL_OP_TL_SUB] = RUN_TILE,
     [TL_OP_TL_MUL] = RUN_TILE,
+    [TL_OP_TL_FMA] = RUN_TILE,
     [TL_OP_TL_DIV] = RUN_TILE,
     [TL_OP_TL_MOD] = RUN_TILE,
     [TL_OP_TL_MAX] = RUN_TILE,

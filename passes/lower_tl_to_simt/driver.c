@@ -404,6 +404,8 @@ static bool lower_op(Lower *L, TlOp *op) {
   case TL_OP_TL_SHL:
   case TL_OP_TL_SHR:
     return lw_lower_elementwise(L, op);
+  case TL_OP_TL_FMA:
+    return lw_lower_fma(L, op);
   case TL_OP_TL_NEG:
   case TL_OP_TL_ABS:
   case TL_OP_TL_NOT:

@@ -628,6 +628,29 @@ static bool packed_half(Lower *L, TlOp *op, Tile *x, Tile *y, TlType *rt) {
   return true;
 }
 
+/* tl.fma: f32 one simt.fma an element; f16 and bf16 one simt.fma2 a word,
+ * two elements at a time (an odd count's zero high half stays 0 * 0 + 0). */
+bool lw_lower_fma(Lower *L, TlOp *op) {
+  TlType *rt = tl_value_type(tl_op_result(op, 0)), *e = tl_tensor_elem(rt);
+  Tile *x[3];
+  for (unsigned i = 0; i < 3; i++)
+    x[i] = lw_tile_of(L, tl_op_operand(op, i));
+  Tile *t = lw_new_tile(L, rt);
+  bool pair = e != tl_type_f32(L->ctx);
+  TlType *v2 = pair ? tl_simt_vec_type(L->ctx, 2, e) : e, *u32 = lw_u32(L);
+  for (unsigned w = 0; w < t->nwords; w++) {
+    TlValue *v[3];
+    for (unsigned i = 0; i < 3; i++)
+      v[i] = pair ? tl_simt_bitcast(&L->b, x[i]->words[w], v2)
+                  : tl_arith_bitcast(&L->b, x[i]->words[w], e);
+    TlValue *r = pair ? tl_simt_fma2(&L->b, v[0], v[1], v[2])
+                      : tl_simt_fma(&L->b, v[0], v[1], v[2]);
+    t->words[w] = pair ? tl_simt_bitcast(&L->b, r, u32) : tl_arith_bitcast(&L->b, r, u32);
+  }
+  lw_put_tile(L, tl_op_result(op, 0), t);
+  return true;
+}
+
 /* The binary elementwise ops: per element in its compute type by the
  * float or integer arith op; tl.mod of f16, bf16 or f32 is C's fmod
  * (fmod32); small floats compute in f32 and round once back. */

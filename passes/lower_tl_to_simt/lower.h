@@ -272,6 +272,7 @@ bool lw_lower_alloc_register(Lower *L, TlOp *op);
 bool lw_lower_reinterpret(Lower *L, TlOp *op);
 bool lw_lower_cast(Lower *L, TlOp *op);
 bool lw_lower_elementwise(Lower *L, TlOp *op);
+bool lw_lower_fma(Lower *L, TlOp *op);
 bool lw_lower_unary(Lower *L, TlOp *op);
 bool lw_lower_math(Lower *L, TlOp *op);
 bool lw_lower_cmp(Lower *L, TlOp *op);
