@@ -52,6 +52,7 @@
  * pack (build_quant). */
 #include "dtype_internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 #include <threads.h>
@@ -391,6 +392,67 @@ static void gen_magic(Builder *b, const Dst *dd, bool is_signed) {
     b->overflow = true; /* cannot happen: n is even */
 }
 
+/* Whether a window of shift d costs no op: cached, or an input word. */
+static bool free_window(const Builder *b, int d) {
+  if (d >= 0 && d % 32 == 0 && (unsigned)(d / 32) < b->n_in)
+    return true;
+  for (unsigned i = 0; i < b->n_shifts; i++)
+    if (b->shifts[i].d == d)
+      return true;
+  return false;
+}
+
+/* The window start in [lo, hi] (clamped to the input) that costs no op,
+ * else the highest one; INT_MIN when the range is empty. */
+static int pick_window(const Builder *b, int lo, int hi) {
+  if (lo <= -32)
+    lo = -31;
+  if (hi >= 32 * (int)b->n_in)
+    hi = 32 * (int)b->n_in - 1;
+  if (lo > hi)
+    return INT_MIN;
+  for (int t = hi; t >= lo; t--)
+    if (free_window(b, t))
+      return t;
+  return hi;
+}
+
+/* The magic recipe in the interleaved order of distance d (docs/dtypes.md,
+ * "Interleave"): output word j holds values p = j / d * 2d + j % d and
+ * p + d, which a kernel lays out in its weights with no reordering. Each
+ * pair is read from one window where one serves both (the low value at
+ * bit p <= pmax of the low half, the high one of the high half), else
+ * each from its own; windows are shared where they can be. */
+static void gen_magic_interleaved(Builder *b, const Dst *dd, bool is_signed,
+                                  unsigned d) {
+  unsigned w = b->w, n = input_values(w);
+  int pmax = (int)dd->man_bits - (int)w;
+  TlCastRecipe *r = b->r;
+  if (dd->elem_bits != 16 || n % (2 * d) || pmax < 0) {
+    b->overflow = true;
+    return;
+  }
+  for (unsigned j = 0; 2 * j < n && !b->overflow; j++) {
+    int lo = (int)(j / d * 2 * d + j % d), hi = lo + (int)d;
+    int lb = lo * (int)w, hb = hi * (int)w - 16;
+    int t = pick_window(b, lb - pmax > hb - pmax ? lb - pmax : hb - pmax,
+                        lb < hb ? lb : hb);
+    int tl = t, th = t;
+    if (t == INT_MIN) {
+      tl = pick_window(b, lb - pmax, lb);
+      th = pick_window(b, hb - pmax, hb);
+      if (tl == INT_MIN || th == INT_MIN) {
+        b->overflow = true;
+        return;
+      }
+    }
+    Slot s[2] = {{lo, (unsigned)(lb - tl), tl}, {hi, (unsigned)(hb - th), th}};
+    r->value_of[2 * r->n_out_words] = (uint8_t)lo;
+    r->value_of[2 * r->n_out_words + 1] = (uint8_t)hi;
+    magic_word(b, dd, s, 2, is_signed);
+  }
+}
+
 /* 8-bit integers: prmt places each byte under a magic exponent byte in one
  * op (no mask, no shift). f16: [v, 0x64] per half = 1024 + v; f32: [v, 0,
  * 0, 0x4b] = 2^23 + v. iN flips all four sign bits with one xor first. */
@@ -627,6 +689,9 @@ static void finish(TlCastRecipe *r, TlRecipeKind kind, const char *summary) {
 
 static TlCastRecipe cand;
 
+/* How many more ops (for 32 values) a recipe in an interleaved order may
+ * cost than the cheapest one and still be chosen (build_int). */
+enum { INTERLEAVE_MARGIN = 12 };
 
 /* Builds the integer (or bool) recipe to dst into *out. */
 static void build_int(TlCastRecipe *out, TlDType src, TlDType dst) {
@@ -640,6 +705,23 @@ static void build_int(TlCastRecipe *out, TlDType src, TlDType dst) {
     gen_magic(&b, &dd, sgn);
     finish(&cand, TL_RECIPE_MAGIC, "");
     keep_best(out, &have, &cand, &b);
+  }
+  /* Widths that do not divide 32: the magic recipe in an interleaved order
+   * too, kept unless it costs more than INTERLEAVE_MARGIN ops over the
+   * cheapest order (a kernel pays a reordering prmt for each output word
+   * of an order that is not interleaved). */
+  if (w <= dd.man_bits && 32 % w && dd.elem_bits == 16 &&
+      !tl_cast_recipe_interleave(out)) {
+    static TlCastRecipe inter;
+    bool have_inter = false;
+    for (unsigned d = 1; d <= 16; d *= 2) {
+      builder_init(&b, &cand, src, dst, nin, 0);
+      gen_magic_interleaved(&b, &dd, sgn, d);
+      finish(&cand, TL_RECIPE_MAGIC, "");
+      keep_best(&inter, &have_inter, &cand, &b);
+    }
+    if (have_inter && cost(&inter) <= cost(out) + INTERLEAVE_MARGIN)
+      *out = inter;
   }
   if (w == 8 && dd.elem_bits == 16 && dd.man_bits >= 8) {
     builder_init(&b, &cand, src, dst, nin, 0);

@@ -252,7 +252,7 @@ static void test_interleave(void) {
     const char *src;
     unsigned d;
   } cases[] = {{"u4", 4}, {"i4", 4}, {"u1", 16}, {"u2", 8}, {"u5", 4},
-               {"u7", 2}, {"u8", 1}, {"i8", 2}, {"u3", 0}, {"u6", 0},
+               {"u7", 2}, {"u8", 1}, {"i8", 2}, {"u3", 4}, {"u6", 2},
                {"f6e3m2", 0}, {"f6e2m3", 8}, {"f8e4m3", 1}};
   TlDType f16 = tl_dtype_f16();
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
