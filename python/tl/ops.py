@@ -223,9 +223,10 @@ def _m8_space(p):
 def _m8_choice(m, p, sms):
     """The heuristic instance of qmatmul_m8.tl for m <= 16 rows where the
     tune cache holds none (docs/performance.md, "The user's path"). Where
-    the column blocks fill four blocks an SM: four warps a block (over k)
-    for weights of at most 3 bits, two for 4 and 5, one (and three slots)
-    for 6 to 8, so that a block's ring holds about the same bytes. Fewer
+    the column blocks fill four blocks an SM: for m <= 8, four warps a
+    block (over k) for weights of at most 3 bits, two for 4 and 5, one
+    (and three slots) for 6 to 8; for 8 < m <= 16 (two 8-row tiles a
+    block), two warps and four slots for every width. Fewer
     columns: four warps, and k split over two blocks where the columns
     fill less than two blocks an SM and each block still runs 16 steps or
     more; for 8 < m <= 16 there, two warps and the k split where the
@@ -235,8 +236,8 @@ def _m8_choice(m, p, sms):
     cols, bits = p.N // _BN, _bits(p.wtype)
     w, s, ks = space["W"][0], 4, 1
     if cols >= 4 * sms:
-        w = 4 if bits <= 3 else 2 if bits <= 5 else 1
-        s = 3 if bits >= 6 else 4
+        w = 2 if m > 8 else 4 if bits <= 3 else 2 if bits <= 5 else 1
+        s = 3 if m <= 8 and bits >= 6 else 4
     elif 2 in space["KS"] and cols < 2 * sms:
         if m > 8 and 2 in space["W"] and (cols > sms or p.K // (2 * 2 * p.group) > 16):
             w, ks = 2, 2

@@ -56,8 +56,8 @@ for m, want in ((16, ("qmatmul_m8.tl", None)), (17, ("qmatmul_wg.tl", 32, 8, 256
 # qmatmul_m8.tl's heuristic instance (no tune cache) for the 70B layer's
 # shapes on an H100 or H200 (132 SMs), m = 1 and 16 (docs/performance.md,
 # "The user's path").
-for (n, k, wt), want1, want16 in (((57344, 8192, "i4"), (2, 4, 1), (2, 4, 1)), ((57344, 8192, "u2"), (4, 4, 1), (4, 4, 1)),
-                                  ((57344, 8192, "u8"), (1, 3, 1), (1, 3, 1)), ((8192, 28672, "i4"), (4, 4, 2), (2, 4, 2)),
+for (n, k, wt), want1, want16 in (((57344, 8192, "i4"), (2, 4, 1), (2, 4, 1)), ((57344, 8192, "u2"), (4, 4, 1), (2, 4, 1)),
+                                  ((57344, 8192, "u8"), (1, 3, 1), (2, 4, 1)), ((8192, 28672, "i4"), (4, 4, 2), (2, 4, 2)),
                                   ((10240, 8192, "i4"), (4, 4, 1), (2, 4, 2)), ((8192, 8192, "i4"), (4, 4, 1), (4, 4, 1))):
     pw = tl.ops.PackedWeights(None, None, k, n, wt, 128, 0, False, "f16")
     for m, want in ((1, want1), (16, want16)):
