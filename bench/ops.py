@@ -55,6 +55,11 @@ def time_tl(x, p, tune):
     if tune:
         choice = tl.ops.tune_matmul(x, p)
     ms = timed(lambda: tl.ops.quant_matmul(x, p, out=out))
+    e = tl.ops.explain_matmul(x, p)
+    print("  %s %s: %d registers, %d bytes local, %d blocks an SM%s" % (
+        e["kernel"], e["source"], e["registers"], e["local_bytes"], e["blocks_per_sm"],
+        ", %d KB of weights in flight an SM (%d B a step)" % (e["bytes_in_flight_per_sm"] // 1024, e["step_bytes"])
+        if "step_bytes" in e else ""), flush=True)
     return ms, choice
 
 

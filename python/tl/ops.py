@@ -19,7 +19,7 @@ import os
 
 from . import compile as _compile
 
-__all__ = ["PackedWeights", "pack_weights", "quant_matmul", "tune_matmul", "KVCache", "kv_cache", "kv_append",
+__all__ = ["PackedWeights", "pack_weights", "quant_matmul", "tune_matmul", "explain_matmul", "KVCache", "kv_cache", "kv_append",
            "decode_attention", "PackedWQ", "pack_wqap", "wqap_matmul", "kernels_dir"]
 
 _BN = 64  # the packing's block width: a warp's columns in every kernel
@@ -322,14 +322,11 @@ def tune_matmul(x, packed, log=None, retune=False):
     return choice
 
 
-def quant_matmul(x, packed, out=None, sm=None):
-    """x [m, K] (AT) times the packed weights' dequantisation: [m, N] (AT).
-    torch CUDA tensors run on the GPU (on the current stream), NumPy arrays
-    on the CPU VM. out: an [m, N] result buffer to fill (optional). sm:
-    the SM whose kernel choice to make (default: the device's on the GPU,
-    none on the VM; sm=90 runs the sm_90a kernel's instance on the VM)."""
+def _plan(x, p, out, sm):
+    """The launch quant_matmul makes: (Kernel, args, the output, file,
+    template values, where the values came from: "tune cache" or
+    "heuristic")."""
     import numpy as np
-    p = packed
     on_gpu = _is_torch(x)
     if x.ndim != 2 or x.shape[1] != p.K:
         raise ValueError(f"x: expected [m, {p.K}], got shape {tuple(x.shape)}")
@@ -337,6 +334,7 @@ def quant_matmul(x, packed, out=None, sm=None):
     if m < 1:
         raise ValueError("x: m must be at least 1")
     sms = 8  # on the VM: a stream over 8 blocks
+    session = None
     if on_gpu:
         from . import default_session
         session = default_session()
@@ -345,7 +343,7 @@ def quant_matmul(x, packed, out=None, sm=None):
         sm = session.device_sm() if sm is None else sm
         sms = session.device_sms()
     name, kernel, defs = _instance(m, p, sm, sms)
-    k = _kernel(name, kernel=kernel, **defs)
+    source = "heuristic"
     if out is None:
         if on_gpu:
             import torch
@@ -368,15 +366,44 @@ def quant_matmul(x, packed, out=None, sm=None):
         args = _m8_args(xa, p, m, out, on_gpu)
         choice = _m8_tuned(xa, m, p, args, session) if on_gpu else None
         if choice:
-            k = _kernel(name, kernel=kernel, **dict(defs, **choice))
+            defs, source = dict(defs, **choice), "tune cache"
     else:
         ws, locks = _workspace(x, on_gpu)
         args = (xa, p.b, p.s, out, m, ws, locks)
-    if on_gpu:
+    return _kernel(name, kernel=kernel, **defs), args, out, name, defs, source
+
+
+def quant_matmul(x, packed, out=None, sm=None):
+    """x [m, K] (AT) times the packed weights' dequantisation: [m, N] (AT).
+    torch CUDA tensors run on the GPU (on the current stream), NumPy arrays
+    on the CPU VM. out: an [m, N] result buffer to fill (optional). sm:
+    the SM whose kernel choice to make (default: the device's on the GPU,
+    none on the VM; sm=90 runs the sm_90a kernel's instance on the VM)."""
+    k, args, out, _, _, _ = _plan(x, packed, out, sm)
+    if _is_torch(x):
         k(*args)
     else:
         k.run_vm(*args)
     return out
+
+
+def explain_matmul(x, packed, sm=None):
+    """What quant_matmul(x, packed) launches, without launching it: a dict
+    of the kernel file, its template values and where they came from
+    ("tune cache" or "heuristic"); on the GPU also what the driver's
+    compilation uses (Kernel.resources: registers, spills, shared memory,
+    blocks an SM) and, for qmatmul_m8.tl, the weight bytes a block's ring
+    step moves and those in flight an SM (the S - 1 steps ahead of every
+    resident block)."""
+    k, args, _, name, defs, source = _plan(x, packed, None, sm)
+    d = dict(kernel=name, defines=defs, source=source)
+    if _is_torch(x):
+        d.update(k.resources(*args))
+        if name == "qmatmul_m8.tl":
+            step = defs["W"] * defs["G"] * defs["BN"] * _bits(defs["WT"]) // 8
+            d.update(step_bytes=step,
+                     bytes_in_flight_per_sm=(defs["S"] - 1) * step * d["blocks_per_sm"])
+    return d
 
 
 # --- Decode attention over a low-bit KV cache (kernels/kv_quant.tl,

@@ -65,6 +65,11 @@ for (n, k, wt), want1, want16 in (((57344, 8192, "i4"), (2, 4, 1), (2, 4, 1)), (
         got = (d["W"], d["S"], d["KS"])
         assert name == "qmatmul_m8.tl" and d["SA"] == 1 and got == want, (n, k, wt, m, d, want)
         print("m8 instance %dx%d %s m=%d: W=%d S=%d KS=%d" % ((n, k, wt, m) + got))
+# explain_matmul on the VM: the file, the values and their source.
+e = tl.ops.explain_matmul(np.zeros((3, 256), np.float16), p)
+assert e["kernel"] == "qmatmul_m8.tl" and e["source"] == "heuristic" and e["defines"]["SA"] == 1, e
+print("explain m=3: %s W=%d S=%d KS=%d (%s)" % (e["kernel"], e["defines"]["W"], e["defines"]["S"],
+                                                 e["defines"]["KS"], e["source"]))
 # bad inputs
 for fn, want in ((lambda: tl.ops.pack_weights(np.zeros((100, 64)), np.zeros((1, 64))), "K must be a multiple"),
                  (lambda: tl.ops.pack_weights(np.full((128, 64), 16), np.zeros((1, 64))), "bit patterns"),
