@@ -38,7 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))  # before bench/: qmatmul is the reference
 sys.path.append(os.path.join(ROOT, "bench"))
 import qmatmul  # noqa: E402
-from tlrun import median_of, summary, tl_run  # noqa: E402
+from tlrun import median_of, sass_of, summary, tl_run  # noqa: E402
 
 KERNEL = os.path.join(ROOT, "kernels", "qmatmul.tl")
 KERNEL_M8 = os.path.join(ROOT, "kernels", "qmatmul_m8.tl")
@@ -194,9 +194,16 @@ def bench_tl(tlbin, m, n, k, cfg, wt=None):
                 b="rand:u8:%dx%dx%dx32x16" % (n // pbn, k // G, G * pbn * bits_of(wt) // 4096),
                 s="rand:f16:%dx%d" % (k // G * (1 + ZP), n), c="zeros:f16:%dx%d" % (m, n),
                 m=str(m), **ws_args(m, n, bn, ks, c["rows"], c.get("pb")))
-    rc, out = run_instance(tlbin, cfg_defines(c, k, n, wt), args,
-                           ["--seed", "1", "--json", "--no-vm-check"], c["m8"], c["wg"])
+    extra = ["--seed", "1", "--json", "--no-vm-check"]
+    if c["m8"]:  # the ring step's weight bytes, for the SASS line's per-byte figure
+        extra += ["--loop-bytes", str(c["w"] * G * bn * bits_of(wt) // 8)]
+    rc, out = run_instance(tlbin, cfg_defines(c, k, n, wt), args, extra, c["m8"], c["wg"])
     ms = median_of(out)
+    sass = sass_of(out)
+    if sass and sass["per_byte"] is not None:
+        print("  %s %s: hot loop %d instructions a warp step, %.3f a weight byte (%s)" % (
+            wt, cfg, sass["instructions"], sass["per_byte"],
+            ", ".join("%s %d" % kv for kv in sass["mix"].items())))
     if ms is not None:
         return ms
     if "does not hold" not in out and "shared memory" not in out:

@@ -27,6 +27,20 @@ def median_of(out):
     return None
 
 
+def sass_of(out):
+    """tl-run --json's SASS fields in out (the hot loop's instructions a
+    warp and iteration, by class, and a loop byte), or None where tl-run
+    found no disassembler."""
+    for line in out.splitlines():
+        if line.startswith("{"):
+            j = json.loads(line)
+            if j.get("sass_loop_instructions") is None:
+                return None
+            return dict(instructions=j["sass_loop_instructions"], mix=j.get("sass_mix", {}),
+                        per_byte=j.get("instructions_per_byte"))
+    return None
+
+
 def summary(bw, checks, lines):
     """Prints the "== summary" block: the copy bandwidth (bytes/s), the
     checks' outcome ("passed", "FAILED" or "skipped") and the lines."""
