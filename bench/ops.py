@@ -28,7 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import tl  # noqa: E402
-from peers import copy_bandwidth, timed  # noqa: E402
+from peers import copy_bandwidth, timed, w4_peers  # noqa: E402
 
 G = 128
 LAYER = [("gate_up", 57344, 8192), ("down", 8192, 28672), ("qkv", 10240, 8192), ("o", 8192, 8192)]
@@ -61,29 +61,6 @@ def time_tl(x, p, tune):
         ", %d KB of weights in flight an SM (%d B a step)" % (e["bytes_in_flight_per_sm"] // 1024, e["step_bytes"])
         if "step_bytes" in e else ""), flush=True)
     return ms, choice
-
-
-def peers(m, n, k, marlin):
-    out = {}
-    a = torch.randn(m, k, dtype=torch.float16, device="cuda")
-    b = torch.randn(k, n, dtype=torch.float16, device="cuda")
-    out["cublas"] = timed(lambda: a @ b)
-    del b
-    try:
-        w = torch.randint(0, 256, (n, k // 2), dtype=torch.uint8, device="cuda")
-        wp = torch.ops.aten._convert_weight_to_int4pack(w, 8)
-        sz = torch.randn(k // G, n, 2, dtype=torch.bfloat16, device="cuda")
-        ab = a.to(torch.bfloat16)
-        out["tinygemm"] = timed(lambda: torch.ops.aten._weight_int4pack_mm(ab, wp, G, sz))
-    except Exception as e:  # an API that moved between torch versions
-        print("  tinygemm unavailable: %s" % str(e).splitlines()[0])
-    if marlin:
-        bm = torch.randint(-2 ** 31, 2 ** 31 - 1, (k // 16, n * 16 // 8), dtype=torch.int32, device="cuda")
-        c = torch.empty(m, n, dtype=torch.float16, device="cuda")
-        s = torch.randn(k // G, n, dtype=torch.float16, device="cuda") / 64
-        ws = torch.zeros(n // 128 * 16, dtype=torch.int32, device="cuda")
-        out["marlin"] = timed(lambda: marlin.mul(a, bm, c, s, ws, -1, -1, -1, 16))
-    return out
 
 
 def check(types, ms):
@@ -171,7 +148,8 @@ def main():
                 d, _ = time_tl(x, p, False)
                 t, ch = (d, None) if o.no_tune else time_tl(x, p, True)
                 r = roofline_ms(bw, m, n, k, 4)
-                pe = peers(m, n, k, marlin)
+                pe = {{"cublas_f16": "cublas", "tinygemm_int4": "tinygemm"}.get(key, key): v
+                      for key, v in w4_peers(m, n, k, G, marlin).items()}
                 print("70B %-7s m=%-2d default %.4f tuned %.4f (%s) roofline %.4f | %s" % (
                     name, m, d, t, fmt(ch), r, " ".join("%s %.4f" % kv for kv in pe.items())), flush=True)
                 for key, v in (("dflt", d), ("tuned", t), ("roof", r)):

@@ -41,6 +41,33 @@ def copy_bandwidth():
     return bw
 
 
+def w4_peers(m, n, k, g=128, marlin=None):
+    """The quantised matmul's peers at [m, k] x [k, n], timed as above:
+    cuBLAS f16 (`cublas_f16`), tinygemm int4 with groups of g
+    (`tinygemm_int4`, where this torch has it) and, given the built
+    marlin_cuda module, Marlin (`marlin`; random codes time the same)."""
+    out = {}
+    a = torch.randn(m, k, dtype=torch.float16, device="cuda")
+    b = torch.randn(k, n, dtype=torch.float16, device="cuda")
+    out["cublas_f16"] = timed(lambda: a @ b)
+    del b
+    try:
+        w = torch.randint(0, 256, (n, k // 2), dtype=torch.uint8, device="cuda")
+        wp = torch.ops.aten._convert_weight_to_int4pack(w, 8)
+        sz = torch.randn(k // g, n, 2, dtype=torch.bfloat16, device="cuda")
+        ab = a.to(torch.bfloat16)
+        out["tinygemm_int4"] = timed(lambda: torch.ops.aten._weight_int4pack_mm(ab, wp, g, sz))
+    except Exception as e:  # an API that moved between torch versions
+        print("  tinygemm unavailable: %s" % str(e).splitlines()[0])
+    if marlin:
+        bm = torch.randint(-2 ** 31, 2 ** 31 - 1, (k // 16, n * 16 // 8), dtype=torch.int32, device="cuda")
+        c = torch.empty(m, n, dtype=torch.float16, device="cuda")
+        s = torch.randn(k // g, n, dtype=torch.float16, device="cuda") / 64
+        ws = torch.zeros(n // 128 * 16, dtype=torch.int32, device="cuda")
+        out["marlin"] = timed(lambda: marlin.mul(a, bm, c, s, ws, -1, -1, -1, 16))
+    return out
+
+
 def main():
     torch.manual_seed(0)
     print("device:", torch.cuda.get_device_name(), "torch", torch.__version__)

@@ -246,23 +246,6 @@ def check_tl(tlbin, m, n, k, cfg, seed):
         return True
 
 
-def peers(torch, m, n, k):
-    out = {}
-    a = torch.randn(m, k, dtype=torch.float16, device="cuda")
-    b = torch.randn(k, n, dtype=torch.float16, device="cuda")
-    out["cublas_f16"] = timed(lambda: a @ b)
-    del b
-    try:
-        w = torch.randint(0, 256, (n, k // 2), dtype=torch.uint8, device="cuda")
-        wp = torch.ops.aten._convert_weight_to_int4pack(w, 8)
-        sz = torch.randn(k // G, n, 2, dtype=torch.bfloat16, device="cuda")
-        ab = a.to(torch.bfloat16)
-        out["tinygemm_int4"] = timed(lambda: torch.ops.aten._weight_int4pack_mm(ab, wp, G, sz))
-    except Exception as e:  # an API that moved between torch versions
-        print("  tinygemm unavailable: %s" % str(e).splitlines()[0])
-    return out
-
-
 def main():
     tlbin = "build-dev/bin"
     if "--bin" in sys.argv:
@@ -290,7 +273,7 @@ def main():
     if "--models" in sys.argv:
         models = tuple(sys.argv[sys.argv.index("--models") + 1].split(","))
     import torch
-    global timed, SMS
+    global SMS
     SMS = torch.cuda.get_device_properties(0).multi_processor_count
     pbs = sorted({SMS // 16 * 16 or SMS, SMS})
     def wg_pbs(c):
@@ -300,7 +283,7 @@ def main():
             return [c + (pb,) for pb in pbs]
         return [c[:4] + (2 * pbs[0],) + c[5:]] if c[4] is None else [c]
     CONFIGS_WG[:] = [x for c in CONFIGS_WG for x in wg_pbs(c)]
-    from peers import copy_bandwidth, timed  # the same flush and median as peers.py
+    from peers import copy_bandwidth, w4_peers  # the same flush and median as peers.py
     print("device:", torch.cuda.get_device_name(), "torch", torch.__version__,
           "weights", WT, "zero points" if ZP else "", "m8 scales after the sum" if SA else "")
     bw = copy_bandwidth()
@@ -338,7 +321,7 @@ def main():
                         print("  %s %s m=%d %s: %.4f ms" % (model, name, m, cfg, t))
                         if best is None or t < best[0]:
                             best = (t, cfg)
-                p = peers(torch, m, n, k)
+                p = w4_peers(m, n, k, G)
                 line = "%s %-8s m=%-3d N=%-6d K=%-6d TL %.4f ms %s (%.0f%% of roofline %.4f ms)" % (
                     model, name, m, n, k, best[0], best[1], 100 * roof / best[0], roof)
                 for kk, v in p.items():
@@ -354,7 +337,7 @@ def main():
             rows.append(summ)
     if types:
         n = k = 8192
-        p = peers(torch, 1, n, k)
+        p = w4_peers(1, n, k, G)
         rows.append("peers m=1 N=K=8192: " + ", ".join("%s %.4f ms" % kv for kv in p.items()))
         print(rows[-1])
     for wt in types:
