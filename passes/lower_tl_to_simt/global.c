@@ -955,15 +955,14 @@ bool lw_lower_copy_async(Lower *L, TlOp *op) {
     TlValue *left = tl_arith_subi(&L->b, v->dims[rank - 1], pos);
     TlValue *cnt = tl_arith_mini(&L->b, left, lw_cst(L, lw_i64(L), w));
     cnt = tl_arith_select(&L->b, ok, cnt, lw_cst(L, lw_i64(L), 0));
-    TlValue *so[TL_LAYOUT_MAX_RANK], *si[TL_LAYOUT_MAX_RANK];
-    for (int d = 0; d < rank; d++) {
-      so[d] = tl_arith_select(&L->b, ok, off[d], zero[d]);
-      si[d] = tl_arith_select(&L->b, ok, idx[d], zero[d]);
-    }
     TlValue *bits = tl_arith_muli(&L->b, cnt, lw_cst(L, lw_i64(L), b));
     TlValue *bytes = tl_arith_divi(&L->b, bits, lw_cst(L, lw_i64(L), 8));
-    TlValue *src = elem_addr(L, v, so, si, &bitoff);
-    TlValue *unread = pieces > 1 ? elem_addr(L, v, zero, zero, &bitoff) : NULL;
+    /* The chunk's address as an unmasked copy computes it (affine in the
+     * offsets, so the loop's strength reduction serves both), or the
+     * view's first element: one select of the address, none of its
+     * indices. */
+    TlValue *unread = elem_addr(L, v, zero, zero, &bitoff);
+    TlValue *src = tl_arith_select(&L->b, ok, elem_addr(L, v, off, idx, &bitoff), unread);
     for (int64_t j = 0; j < pieces; j++) {
       TlValue *bj = bytes, *sj = src, *dj = dst;
       if (j) {
