@@ -226,20 +226,22 @@ def _m8_choice(m, p, sms):
     the column blocks fill four blocks an SM: for m <= 8, four warps a
     block (over k) for weights of at most 3 bits, two for 4 and 5, one
     (and three slots) for 6 to 8; for 8 < m <= 16 (two 8-row tiles a
-    block), two warps and four slots for every width. Fewer
-    columns: four warps, and k split over two blocks where the columns
-    fill less than two blocks an SM and each block still runs 16 steps or
-    more; for 8 < m <= 16 there, two warps and the k split where the
-    columns fill more than one wave, or each block runs more than 16
-    steps."""
+    block), one warp, with four slots for 8-bit weights and three for the
+    others. Fewer columns: four warps, and k split
+    over two blocks where the columns fill less than two blocks an SM and
+    each block still runs 16 steps or more; for 8 < m <= 16 there, two
+    warps and the k split where the columns fill more than one wave, or
+    each block runs 16 steps or more."""
     space = _m8_space(p)
     cols, bits = p.N // _BN, _bits(p.wtype)
     w, s, ks = space["W"][0], 4, 1
-    if cols >= 4 * sms:
-        w = 2 if m > 8 else 4 if bits <= 3 else 2 if bits <= 5 else 1
-        s = 3 if m <= 8 and bits >= 6 else 4
+    if cols >= 4 * sms and m > 8:
+        w, s = 1, 4 if bits == 8 else 3
+    elif cols >= 4 * sms:
+        w = 4 if bits <= 3 else 2 if bits <= 5 else 1
+        s = 3 if bits >= 6 else 4
     elif 2 in space["KS"] and cols < 2 * sms:
-        if m > 8 and 2 in space["W"] and (cols > sms or p.K // (2 * 2 * p.group) > 16):
+        if m > 8 and 2 in space["W"] and (cols > sms or p.K // (2 * 2 * p.group) >= 16):
             w, ks = 2, 2
         elif p.K % (2 * w * p.group) == 0 and p.K // (2 * w * p.group) >= 16:
             ks = 2
