@@ -22,7 +22,8 @@ from ._lib import TUNE_HIT as _TUNE_HIT, TUNE_INVALID as _TUNE_INVALID
 
 
 def autotune(source, space, args=None, kernel=None, session=None, timed=None,
-             warmup=5, iters=50, log=None, retune=False, cached_only=False, **defines):
+             warmup=5, iters=50, log=None, retune=False, cached_only=False, rounds=1,
+             **defines):
     """Returns (Kernel, choice): the chosen instance and its values.
 
     space: {NAME: [values]} of template parameters (not also in defines).
@@ -32,7 +33,10 @@ def autotune(source, space, args=None, kernel=None, session=None, timed=None,
     list that gets one line per candidate (or one for a cached choice).
     retune: time the candidates even when the cache holds a choice.
     cached_only: only look the choice up in the tune cache (args needed):
-    (None, None) when it holds none, and nothing is timed."""
+    (None, None) when it holds none, and nothing is timed. rounds: time
+    the candidates in that many passes, one after another in each, and
+    keep each one's fastest pass (a slow moment of the device then costs
+    one pass of one candidate, not the choice)."""
     session = session or default_session()
     names = list(space)
     for n in names:
@@ -67,6 +71,8 @@ def autotune(source, space, args=None, kernel=None, session=None, timed=None,
         timed = args is not None and _device(session)
     if timed and args is None:
         raise ValueError("autotune: timing needs the launch's arguments (args=)")
+    if not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"autotune: rounds must be a positive integer, not {rounds!r}")
     if not timed and not cached_only:
         try:
             k = session.compile(source, kernel=kernel, **defines)
@@ -103,17 +109,26 @@ def autotune(source, space, args=None, kernel=None, session=None, timed=None,
     if cached_only:
         return None, None
 
-    best = None
+    runs = []  # [Kernel, choice, times] of the candidates that run
     for c in candidates:
         k = instance(c)
-        if k is None:
+        if k is not None:
+            runs.append([k, c, []])
+    for _ in range(rounds):
+        for r in runs:
+            if r[2] is None:
+                continue
+            try:
+                r[2].append(r[0].time(*args, warmup=warmup, iters=iters))
+            except TLError as e:
+                log.append(f"{_label(r[1])}: skipped: {str(e).splitlines()[0]}")
+                r[2] = None
+    best = None
+    for k, c, times in runs:
+        if not times:
             continue
-        try:
-            ms = k.time(*args, warmup=warmup, iters=iters)
-        except TLError as e:
-            log.append(f"{_label(c)}: skipped: {str(e).splitlines()[0]}")
-            continue
-        log.append(f"{_label(c)}: {ms:.4f} ms")
+        ms = min(times)
+        log.append(f"{_label(c)}: " + " / ".join(f"{t:.4f}" for t in times) + " ms")
         if best is None or ms < best[0]:
             best = (ms, k, c)
     if best is None:

@@ -294,13 +294,15 @@ def _m8_tuned(x, m, p, args, session):
     return _choices[key]
 
 
-def tune_matmul(x, packed, log=None, retune=False):
+def tune_matmul(x, packed, log=None, retune=False, rounds=2):
     """Times qmatmul_m8.tl's instances (m <= 16 rows; docs/kernels.md) on
     x [m, K] (a torch CUDA tensor) and the packed weights, and keeps the
     fastest in the tune cache, where every later quant_matmul of the same
     device, m and packing finds it (also in later processes). Returns the
     choice (a dict of template values). log: a list that gets a line per
-    candidate. Larger m: the heuristic's kernels are not tuned here."""
+    candidate. rounds: passes over the candidates, each keeping its
+    fastest (tl.autotune's). Larger m: the heuristic's kernels are not
+    tuned here."""
     from . import default_session
     from ._tune import autotune
     p = packed
@@ -319,7 +321,7 @@ def tune_matmul(x, packed, log=None, retune=False):
                 BN=_BN, SA=1, **({"R": 2} if m > 8 else {}))
     _, choice = autotune(os.path.join(kernels_dir(), "qmatmul_m8.tl"), _m8_space(p), args=args,
                          kernel="qmatmul_m8", session=session, timed=True, log=log, retune=retune,
-                         **defs)
+                         rounds=rounds, **defs)
     _choices[_m8_key(x, m, p)] = choice
     return choice
 

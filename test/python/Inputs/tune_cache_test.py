@@ -83,6 +83,19 @@ assert n == 0, n
 _, choice, log, n = tune(s, retune=True)
 assert choice == {"BLOCK": 128} and n == 9 and len(log) == 4, (choice, n, log)
 
+# rounds=2 times every candidate twice, in two passes, and keeps each
+# one's fastest (the stand-in's clock gives the same time both passes).
+_, choice, log, n = tune(s, retune=True, rounds=2)
+assert choice == {"BLOCK": 128} and n == 18, (choice, n, log)
+assert log[0] == "BLOCK=128: 0.0633 / 0.0633 ms" and log[-1] == "best: BLOCK=128 (0.0633 ms)", log
+for bad in (0, -1, 1.5):
+    try:
+        tune(s, retune=True, rounds=bad)
+    except ValueError as e:
+        assert "rounds must be a positive integer" in str(e), e
+    else:
+        raise AssertionError(bad)
+
 # A corrupt entry is not trusted: the candidates are timed and the entry
 # rewritten, then hit.
 for bad, why in (("garbage\n", "not a tune cache entry"),
