@@ -120,6 +120,11 @@ typedef struct TlErr {
  * write `return tl_err(err, "...")` in bool functions. */
 bool tl_err(TlErr *err, const char *fmt, ...) TL_PRINTF(2, 3);
 
+/* The whole file at path ("-": standard input), NUL-terminated (an empty
+ * file gives ""), its length in *len; tl_free it. NULL on failure, with
+ * "cannot open 'PATH': REASON" or "cannot read 'PATH'" in err. */
+char *tl_read_file(const char *path, size_t *len, TlErr *err);
+
 #ifdef __cplusplus
 }
 #endif

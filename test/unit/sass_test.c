@@ -58,19 +58,6 @@ static unsigned opcode_count(const TlSassLoop *l, const char *name) {
   return 0;
 }
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  TlStr s = {0};
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    tl_str_putn(&s, buf, n);
-  fclose(f);
-  *len = s.len;
-  return s.data;
-}
 
 static void test_classes(void) {
   static const struct {
@@ -118,7 +105,7 @@ static void test_classes(void) {
 /* kernels/qmatmul_m8.tl's main loop: its k-steps of 32 HMMA. */
 static void test_sample(const char *path) {
   size_t len = 0;
-  char *text = slurp(path, &len);
+  char *text = tl_read_file(path, &len, NULL);
   CHECK(text != NULL);
   if (!text)
     return;

@@ -1,7 +1,12 @@
-/* Unit tests for lib/support: arenas, vectors, strings, interning and the
- * diagnostics engine. */
+/* Unit tests for lib/support: arenas, vectors, strings, interning, the
+ * diagnostics engine and reading files. */
+#define _POSIX_C_SOURCE 200809L
 #include "tl/diag.h"
 #include "unit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static void test_arena(void) {
   TlArena a;
@@ -146,6 +151,33 @@ static void test_err(void) {
   CHECK(!tl_err(NULL, "ignored"));
 }
 
+/* tl_read_file: a file's bytes NUL-terminated, "" for an empty one, and
+ * the reason for a missing one. */
+static void test_read_file(void) {
+  char path[] = "/tmp/tl-support-test-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd < 0)
+    return;
+  FILE *f = fdopen(fd, "wb");
+  fputs("ab\0c", f); /* fputs stops at the NUL: "ab" */
+  fclose(f);
+  size_t len = 99;
+  TlErr err = {{0}};
+  char *t = tl_read_file(path, &len, &err);
+  CHECK(t != NULL && len == 2 && !strcmp(t, "ab"));
+  tl_free(t);
+  f = fopen(path, "wb");
+  fclose(f);
+  t = tl_read_file(path, &len, &err);
+  CHECK(t != NULL && len == 0 && t[0] == 0);
+  tl_free(t);
+  remove(path);
+  CHECK(tl_read_file(path, &len, &err) == NULL);
+  CHECK(strstr(err.msg, "cannot open '/tmp/tl-support-test-") == err.msg);
+  CHECK(strstr(err.msg, "No such file") != NULL);
+}
+
 int main(void) {
   test_arena();
   test_vec();
@@ -153,5 +185,6 @@ int main(void) {
   test_strtab();
   test_diag();
   test_err();
+  test_read_file();
   return unit_report();
 }

@@ -70,20 +70,11 @@ static int cli_error(const char *fmt, const char *arg) {
 }
 
 static char *read_file(const char *path, size_t *len) {
-  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "tl-llc: error: cannot open '%s': %s\n", path, strerror(errno));
-    return NULL;
-  }
-  TlStr s = {0};
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    tl_str_putn(&s, buf, n);
-  if (f != stdin)
-    fclose(f);
-  *len = s.len;
-  return s.data ? s.data : tl_xcalloc(1, 1);
+  TlErr err;
+  char *text = tl_read_file(path, len, &err);
+  if (!text)
+    fprintf(stderr, "tl-llc: error: %s\n", err.msg);
+  return text;
 }
 
 static void json_string(TlStr *out, const char *s) {

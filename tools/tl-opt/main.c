@@ -82,29 +82,11 @@ static int cli_error(const char *fmt, const char *arg) {
 
 /* Reads a whole file (or stdin for "-"); NULL with a message on failure. */
 static char *read_file(const char *path, size_t *len) {
-  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "tl-opt: error: cannot open '%s': %s\n", path,
-            strerror(errno));
-    return NULL;
-  }
-  TlStr s = {0};
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    tl_str_putn(&s, buf, n);
-  bool err = ferror(f);
-  if (f != stdin)
-    fclose(f);
-  if (err) {
-    fprintf(stderr, "tl-opt: error: cannot read '%s'\n", path);
-    tl_str_free(&s);
-    return NULL;
-  }
-  *len = s.len;
-  if (!s.data)
-    return tl_xcalloc(1, 1);
-  return s.data;
+  TlErr err;
+  char *text = tl_read_file(path, len, &err);
+  if (!text)
+    fprintf(stderr, "tl-opt: error: %s\n", err.msg);
+  return text;
 }
 
 static bool parse_bool(const char *v, bool *out) {

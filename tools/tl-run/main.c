@@ -431,20 +431,11 @@ static bool add_define(TlContext *ctx, const char *def) {
 }
 
 static char *read_text(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fail("cannot open '%s': %s", path, strerror(errno));
-    return NULL;
-  }
-  TlStr s = {0};
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    tl_str_putn(&s, buf, n);
-  fclose(f);
-  tl_str_putc(&s, 0);
-  *len = s.len - 1;
-  return s.data;
+  TlErr err;
+  char *text = tl_read_file(path, len, &err);
+  if (!text)
+    fail("%s", err.msg);
+  return text;
 }
 
 /*===--- Arguments --------------------------------------------------------===*/
