@@ -224,24 +224,9 @@ static int cmp_define(const void *a, const void *b) {
 
 static bool read_file(TlSession *s, const char *path, char **text,
                       size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return !failf(s, "cannot open '%s': %s", path, strerror(errno));
-  TlStr t = {0};
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    tl_str_putn(&t, buf, n);
-  bool bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    tl_str_free(&t);
-    return !failf(s, "cannot read '%s'", path);
-  }
-  tl_str_putc(&t, 0);
-  *len = t.len - 1;
-  *text = t.data;
-  return true;
+  TlErr err;
+  *text = tl_read_file(path, len, &err);
+  return *text || !failf(s, "%s", err.msg);
 }
 
 TlProgram *tl_program_create(TlSession *s, const TlProgramDesc *d) {

@@ -231,22 +231,12 @@ bool tl_npy_parse(const void *bytes, size_t len, TlNpy *out, TlErr *err) {
 
 bool tl_npy_read(const char *path, TlNpy *out, TlErr *err) {
   memset(out, 0, sizeof *out);
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return tl_err(err, "cannot open '%s': %s", path, strerror(errno));
-  TlStr s = {0};
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    tl_str_putn(&s, buf, n);
-  bool bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    tl_str_free(&s);
-    return tl_err(err, "cannot read '%s'", path);
-  }
-  bool ok = tl_npy_parse(s.data ? s.data : "", s.len, out, err);
-  tl_str_free(&s);
+  size_t len;
+  char *text = tl_read_file(path, &len, err);
+  if (!text)
+    return false;
+  bool ok = tl_npy_parse(text, len, out, err);
+  tl_free(text);
   if (!ok) {
     TlErr e2;
     tl_err(&e2, "'%s': %s", path, err ? err->msg : "");
