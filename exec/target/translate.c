@@ -168,47 +168,6 @@ static LLVMValueRef coerce(Tr *t, LLVMValueRef v, LLVMTypeRef ty) {
   return LLVMTypeOf(v) == ty ? v : LLVMBuildBitCast(t->b, v, ty, "");
 }
 
-/* simt.cvt_e4m3x2: cvt.rn.f16x2.e4m3x2 where the target has it (PTX ISA
- * 7.8 on sm_90, and the NVPTX back end asks PTX ISA 8.1 of sm_89);
- * elsewhere the same exact conversion in integer and
- * f16x2 ops: each byte's sign to bit 15 of its half and E:M below it
- * (bits 7-13), read as an f16 2^-8 times the e4m3 value (subnormals
- * included), times 256; the code S.1111.111 is NaN (0x7fff). */
-static LLVMValueRef cvt_e4m3x2(Tr *t, TlOp *op, LLVMTypeRef lr) {
-  LLVMBuilderRef b = t->b;
-  LLVMTypeRef i16 = LLVMInt16TypeInContext(t->lc);
-  LLVMValueRef w = coerce(t, operand(t, op, 0), i32t(t));
-  if (tl_op_attr(op, "half") && tl_attr_int_value(tl_op_attr(op, "half")))
-    w = LLVMBuildLShr(b, w, LLVMConstInt(i32t(t), 16, 0), "");
-  if ((t->arch->sm >= 90 && t->ptx >= 78) || (t->arch->sm >= 89 && t->ptx >= 81)) {
-    LLVMValueRef h = LLVMBuildTrunc(b, w, i16, "");
-    LLVMValueRef r = call(t, op, "llvm.nvvm.e4m3x2.to.f16x2.rn", NULL, 0, &h, 1);
-    return r ? coerce(t, r, lr) : NULL;
-  }
-  LLVMTypeRef v2i16 = LLVMVectorType(i16, 2);
-  LLVMValueRef k = LLVMConstInt(i32t(t), 0xff, 0);
-  /* the two bytes at bits 0-7 and 16-23 */
-  LLVMValueRef x = LLVMBuildOr(
-      b, LLVMBuildAnd(b, w, k, ""),
-      LLVMBuildShl(b, LLVMBuildAnd(b, w, LLVMConstInt(i32t(t), 0xff00, 0), ""),
-                   LLVMConstInt(i32t(t), 8, 0), ""),
-      "");
-  LLVMValueRef em = LLVMBuildAnd(b, x, LLVMConstInt(i32t(t), 0x007f007f, 0), "");
-  LLVMValueRef s = LLVMBuildAnd(b, x, LLVMConstInt(i32t(t), 0x00800080, 0), "");
-  LLVMValueRef bits = LLVMBuildOr(b, LLVMBuildShl(b, s, LLVMConstInt(i32t(t), 8, 0), ""),
-                                  LLVMBuildShl(b, em, LLVMConstInt(i32t(t), 7, 0), ""), "");
-  LLVMValueRef v = LLVMBuildBitCast(b, bits, lr, "");
-  LLVMValueRef h256 = LLVMConstReal(LLVMHalfTypeInContext(t->lc), 256.0);
-  LLVMValueRef two[2] = {h256, h256};
-  v = LLVMBuildFMul(b, v, LLVMConstVector(two, 2), "");
-  LLVMValueRef n7f = LLVMConstInt(i16, 0x7f, 0), nan = LLVMConstInt(i16, 0x7fff, 0);
-  LLVMValueRef n7f2[2] = {n7f, n7f}, nan2[2] = {nan, nan};
-  LLVMValueRef isnan = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildBitCast(b, em, v2i16, ""),
-                                     LLVMConstVector(n7f2, 2), "");
-  return LLVMBuildSelect(b, isnan, LLVMBuildBitCast(b, LLVMConstVector(nan2, 2), lr, ""),
-                         v, "");
-}
-
 /*===--- arith -----------------------------------------------------------===*/
 
 static bool is_signed(const TlType *ty) {
@@ -395,6 +354,47 @@ static const char *str_attr(const TlOp *op, const char *name) {
 static int64_t int_attr(const TlOp *op, const char *name, int64_t dflt) {
   TlAttr *a = tl_op_attr(op, name);
   return a && tl_attr_kind(a) == TL_ATTR_INT ? tl_attr_int_value(a) : dflt;
+}
+
+/* simt.cvt_e4m3x2: cvt.rn.f16x2.e4m3x2 where the target has it (PTX ISA
+ * 7.8 on sm_90, and the NVPTX back end asks PTX ISA 8.1 of sm_89);
+ * elsewhere the same exact conversion in integer and
+ * f16x2 ops: each byte's sign to bit 15 of its half and E:M below it
+ * (bits 7-13), read as an f16 2^-8 times the e4m3 value (subnormals
+ * included), times 256; the code S.1111.111 is NaN (0x7fff). */
+static LLVMValueRef cvt_e4m3x2(Tr *t, TlOp *op, LLVMTypeRef lr) {
+  LLVMBuilderRef b = t->b;
+  LLVMTypeRef i16 = LLVMInt16TypeInContext(t->lc);
+  LLVMValueRef w = coerce(t, operand(t, op, 0), i32t(t));
+  if (int_attr(op, "half", 0))
+    w = LLVMBuildLShr(b, w, LLVMConstInt(i32t(t), 16, 0), "");
+  if ((t->arch->sm >= 90 && t->ptx >= 78) || (t->arch->sm >= 89 && t->ptx >= 81)) {
+    LLVMValueRef h = LLVMBuildTrunc(b, w, i16, "");
+    LLVMValueRef r = call(t, op, "llvm.nvvm.e4m3x2.to.f16x2.rn", NULL, 0, &h, 1);
+    return r ? coerce(t, r, lr) : NULL;
+  }
+  LLVMTypeRef v2i16 = LLVMVectorType(i16, 2);
+  LLVMValueRef k = LLVMConstInt(i32t(t), 0xff, 0);
+  /* the two bytes at bits 0-7 and 16-23 */
+  LLVMValueRef x = LLVMBuildOr(
+      b, LLVMBuildAnd(b, w, k, ""),
+      LLVMBuildShl(b, LLVMBuildAnd(b, w, LLVMConstInt(i32t(t), 0xff00, 0), ""),
+                   LLVMConstInt(i32t(t), 8, 0), ""),
+      "");
+  LLVMValueRef em = LLVMBuildAnd(b, x, LLVMConstInt(i32t(t), 0x007f007f, 0), "");
+  LLVMValueRef s = LLVMBuildAnd(b, x, LLVMConstInt(i32t(t), 0x00800080, 0), "");
+  LLVMValueRef bits = LLVMBuildOr(b, LLVMBuildShl(b, s, LLVMConstInt(i32t(t), 8, 0), ""),
+                                  LLVMBuildShl(b, em, LLVMConstInt(i32t(t), 7, 0), ""), "");
+  LLVMValueRef v = LLVMBuildBitCast(b, bits, lr, "");
+  LLVMValueRef h256 = LLVMConstReal(LLVMHalfTypeInContext(t->lc), 256.0);
+  LLVMValueRef two[2] = {h256, h256};
+  v = LLVMBuildFMul(b, v, LLVMConstVector(two, 2), "");
+  LLVMValueRef n7f = LLVMConstInt(i16, 0x7f, 0), nan = LLVMConstInt(i16, 0x7fff, 0);
+  LLVMValueRef n7f2[2] = {n7f, n7f}, nan2[2] = {nan, nan};
+  LLVMValueRef isnan = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildBitCast(b, em, v2i16, ""),
+                                     LLVMConstVector(n7f2, 2), "");
+  return LLVMBuildSelect(b, isnan, LLVMBuildBitCast(b, LLVMConstVector(nan2, 2), lr, ""),
+                         v, "");
 }
 
 static LLVMValueRef sreg(Tr *t, TlOp *op, const char *reg, const char *dim) {

@@ -205,7 +205,7 @@ def _instance(m, p, sm=None, sms=8):
         s = 8 if bm <= 64 else 6 if bm == 96 else 5 if bm <= 160 else 4
         return "qmatmul_wg.tl", None, dict(base, BN=128, BM=bm, S=s, PB=pb, MB=mb)
     if m <= 16:
-        return "qmatmul_m8.tl", "qmatmul_m8", dict(base, **_m8_choice(m, p, sms))
+        return "qmatmul_m8.tl", "qmatmul_m8", dict(_m8_base(p, m), **_m8_choice(m, p, sms))
     w = next(w for w in (4, 2, 1) if p.K % (w * p.group) == 0)
     if m > 16 and p.N % 256 == 0:
         return "qmatmul.tl", None, dict(base, BN=256, W=1, S=3, WN=4, MT=4)
@@ -218,6 +218,17 @@ def _m8_space(p):
     scales always multiply each group's f32 sum (SA = 1)."""
     return {"W": [w for w in (4, 2, 1) if p.K % (w * p.group) == 0], "S": [3, 4],
             "KS": [ks for ks in (1, 2) if p.K % (ks * p.group) == 0]}
+
+
+def _m8_base(p, m):
+    """qmatmul_m8.tl's values for m rows of this packing but the tuned
+    ones (_m8_space): the scales on each group's f32 sum, and two 8-row
+    tiles a block past 8 rows."""
+    d = dict(K=p.K, N=p.N, G=p.group, WT=p.wtype, AT=p.at, ZP=p.zp, PC=int(p.per_column),
+             BN=_BN, SA=1)
+    if m > 8:
+        d["R"] = 2
+    return d
 
 
 def _m8_choice(m, p, sms):
@@ -247,10 +258,7 @@ def _m8_choice(m, p, sms):
             ks = 2
     if w not in space["W"] or p.K % (ks * w * p.group):
         w, ks = space["W"][0], 1
-    d = dict(BN=_BN, W=w, S=s, KS=ks, SA=1)
-    if m > 8:
-        d["R"] = 2
-    return d
+    return dict(W=w, S=s, KS=ks)
 
 
 _choices = {}  # (device, m, packing) -> qmatmul_m8.tl's tuned values, or None
@@ -280,17 +288,21 @@ def _m8_args(x, p, m, out, on_gpu):
     return (x, p.b, p.s, out, m, ws, locks)
 
 
+def _m8_autotune(m, p, args, session, **how):
+    """tl.autotune over qmatmul_m8.tl's space for this launch (how: its
+    timing options); the choice."""
+    from ._tune import autotune
+    _, choice = autotune(os.path.join(kernels_dir(), "qmatmul_m8.tl"), _m8_space(p), args=args,
+                         kernel="qmatmul_m8", session=session, **how, **_m8_base(p, m))
+    return choice
+
+
 def _m8_tuned(x, m, p, args, session):
     """The tune cache's choice for this launch (looked up once per device,
     m and packing; nothing is timed), or None."""
     key = _m8_key(x, m, p)
     if key not in _choices:
-        from ._tune import autotune
-        defs = dict(K=p.K, N=p.N, G=p.group, WT=p.wtype, AT=p.at, ZP=p.zp, PC=int(p.per_column),
-                    BN=_BN, SA=1, **({"R": 2} if m > 8 else {}))
-        _, choice = autotune(os.path.join(kernels_dir(), "qmatmul_m8.tl"), _m8_space(p), args=args,
-                             kernel="qmatmul_m8", session=session, cached_only=True, **defs)
-        _choices[key] = choice
+        _choices[key] = _m8_autotune(m, p, args, session, cached_only=True)
     return _choices[key]
 
 
@@ -304,7 +316,6 @@ def tune_matmul(x, packed, log=None, retune=False, rounds=2):
     fastest (tl.autotune's). Larger m: the heuristic's kernels are not
     tuned here."""
     from . import default_session
-    from ._tune import autotune
     p = packed
     if not _is_torch(x) or not x.is_cuda:
         raise ValueError("tune_matmul times on the GPU: x must be a torch CUDA tensor")
@@ -317,11 +328,7 @@ def tune_matmul(x, packed, log=None, retune=False, rounds=2):
         session.open_device(x.device.index or 0)
     out = torch.empty(m, p.N, dtype=x.dtype, device=x.device)
     args = _m8_args(x.contiguous(), p, m, out, True)
-    defs = dict(K=p.K, N=p.N, G=p.group, WT=p.wtype, AT=p.at, ZP=p.zp, PC=int(p.per_column),
-                BN=_BN, SA=1, **({"R": 2} if m > 8 else {}))
-    _, choice = autotune(os.path.join(kernels_dir(), "qmatmul_m8.tl"), _m8_space(p), args=args,
-                         kernel="qmatmul_m8", session=session, timed=True, log=log, retune=retune,
-                         rounds=rounds, **defs)
+    choice = _m8_autotune(m, p, args, session, timed=True, log=log, retune=retune, rounds=rounds)
     _choices[_m8_key(x, m, p)] = choice
     return choice
 
