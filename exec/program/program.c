@@ -30,6 +30,9 @@
 #define VM_MAX_OPS 1000000000
 /* Far above the PTX of any kernel: a larger file is not an entry. */
 #define MAX_PTX_ENTRY_BYTES ((size_t)256 << 20)
+/* The PTX entries' format: 2 added the checksum line (exec/tune/tune.c),
+ * which covers smem:, workspace: and the PTX as well as the key. */
+#define PTX_VERSION 2
 
 struct TlSession {
   TlStr error;     /* the diagnostics of the last failed call */
@@ -748,8 +751,9 @@ static Ptx *get_ptx(TlProgram *p, unsigned sm) {
     tl_str_printf(&path, "%s/ptx/%016llx.txt", dir,
                   (unsigned long long)tl_tune_key_hash(&key));
     TlStr body = {0};
-    TlTuneCacheStatus st = tl_cache_entry_read(
-        path.data, "ptx", 1, &key, MAX_PTX_ENTRY_BYTES, &body, &x.why);
+    TlTuneCacheStatus st =
+        tl_cache_entry_read(path.data, "ptx", PTX_VERSION, &key,
+                            MAX_PTX_ENTRY_BYTES, &body, &x.why);
     if (st == TL_TUNE_CACHE_HIT && parse_ptx_entry(&body, &x, &x.why))
       x.origin = TL_PTX_CACHED;
     else if (st != TL_TUNE_CACHE_MISS)
@@ -771,8 +775,8 @@ static Ptx *get_ptx(TlProgram *p, unsigned sm) {
       tl_str_printf(&body, "smem: %u\nworkspace: %zu\nptx: %zu bytes\n",
                     x.smem_bytes, x.workspace_bytes, x.text.len);
       tl_str_putn(&body, x.text.data ? x.text.data : "", x.text.len);
-      tl_cache_entry_write(path.data, "ptx", 1, &key, body.data, body.len,
-                           NULL);
+      tl_cache_entry_write(path.data, "ptx", PTX_VERSION, &key, body.data,
+                           body.len, NULL);
       tl_str_free(&body);
     }
   }

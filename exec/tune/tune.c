@@ -4,7 +4,8 @@
  * rename so that a reader never sees half an entry.
  *
  * An entry, line by line:
- *   tl tune cache 1                    the format and its version
+ *   tl tune cache 2                    the format and its version
+ *   checksum: fnv1a 0x0123456789abcdef the hash of every other byte
  *   key: 0123456789abcdef              the hash that names the file
  *   source: 5123 bytes, fnv1a 0x...    the key's ingredients, in order
  *   ...
@@ -12,12 +13,23 @@
  *   ms: 0.1174                         its time
  *
  * Entries of other kinds (the PTX cache of exec/program) share the first
- * three parts, "tl KIND cache VERSION" first, and bring their own body. */
+ * four parts, "tl KIND cache VERSION" first, and bring their own body.
+ *
+ * The checksum is what makes an edit that keeps every line well formed
+ * (a choice changed to another in the space, a PTX instruction or its
+ * shared memory size changed in place) an untrusted entry rather than a
+ * wrong answer: the lines are checked against the key, but the body's
+ * values could only be checked for form. FNV-1a's step h -> (h ^ b) * p is
+ * a bijection of h for each byte b (p is odd), so two texts that differ
+ * in one byte always hash apart; other edits collide by chance only (one
+ * in 2^64). It guards against damage and hand edits, not an adversary who
+ * can write the cache (who could write a matching checksum as well). */
 #define _POSIX_C_SOURCE 200809L
 #include "tl/tune.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +39,8 @@
 
 /* Far above any entry (a few hundred bytes): a larger file is not one. */
 #define MAX_ENTRY_BYTES (1 << 20)
+/* The tune entries' format: 2 added the checksum line. */
+#define TUNE_VERSION 2
 
 typedef struct Param {
   char *name;
@@ -251,12 +265,12 @@ char *tl_tune_cache_path(const char *dir, const TlTuneKey *k) {
   return s.data;
 }
 
-/* The first line of an entry of `kind`: "tl tune cache 1". */
+/* The first line of an entry of `kind`: "tl tune cache 2". */
 static void entry_format(const char *kind, unsigned version, TlStr *out) {
   tl_str_printf(out, "tl %s cache %u\n", kind, version);
 }
 
-/* Everything an entry holds before its body. */
+/* Everything an entry holds before its body, its checksum line aside. */
 static void entry_head(const char *kind, unsigned version, const TlTuneKey *k,
                        TlStr *out) {
   entry_format(kind, version, out);
@@ -308,8 +322,42 @@ static bool parse_choice(const TlTuneSpace *s, const char *p, size_t n,
   return true;
 }
 
-/* Checks the head of an entry (its format line, key and ingredients)
- * against the key; *body gets the offset of what follows. */
+/* The checksum of an entry: FNV-1a over its first line and then
+ * everything after its checksum line (the rest of the entry's bytes, in
+ * order), as one stream. */
+static uint64_t payload_hash(const char *first, size_t flen, const char *rest,
+                             size_t rlen) {
+  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a's 64-bit offset basis */
+  for (size_t i = 0; i < flen + rlen; i++)
+    h = (h ^ (unsigned char)(i < flen ? first[i] : rest[i - flen])) *
+        0x100000001b3ull; /* FNV's 64-bit prime */
+  return h;
+}
+
+#define CHECKSUM_FIELD "checksum: fnv1a 0x"
+
+/* The value of a checksum line: CHECKSUM_FIELD and 16 lowercase hex
+ * digits, as the writer prints them. */
+static bool parse_checksum(const char *line, size_t len, uint64_t *out) {
+  size_t fl = sizeof CHECKSUM_FIELD - 1;
+  if (len != fl + 16 || memcmp(line, CHECKSUM_FIELD, fl))
+    return false;
+  uint64_t h = 0;
+  for (size_t i = fl; i < len; i++) {
+    char c = line[i];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+      return false;
+    h = h << 4 | (uint64_t)(c <= '9' ? c - '0' : c - 'a' + 10);
+  }
+  *out = h;
+  return true;
+}
+
+/* Checks the head of an entry (its format line, checksum, key and
+ * ingredients) against the key; *body gets the offset of what follows.
+ * The checksum is checked before the lines it covers, so that a damaged
+ * entry is reported as one; an entry of other ingredients is whole, and
+ * reported by the line that differs. */
 static bool check_head(const char *text, size_t n, const char *kind,
                        unsigned version, const TlTuneKey *k, size_t *body,
                        TlErr *err) {
@@ -319,10 +367,20 @@ static bool check_head(const char *text, size_t n, const char *kind,
   entry_head(kind, version, k, &head);
   size_t flen = strcspn(head.data, "\n") + 1;
   bool ok = true;
+  uint64_t sum = 0;
   if (n < flen || memcmp(text, head.data, flen))
     ok = tl_err(err, "not a %s cache entry (its first line is not '%.*s')",
                 kind, (int)flen - 1, head.data);
-  const char *want = head.data, *wend = head.data + head.len, *wline;
+  else {
+    at += flen;
+    if (!next_line(&at, end, &line, &len) || !parse_checksum(line, len, &sum))
+      ok = tl_err(err, "it is truncated or malformed: no 'checksum:' line "
+                       "after its first");
+    else if (payload_hash(text, flen, at, (size_t)(end - at)) != sum)
+      ok = tl_err(err, "its contents do not match its checksum (it was cut "
+                       "short, damaged or edited)");
+  }
+  const char *want = head.data + flen, *wend = head.data + head.len, *wline;
   size_t wlen;
   while (ok && next_line(&want, wend, &wline, &wlen)) {
     if (!next_line(&at, end, &line, &len))
@@ -380,16 +438,49 @@ static bool check_choice(const char *text, size_t n, const TlTuneSpace *s,
   return ok;
 }
 
+/* What a file that is not a regular file is, for a message. */
+static const char *file_kind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode))
+    return "a device";
+  return "not a regular file";
+}
+
 TlTuneCacheStatus tl_cache_entry_read(const char *path, const char *kind,
                                       unsigned version, const TlTuneKey *k,
                                       size_t max_bytes, TlStr *body,
                                       TlErr *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+  /* O_NONBLOCK: opening a FIFO for reading waits for a writer otherwise;
+   * it never blocks a regular file's reads, and no other kind of file is
+   * read. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     /* No file, or no directory where the path needs one. */
     if (errno == ENOENT || errno == ENOTDIR)
       return TL_TUNE_CACHE_MISS;
     tl_err(err, "it cannot be opened: %s", strerror(errno));
+    return TL_TUNE_CACHE_INVALID;
+  }
+  struct stat st;
+  if (fstat(fd, &st)) {
+    tl_err(err, "it cannot be read: %s", strerror(errno));
+    close(fd);
+    return TL_TUNE_CACHE_INVALID;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    tl_err(err, "it is not a regular file (%s)", file_kind(st.st_mode));
+    close(fd);
+    return TL_TUNE_CACHE_INVALID;
+  }
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    tl_err(err, "it cannot be read: %s", strerror(errno));
+    close(fd);
     return TL_TUNE_CACHE_INVALID;
   }
   TlStr text = {0};
@@ -418,8 +509,8 @@ TlTuneCacheStatus tl_tune_cache_read(const char *path, const TlTuneKey *k,
                                      const TlTuneSpace *s, int64_t *values,
                                      double *ms, TlErr *err) {
   TlStr body = {0};
-  TlTuneCacheStatus st =
-      tl_cache_entry_read(path, "tune", 1, k, MAX_ENTRY_BYTES, &body, err);
+  TlTuneCacheStatus st = tl_cache_entry_read(path, "tune", TUNE_VERSION, k,
+                                             MAX_ENTRY_BYTES, &body, err);
   if (st == TL_TUNE_CACHE_HIT &&
       !check_choice(body.data ? body.data : "", body.len, s, values, ms, err))
     st = TL_TUNE_CACHE_INVALID;
@@ -460,9 +551,18 @@ bool tl_cache_entry_write(const char *path, const char *kind, unsigned version,
                           TlErr *err) {
   if (!make_parents(path, err))
     return false;
-  TlStr text = {0}, tmp = {0};
-  entry_head(kind, version, k, &text);
-  tl_str_putn(&text, body, len);
+  TlStr payload = {0}, text = {0}, tmp = {0};
+  entry_head(kind, version, k, &payload);
+  tl_str_putn(&payload, body, len);
+  size_t flen = strcspn(payload.data, "\n") + 1;
+  const char *rest = payload.data + flen;
+  size_t rlen = payload.len - flen;
+  tl_str_putn(&text, payload.data, flen);
+  tl_str_printf(
+      &text, CHECKSUM_FIELD "%016llx\n",
+      (unsigned long long)payload_hash(payload.data, flen, rest, rlen));
+  tl_str_putn(&text, rest, rlen);
+  tl_str_free(&payload);
   tl_str_printf(&tmp, "%s.XXXXXX", path);
   bool ok = false;
   int fd = mkstemp(tmp.data);
@@ -508,7 +608,8 @@ bool tl_tune_cache_write(const char *path, const TlTuneKey *k,
   tl_str_puts(&body, "best: ");
   tl_tune_space_format(s, values, &body);
   tl_str_printf(&body, "\nms: %.9g\n", ms);
-  bool ok = tl_cache_entry_write(path, "tune", 1, k, body.data, body.len, err);
+  bool ok = tl_cache_entry_write(path, "tune", TUNE_VERSION, k, body.data,
+                                 body.len, err);
   tl_str_free(&body);
   return ok;
 }

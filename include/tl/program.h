@@ -27,13 +27,15 @@
  * tune cache's directory (tl_tune_cache_dir: $TL_CACHE_DIR, else
  * $XDG_CACHE_HOME/tl, else ~/.cache/tl) unless the session sets another.
  * An entry follows the tune cache's rules (tune.h): its first line is
- * "tl ptx cache 1", then the key's hash and ingredients (the source's
- * length and hash, the kernel, the defines sorted by name, the target and
- * the compiler's version), which must equal the program's line for line,
- * then the lowered kernel's shared memory and workspace and the PTX with
- * its length. An entry that is unreadable, truncated, corrupt or made for
- * other ingredients is not used: the PTX is compiled again and the entry
- * rewritten (through a temporary file renamed over it).
+ * "tl ptx cache 2", then its checksum (over every other byte), the key's
+ * hash and ingredients (the source's length and hash, the kernel, the
+ * defines sorted by name, the target and the compiler's version), which
+ * must equal the program's line for line, then the lowered kernel's shared
+ * memory and workspace and the PTX with its length. An entry that is not a
+ * regular file, unreadable, truncated, corrupt, does not match its
+ * checksum or was made for other ingredients is not used: the PTX is
+ * compiled again (TL_PTX_REBUILT, with the reason) and the entry rewritten
+ * (through a temporary file renamed over it).
  *
  * The tune cache. tl_program_tune_lookup and tl_program_tune_store read
  * and write the entries of tl-run --tune (tune.h, docs/tools.md), keyed

@@ -99,11 +99,12 @@ typedef enum TlTuneCacheStatus {
 
 /* Reads the entry at path for key k in space s. HIT fills values (one per
  * parameter of s) and *ms. MISS when the file (or a directory on its
- * path) does not exist. INVALID, with err, when it cannot be read, is not
- * a cache entry, is truncated, holds other ingredients, names other
- * parameters, values outside the space or a time that is not a positive
- * number, or has text after its last line; values and *ms are then
- * untouched. */
+ * path) does not exist. INVALID, with err, when it is not a regular file
+ * (a FIFO is not opened for a blocking read), cannot be read, is not a
+ * cache entry, does not match its checksum, is truncated, holds other
+ * ingredients, names other parameters, values outside the space or a
+ * time that is not a positive number, or has text after its last line;
+ * values and *ms are then untouched. */
 TlTuneCacheStatus tl_tune_cache_read(const char *path, const TlTuneKey *k,
                                      const TlTuneSpace *s, int64_t *values,
                                      double *ms, TlErr *err);
@@ -116,13 +117,16 @@ bool tl_tune_cache_write(const char *path, const TlTuneKey *k,
                          const TlTuneSpace *s, const int64_t *values, double ms,
                          TlErr *err);
 
-/* Entries of any kind (the tune cache's, "tune" version 1, and the PTX
+/* Entries of any kind (the tune cache's, "tune" version 2, and the PTX
  * cache's) share the rules above: a first line "tl KIND cache VERSION",
- * "key: <hash>", the key's ingredients, then a body of the kind's own.
- * Reading checks all but the body, line by line, and appends the body to
- * *body on a HIT; MISS and INVALID (with err) as tl_tune_cache_read says,
- * and INVALID too for a file of more than max_bytes. Writing goes through
- * a temporary file renamed over path, as tl_tune_cache_write does. */
+ * "checksum: fnv1a 0x<16 hex digits>" (FNV-1a 64 over every byte of the
+ * entry but this line's), "key: <hash>", the key's ingredients, then a
+ * body of the kind's own. Reading checks the checksum over the whole
+ * entry and all but the body line by line, and appends the body to *body
+ * on a HIT; MISS and INVALID (with err) as tl_tune_cache_read says, and
+ * INVALID too for a file of more than max_bytes. Writing computes the
+ * checksum and goes through a temporary file renamed over path, as
+ * tl_tune_cache_write does. */
 TlTuneCacheStatus tl_cache_entry_read(const char *path, const char *kind,
                                       unsigned version, const TlTuneKey *k,
                                       size_t max_bytes, TlStr *body,

@@ -2,7 +2,8 @@
  * file and from text and run on the VM against plain C sums, the
  * parameters' descriptions, every argument and source error, the PTX
  * cache in a scratch directory (a miss, a hit, and entries that are
- * corrupt, truncated or made for other ingredients, rebuilt), and the
+ * corrupt, truncated, edited in place, a FIFO or made for other
+ * ingredients, rebuilt), and the
  * launch path through the stand-in driver of test/gpu/fake_cuda.c
  * (asynchronous, on the given stream, the workspace zeroed on it) and
  * through a driver that does not exist, and the tune cache's calls; a
@@ -17,6 +18,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char *scratch, *srcroot, *fake_driver, *fake_tma_driver;
 
@@ -309,7 +312,8 @@ static void test_cache(void) {
     return;
   size_t len = 0;
   char *text = read_all(entry, &len);
-  CHECK(text && len > 100 && !memcmp(text, "tl ptx cache 1\nkey: ", 20));
+  CHECK(text && len > 100 &&
+        !memcmp(text, "tl ptx cache 2\nchecksum: fnv1a 0x", 33));
   CHECK(strstr(text, "\ndefine: BLOCK=256\ntarget: sm_90a\ncompiler: TL ") !=
         NULL);
 
@@ -336,7 +340,8 @@ static void test_cache(void) {
     write_all(entry, text, cuts[i]);
     CHECK_EQ_INT(compile_origin(dir, "BLOCK=256", &b, why, sizeof why),
                  TL_PTX_REBUILT);
-    CHECK(strstr(why, "truncated") != NULL || strstr(why, "not a ptx") != NULL);
+    CHECK(strstr(why, "do not match its checksum") != NULL ||
+          strstr(why, "not a ptx") != NULL);
     CHECK_EQ_STR(a.ptx, b.ptx);
     free((char *)b.ptx);
   }
@@ -348,6 +353,40 @@ static void test_cache(void) {
   free(longer);
   CHECK_EQ_INT(compile_origin(dir, "BLOCK=256", &b, why, sizeof why),
                TL_PTX_REBUILT);
+  free((char *)b.ptx);
+
+  /* Edits that keep the length and every line's form: an instruction of
+   * the PTX, the launch's shared memory and workspace sizes. The
+   * checksum refuses each, and the sizes are the compiler's again. */
+  const char *edits[][2] = {{"ld.global.b32", "ld.shared.b32"},
+                            {"\nsmem: 0\n", "\nsmem: 1\n"},
+                            {"\nworkspace: 0\n", "\nworkspace: 9\n"}};
+  for (int i = 0; i < 3; i++) {
+    char *copy = malloc(len + 1);
+    memcpy(copy, text, len);
+    copy[len] = 0;
+    char *at = strstr(copy, edits[i][0]);
+    CHECK(at != NULL);
+    if (at)
+      memcpy(at, edits[i][1], strlen(edits[i][1]));
+    write_all(entry, copy, len);
+    free(copy);
+    CHECK_EQ_INT(compile_origin(dir, "BLOCK=256", &b, why, sizeof why),
+                 TL_PTX_REBUILT);
+    CHECK(strstr(why, "do not match its checksum") != NULL);
+    CHECK_EQ_STR(a.ptx, b.ptx);
+    CHECK(b.smem_bytes == 0 && b.workspace_bytes == 0);
+    free((char *)b.ptx);
+  }
+  /* A FIFO in the entry's place is not opened for a read that waits for a
+   * writer (this test would hang); the rebuilt entry replaces it. */
+  CHECK(unlink(entry) == 0 && mkfifo(entry, 0666) == 0);
+  CHECK_EQ_INT(compile_origin(dir, "BLOCK=256", &b, why, sizeof why),
+               TL_PTX_REBUILT);
+  CHECK(strstr(why, "not a regular file (a FIFO)") != NULL);
+  free((char *)b.ptx);
+  CHECK_EQ_INT(compile_origin(dir, "BLOCK=256", &b, why, sizeof why),
+               TL_PTX_CACHED);
   free((char *)b.ptx);
 
   /* Foreign: the entry of another instance (BLOCK=512) in this one's

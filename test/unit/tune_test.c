@@ -1,8 +1,9 @@
 /* Unit tests for exec/tune: the tuning space (parsing, enumeration,
  * lookup), cache keys, and cache entries written and read back in a
  * scratch directory (argv[1]): hits, misses, and every way an entry can be
- * untrustworthy (truncated at each length, other ingredients, a choice
- * outside the space, a bad time, trailing text, not an entry at all). */
+ * untrustworthy (truncated at each length, other ingredients, a checksum
+ * that does not match, a choice outside the space, a bad time, trailing
+ * text, not an entry at all, not a regular file). */
 #define _POSIX_C_SOURCE 200809L
 #include "tl/tune.h"
 #include "unit.h"
@@ -184,6 +185,37 @@ static int count_files(const char *dir) {
   return n;
 }
 
+/* The checksum from its definition (docs/tools.md, "The tune cache"):
+ * FNV-1a 64 over the entry's bytes but its checksum line. */
+static uint64_t fnv1a(const char *p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+/* The entry of payload (an entry without its checksum line) in out: its
+ * first line, the checksum line of the rest, the rest. */
+static void seal(const char *payload, char *out, size_t cap) {
+  size_t flen = strcspn(payload, "\n") + 1;
+  uint64_t h = fnv1a(payload, strlen(payload));
+  snprintf(out, cap, "%.*schecksum: fnv1a 0x%016llx\n%s", (int)flen, payload,
+           (unsigned long long)h, payload + flen);
+}
+
+/* payload with one edit, `from` (which must occur) replaced by `to`. */
+static void edit(const char *payload, const char *from, const char *to,
+                 char *out, size_t cap) {
+  const char *at = strstr(payload, from);
+  CHECK(at != NULL);
+  if (!at) {
+    snprintf(out, cap, "%s", payload);
+    return;
+  }
+  snprintf(out, cap, "%.*s%s%s", (int)(at - payload), payload, to,
+           at + strlen(from));
+}
+
 static void expect_invalid(const char *path, const TlTuneKey *k,
                            const TlTuneSpace *s, const char *msg) {
   int64_t v[2] = {-7, -7};
@@ -200,7 +232,7 @@ static void expect_invalid(const char *path, const TlTuneKey *k,
 }
 
 static void test_entries(void) {
-  char dir[512], path[600], text[4096];
+  char dir[512], path[600], text[4096], payload[4096], edited[4096];
   snprintf(dir, sizeof dir, "%s/cache", scratch);
   TlTuneSpace *s = space_of("BN=64,128", "W=4,8");
   TlTuneKey k;
@@ -219,20 +251,22 @@ static void test_entries(void) {
   snprintf(path, sizeof path, "%s/tune", dir);
   CHECK_EQ_INT(count_files(path), 1); /* no temporary file left */
 
-  /* The entry shows its ingredients. */
+  /* The entry shows its ingredients, under a checksum of all the rest. */
   size_t n = 0;
   char *entry = read_all(p, &n);
   CHECK(entry != NULL);
   if (!entry)
     return;
-  snprintf(text, sizeof text,
-           "tl tune cache 1\n"
+  snprintf(payload, sizeof payload,
+           "tl tune cache 2\n"
            "key: %016llx\n"
            "%s"
            "best: BN=128 W=4\n"
            "ms: 0.1174\n",
            (unsigned long long)tl_tune_key_hash(&k), tl_str_cstr(&k.lines));
+  seal(payload, text, sizeof text);
   CHECK(n == strlen(text) && !memcmp(entry, text, n));
+  entry[n] = 0;
 
   /* Every truncation is refused. */
   for (size_t len = 0; len < n; len++) {
@@ -250,14 +284,15 @@ static void test_entries(void) {
   expect_invalid(p, &k, s, "it was tuned for other ingredients: 'key: ");
   tl_free(otext);
   tl_tune_key_free(&other);
-  /* Edited lines. */
+  /* Edited lines, the checksum made again for each so that the checks
+   * behind it see the edit (as a hash collision would let them). */
   const struct {
     const char *from, *to, *msg;
   } edits[] = {
       {"define: K=1024", "define: K=1025",
        "other ingredients: 'define: K=1025' where this run has 'define: "
        "K=1024'"},
-      {"tl tune cache 1", "tl tune cache 2", "not a tune cache entry"},
+      {"tl tune cache 2", "tl tune cache 1", "not a tune cache entry"},
       {"best: BN=128 W=4", "best: BN=96 W=4",
        "its choice BN=96 W=4 lies outside the space"},
       {"best: BN=128 W=4", "best: W=4 BN=128", "names other parameters"},
@@ -272,16 +307,38 @@ static void test_entries(void) {
       {"ms: 0.1174\n", "ms: 0.1174\nmore\n", "text after its last line"},
   };
   for (size_t i = 0; i < sizeof edits / sizeof *edits; i++) {
-    char *at = strstr(entry, edits[i].from);
-    CHECK(at != NULL);
-    if (!at)
-      continue;
-    size_t pre = (size_t)(at - entry), fl = strlen(edits[i].from);
-    snprintf(text, sizeof text, "%.*s%s%.*s", (int)pre, entry, edits[i].to,
-             (int)(n - pre - fl), at + fl);
+    edit(payload, edits[i].from, edits[i].to, edited, sizeof edited);
+    seal(edited, text, sizeof text);
     write_all(p, text, strlen(text));
     expect_invalid(p, &k, s, edits[i].msg);
   }
+  /* The same edits under the entry's own checksum, and edits that keep
+   * every line well formed (a choice in the space, another time): the
+   * checksum refuses them all but the first line's. */
+  const struct {
+    const char *from, *to;
+  } unsealed[] = {
+      {"define: K=1024", "define: K=1025"},
+      {"best: BN=128 W=4", "best: BN=64 W=4"},
+      {"W=4\n", "W=8\n"},
+      {"ms: 0.1174", "ms: 0.0174"},
+      {"ms: 0.1174\n", "ms: 0.1174\n\n"},
+      {"key: ", "kez: "},
+  };
+  for (size_t i = 0; i < sizeof unsealed / sizeof *unsealed; i++) {
+    edit(entry, unsealed[i].from, unsealed[i].to, text, sizeof text);
+    write_all(p, text, strlen(text));
+    expect_invalid(p, &k, s, "its contents do not match its checksum");
+  }
+  edit(entry, "tl tune cache 2", "tl tune cache 1", text, sizeof text);
+  write_all(p, text, strlen(text));
+  expect_invalid(p, &k, s, "not a tune cache entry");
+  /* A checksum line missing or not as the writer prints it. */
+  write_all(p, payload, strlen(payload));
+  expect_invalid(p, &k, s, "no 'checksum:' line after its first");
+  edit(entry, "checksum: fnv1a 0x", "checksum: fnv1a 0X", text, sizeof text);
+  write_all(p, text, strlen(text));
+  expect_invalid(p, &k, s, "no 'checksum:' line after its first");
   write_all(p, "garbage", 7);
   expect_invalid(p, &k, s, "not a tune cache entry");
   /* A rewrite replaces an untrusted entry. */
@@ -296,10 +353,18 @@ static void test_entries(void) {
    * its directory. */
   snprintf(path, sizeof path, "%s/adir", scratch);
   CHECK(mkdir(path, 0777) == 0);
-  expect_invalid(path, &k, s, "it cannot be");
+  expect_invalid(path, &k, s, "it is not a regular file (a directory)");
   CHECK(!tl_tune_cache_write(path, &k, s, best, 1.0, &err));
   CHECK(strstr(err.msg, "cannot rename") != NULL);
   CHECK_EQ_INT(count_files(path), 0);
+  /* A FIFO in the entry's place: not opened for a read that waits for a
+   * writer (this test would hang), and replaced by the next write. */
+  snprintf(path, sizeof path, "%s/fifo.txt", scratch);
+  CHECK(mkfifo(path, 0666) == 0);
+  expect_invalid(path, &k, s, "it is not a regular file (a FIFO)");
+  CHECK(tl_tune_cache_write(path, &k, s, best, 1.0, &err));
+  CHECK_EQ_INT(tl_tune_cache_read(path, &k, s, v, &ms, &err),
+               TL_TUNE_CACHE_HIT);
   snprintf(path, sizeof path, "%s/afile", scratch);
   write_all(path, "x", 1);
   snprintf(path, sizeof path, "%s/afile/tune/e.txt", scratch);
