@@ -67,54 +67,65 @@ class PackedWeights:
     packed codes (u8 [N / 64, K / group, CH, 32, 16]), `s` the scales and
     zero points (AT [K / group or 1, 1 + ZP, N]), and their description."""
 
-    def __init__(self, b, s, K, N, wtype, group, zp, per_column, at):
+    def __init__(self, b, s, K, N, wtype, group, zp, per_column, at, perm=None):
         self.b, self.s = b, s
         self.K, self.N, self.wtype, self.group = K, N, wtype, group
         self.zp, self.per_column, self.at = zp, per_column, at
+        self.perm = perm  # None, or the order of k the codes are in (tl.formats)
 
     def __repr__(self):
         g = "per column" if self.per_column else f"g{self.group}"
-        return (f"<tl.ops.PackedWeights {self.wtype} {g}{' zp' if self.zp else ''} "
-                f"K={self.K} N={self.N} {self.at}>")
+        return (f"<tl.ops.PackedWeights {self.wtype} {g}{' zp' if self.zp else ''}"
+                f"{' act-order' if self.perm is not None else ''} K={self.K} N={self.N} {self.at}>")
 
 
 def pack_weights(codes, scales, zeros=None, wtype="u4", group=128, at="f16"):
     """Packs weight codes [K, N] with their scales (and zero points) for
-    quant_matmul. torch CUDA tensors are packed on the GPU (the result is
-    on the GPU), NumPy arrays on the CPU VM. at: the activations' type,
-    f16 or bf16 (the scales are stored in it; bf16 needs torch)."""
+    quant_matmul. torch CUDA tensors are packed on their GPU, every step
+    (the result is there), NumPy arrays (and CPU tensors) on the CPU VM.
+    at: the activations' type, f16 or bf16 (the scales are stored in it;
+    bf16 needs torch)."""
     import numpy as np
+    from .formats import _bitstream
     bits = _bits(wtype)
-    on_gpu = _is_torch(codes)
-    c = codes.detach().cpu().numpy() if on_gpu else np.asarray(codes)
+    on_gpu = _is_torch(codes) and codes.device.type == "cuda"
+    if _is_torch(codes) and not on_gpu:
+        codes = codes.numpy()
+    c = codes if on_gpu else np.asarray(codes)
     if c.ndim != 2:
-        raise ValueError(f"codes: expected [K, N], got shape {c.shape}")
-    K, N = c.shape
+        raise ValueError(f"codes: expected [K, N], got shape {tuple(c.shape)}")
+    if (c.dtype.is_floating_point or c.dtype.is_complex) if on_gpu else c.dtype.kind not in "iub":
+        raise TypeError(f"codes: expected an integer dtype (the codes' bit patterns), got {c.dtype}")
+    K, N = (int(d) for d in c.shape)
     per_column = group is None
     g = 128 if per_column else group
     if g not in (32, 64, 128, 256):
         raise ValueError(f"group {group}: expected 32, 64, 128, 256 or None (per column)")
     if K % g or N % _BN:
         raise ValueError(f"codes [{K}, {N}]: K must be a multiple of {g} and N of {_BN}")
-    c = c.astype(np.int64)
-    if c.min() < 0 or c.max() >= 1 << bits:
-        raise ValueError(f"codes: expected {wtype} bit patterns in 0..{(1 << bits) - 1}")
+    if c.size if not on_gpu else c.numel():
+        lo, hi = (int(c.min()), int(c.max()))
+        if lo < 0 or hi >= 1 << bits:
+            raise ValueError(f"codes: expected {wtype} bit patterns in 0..{(1 << bits) - 1}")
     if zeros is not None and wtype.startswith("f"):
         raise ValueError("zero points are for integer weight types")
     # The codes as a WT buffer: element i at bits [i bits, (i + 1) bits).
-    flat = c.reshape(-1).astype(np.uint8)
-    bitarr = np.unpackbits(flat[:, None], axis=1, bitorder="little")[:, :bits].reshape(-1)
-    wq = np.packbits(bitarr, bitorder="little")
+    wq = _bitstream(c.reshape(-1), bits)
     groups = 1 if per_column else K // g
 
     def rows(v, what):
+        if on_gpu:
+            import torch
+            v = torch.as_tensor(v, device=c.device)
+            if v.numel() != groups * N:
+                raise ValueError(f"{what}: expected {groups} x {N} values")
+            return v.reshape(groups, N).to(torch.float32)
         v = v.detach().float().cpu().numpy() if _is_torch(v) else np.asarray(v, np.float64)
         v = v.reshape(groups, N) if v.size == groups * N else None
         if v is None:
             raise ValueError(f"{what}: expected {groups} x {N} values")
         return v
     sz = [rows(scales, "scales")] + ([rows(zeros, "zeros")] if zeros is not None else [])
-    s = np.stack(sz, axis=1)  # [groups, 1 + ZP, N]
     zp = int(zeros is not None)
     defs = dict(K=K, N=N, G=g, BN=_BN, WT=wtype, AT=at)
     ch = g * _BN * bits // 4096
@@ -124,13 +135,13 @@ def pack_weights(codes, scales, zeros=None, wtype="u4", group=128, at="f16"):
     shape = (N // _BN, K // g, ch, 32, 16)
     if on_gpu:
         import torch
-        dev = codes.device
-        out = torch.empty(shape, dtype=torch.uint8, device=dev)
-        pack(torch.from_numpy(wq).to(dev), out)
-        st = torch.from_numpy(s).to(getattr(torch, {"f16": "float16", "bf16": "bfloat16"}[at])).to(dev)
+        out = torch.empty(shape, dtype=torch.uint8, device=c.device)
+        pack(wq, out)
+        st = torch.stack(sz, dim=1).to({"f16": torch.float16, "bf16": torch.bfloat16}[at])
         return PackedWeights(out, st.contiguous(), K, N, wtype, g, zp, per_column, at)
     if at != "f16":
         raise ValueError("NumPy weights take at='f16' (NumPy has no bf16)")
+    s = np.stack(sz, axis=1)  # [groups, 1 + ZP, N]
     out = np.zeros(shape, np.uint8)
     pack.run_vm(wq, out)
     return PackedWeights(out, s.astype(np.float16), K, N, wtype, g, zp, per_column, at)
@@ -361,6 +372,9 @@ def _plan(x, p, out, sm):
             out = torch.empty(m, p.N, dtype=x.dtype, device=x.device)
         else:
             out = np.zeros((m, p.N), x.dtype)
+    perm = getattr(p, "perm", None)
+    if perm is not None:   # codes in another order of k (tl.formats): x's columns to match
+        x = x.index_select(1, perm.to(x.device)) if on_gpu else np.asarray(x)[:, np.asarray(perm)]
     xa = x.contiguous() if on_gpu else np.ascontiguousarray(x)
     if name == "qmatmul_wg.tl":
         # The tensor maps over x (box [BM, 64]), the codes as [N / 64, K /
