@@ -66,6 +66,14 @@ try:
     config.available_features.add("numpy")
 except (OSError, subprocess.SubprocessError):
     pass
+# torch (and transformers) for the torch modules' tests (tl.nn).
+for mod in ("torch", "transformers"):
+    try:
+        subprocess.run([config.python_executable, "-c", "import " + mod],
+                       check=True, capture_output=True, timeout=120)
+        config.available_features.add(mod)
+    except (OSError, subprocess.SubprocessError):
+        pass
 # `pip install ./python` offline (no build isolation) needs setuptools
 # with bdist_wheel: the wheel package, or setuptools 70.1 and later.
 try:
