@@ -1,6 +1,9 @@
 #!/bin/sh
-# Builds the libFuzzer targets with clang-22 (ASan+UBSan) and runs each over
-# its checked-in corpus for a bounded number of executions.
+# Builds the libFuzzer targets with clang-22 (ASan+UBSan, both stopping at
+# their first report) and runs each over its checked-in corpus for a
+# bounded number of executions. A target fails on a crash, a timeout or
+# any sanitizer report, even one the run survived; the input that caused
+# it is saved as fuzz/crash-* (libFuzzer's artifact).
 #   scripts/fuzz.sh [RUNS] [TARGET...]     (RUNS defaults to 20000)
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,6 +21,9 @@ if [ -z "$targets" ]; then
     t=$(basename "$f" _fuzz.c); targets="$targets $t"
   done
 fi
+# Reports that a recoverable build would print and run on after.
+reports='runtime error:|ERROR: AddressSanitizer|ERROR: LeakSanitizer|ERROR: libFuzzer|SUMMARY: (Address|Undefined|Leak)Sanitizer'
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 status=0
 for t in $targets; do
   corpus="$root/fuzz/corpus/$t"
@@ -26,7 +32,8 @@ for t in $targets; do
   # New inputs go to a scratch directory; the checked-in corpus is read only.
   if ! "$build/bin/${t}_fuzz" -runs="$runs" -max_len=4096 -timeout=10 \
        -rss_limit_mb=2048 -print_final_stats=0 "$work" "$corpus" \
-       -artifact_prefix="$root/fuzz/" 2>"$work.log"; then
+       -artifact_prefix="$root/fuzz/" 2>"$work.log" ||
+     grep -Eq "$reports" "$work.log"; then
     tail -40 "$work.log"; echo "fuzz: $t FAILED"; status=1
   else
     echo "fuzz: $t ok"

@@ -192,6 +192,9 @@ static bool query(Ev *e, const char *n, Val *v, TlStr *text) {
 }
 
 static bool factor(Ev *e, Val *v, TlStr *text) {
+  /* Every Val starts here: a failed factor leaves a defined one, which
+   * `!` and the callers may still read. */
+  *v = (Val){1, false};
   space(e);
   const char *at = e->p;
   if (e->p >= e->end)
@@ -231,7 +234,7 @@ static bool factor(Ev *e, Val *v, TlStr *text) {
     e->p++;
     tl_str_putc(text, '!');
     ok = factor(e, v, text);
-    v->v = v->dyn ? 1 : v->v == 0;
+    v->v = !ok || v->dyn ? 1 : v->v == 0;
   } else if (*e->p == '(') {
     e->p++;
     TlStr inner = {0};
