@@ -72,9 +72,8 @@ static bool set_option(TlPipeline *pl, Entry *e, unsigned i, const char *v,
   bool ok = true;
   switch (o->kind) {
   case TL_PASS_OPT_INT: {
-    char *end;
-    long long x = strtoll(s, &end, 10);
-    ok = n && *end == 0 && x >= 0 && x <= 1000000000;
+    int64_t x = 0;
+    ok = tl_int64_literal(s, n, &x) == TL_INT_OK && x >= 0 && x <= 1000000000;
     e->opts.ints[i] = x;
     break;
   }

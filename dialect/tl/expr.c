@@ -204,16 +204,18 @@ static bool factor(Ev *e, Val *v, TlStr *text) {
   e->depth++;
   bool ok;
   if (isdigit((unsigned char)*e->p)) {
-    int64_t x = 0;
-    ok = true;
-    while (ok && e->p < e->end && isdigit((unsigned char)*e->p)) {
-      if (__builtin_mul_overflow(x, 10, &x) ||
-          __builtin_add_overflow(x, *e->p - '0', &x))
-        ok = fail(e, at, "integer is too large%s", "");
+    /* The literal is the whole run of letters and digits (tl_int_literal:
+     * decimal, or 0x hex), so that `08` is eight and `1a` an error. */
+    while (e->p < e->end && isalnum((unsigned char)*e->p))
       e->p++;
-    }
+    int64_t x = 1;
+    TlIntStatus st = tl_int64_literal(at, (size_t)(e->p - at), &x);
+    ok = st == TL_INT_OK ||
+         fail(e, at,
+              st == TL_INT_TOO_LARGE ? "integer is too large%s"
+                                     : "malformed integer in expression%s",
+              "");
     v->v = x;
-    v->dyn = false;
     tl_str_printf(text, "%lld", (long long)x);
   } else if (isalpha((unsigned char)*e->p) || *e->p == '_') {
     const char *n = e->p;

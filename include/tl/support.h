@@ -120,6 +120,26 @@ typedef struct TlErr {
  * write `return tl_err(err, "...")` in bool functions. */
 bool tl_err(TlErr *err, const char *fmt, ...) TL_PRINTF(2, 3);
 
+/* Integer literals, read the same everywhere (the IR, template values, -D
+ * definitions, the tools' flags): an optional '-', then decimal digits, or
+ * 0x or 0X and hex digits. A leading zero is still decimal (0100 is one
+ * hundred; there are no octal literals); no blanks, no '+'. */
+typedef enum TlIntStatus {
+  TL_INT_OK,
+  TL_INT_MALFORMED, /* not such a literal */
+  TL_INT_TOO_LARGE, /* well formed, but out of range */
+} TlIntStatus;
+typedef struct TlIntLit {
+  uint64_t mag; /* the magnitude */
+  bool neg;     /* written with '-' (also for -0) */
+  bool hex;     /* written with 0x */
+} TlIntLit;
+/* Reads all of s[0, n); TL_INT_TOO_LARGE if the magnitude exceeds
+ * UINT64_MAX. *out (may be NULL) is set only on TL_INT_OK. */
+TlIntStatus tl_int_literal(const char *s, size_t n, TlIntLit *out);
+/* The same, for a value in [INT64_MIN, INT64_MAX]. */
+TlIntStatus tl_int64_literal(const char *s, size_t n, int64_t *out);
+
 /* The whole file at path ("-": standard input), NUL-terminated (an empty
  * file gives ""), its length in *len; tl_free it. NULL on failure, with
  * "cannot open 'PATH': REASON" or "cannot read 'PATH'" in err. */

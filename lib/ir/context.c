@@ -5,7 +5,6 @@
 #include "ir_internal.h"
 
 #include <ctype.h>
-#include <errno.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -166,12 +165,16 @@ TlResult tl_context_parse_define(TlContext *ctx, const char *text,
   memcpy(name, text, n);
   name[n] = 0;
   const char *v = eq + 1;
-  char *end;
-  errno = 0;
-  long long x = strtoll(v, &end, 10);
-  if (*v && !isspace((unsigned char)*v) && !*end && !errno) {
+  int64_t x;
+  TlIntStatus st = tl_int64_literal(v, strlen(v), &x);
+  if (st == TL_INT_OK) {
     tl_context_set_define(ctx, name, x);
     return TL_SUCCESS;
+  }
+  if (st == TL_INT_TOO_LARGE) {
+    tl_err(err, "invalid definition '%s': %s is out of range for i64", text,
+           v);
+    return TL_FAILURE;
   }
   bool bad;
   TlType *t = tl_type_scalar_named(ctx, v, strlen(v), &bad);

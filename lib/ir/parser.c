@@ -25,7 +25,6 @@
 #include "ir_internal.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -495,19 +494,13 @@ TlResult tl_parse_identifier(TlParser *p, const char **out) {
 
 bool tl_parser_peek_operand(TlParser *p) { return p->tok.kind == T_VALUE; }
 
-/* Parses an integer token's text (decimal or 0x hex) as a magnitude. */
+/* An integer token's magnitude (tl_int_literal: decimal, or 0x hex);
+ * false if it exceeds UINT64_MAX. */
 static bool parse_magnitude(const Tok *t, uint64_t *out) {
-  char buf[80];
-  if (t->n >= sizeof buf)
+  TlIntLit lit;
+  if (tl_int_literal(t->p, t->n, &lit) != TL_INT_OK)
     return false;
-  memcpy(buf, t->p, t->n);
-  buf[t->n] = 0;
-  errno = 0;
-  char *endp;
-  unsigned long long v = strtoull(buf, &endp, 0);
-  if (errno || *endp)
-    return false;
-  *out = v;
+  *out = lit.mag;
   return true;
 }
 

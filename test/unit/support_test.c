@@ -1,5 +1,5 @@
 /* Unit tests for lib/support: arenas, vectors, strings, interning, the
- * diagnostics engine and reading files. */
+ * diagnostics engine, reading files and integer literals. */
 #define _POSIX_C_SOURCE 200809L
 #include "tl/diag.h"
 #include "unit.h"
@@ -178,6 +178,40 @@ static void test_read_file(void) {
   CHECK(strstr(err.msg, "No such file") != NULL);
 }
 
+/* Integer literals: decimal whatever the leading digit, 0x hex, nothing
+ * else (against values written out by hand). */
+static TlIntStatus lit(const char *s, TlIntLit *l) {
+  return tl_int_literal(s, strlen(s), l);
+}
+
+static void test_int_literal(void) {
+  TlIntLit l = {0, false, false};
+  CHECK(lit("0512", &l) == TL_INT_OK && l.mag == 512 && !l.neg && !l.hex);
+  CHECK(lit("089", &l) == TL_INT_OK && l.mag == 89);
+  CHECK(lit("0100", &l) == TL_INT_OK && l.mag == 100);
+  CHECK(lit("000", &l) == TL_INT_OK && l.mag == 0);
+  CHECK(lit("0x0100", &l) == TL_INT_OK && l.mag == 256 && l.hex);
+  CHECK(lit("0XfF", &l) == TL_INT_OK && l.mag == 255 && l.hex);
+  CHECK(lit("-0x10", &l) == TL_INT_OK && l.mag == 16 && l.neg && l.hex);
+  CHECK(lit("18446744073709551615", &l) == TL_INT_OK && l.mag == UINT64_MAX);
+  CHECK(lit("0xFFFFFFFFFFFFFFFF", &l) == TL_INT_OK && l.mag == UINT64_MAX);
+  CHECK(lit("18446744073709551616", &l) == TL_INT_TOO_LARGE);
+  CHECK(lit("0x10000000000000000", &l) == TL_INT_TOO_LARGE);
+  const char *bad[] = {"", "-", "0x", "0x-1", "+1", " 1", "1 ", "1e3",
+                       "0b101", "0o17", "12a", "--1", "0xg", "99999999999999999999z"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    CHECK(lit(bad[i], &l) == TL_INT_MALFORMED);
+  /* Only the first n bytes count. */
+  CHECK(tl_int_literal("12x", 2, &l) == TL_INT_OK && l.mag == 12);
+  int64_t v = 0;
+  CHECK(tl_int64_literal("-9223372036854775808", 20, &v) == TL_INT_OK &&
+        v == INT64_MIN);
+  CHECK(tl_int64_literal("9223372036854775807", 19, &v) == TL_INT_OK &&
+        v == INT64_MAX);
+  CHECK(tl_int64_literal("9223372036854775808", 19, &v) == TL_INT_TOO_LARGE);
+  CHECK(tl_int64_literal("-0100", 5, &v) == TL_INT_OK && v == -100);
+}
+
 int main(void) {
   test_arena();
   test_vec();
@@ -186,5 +220,6 @@ int main(void) {
   test_diag();
   test_err();
   test_read_file();
+  test_int_literal();
   return unit_report();
 }

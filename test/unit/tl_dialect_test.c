@@ -272,6 +272,8 @@ static void test_expr_eval(void) {
   /* No lookup: numbers only. */
   int64_t v = 0;
   CHECK(tl_expr_eval("4 * 4", 5, NULL, NULL, &v, NULL, NULL) && v == 16);
+  /* Literals as everywhere (tl_int_literal): 010 is ten, 0x10 sixteen. */
+  CHECK(tl_expr_eval("010 + 0x10", 10, NULL, NULL, &v, NULL, NULL) && v == 26);
   CHECK(!tl_expr_eval("m", 1, NULL, NULL, &v, NULL, NULL));
 }
 
@@ -298,6 +300,8 @@ static void test_expr_errors(void) {
   expect_error("big * 2", "overflow in expression", 4);
   expect_error("0 - (0 - big - 1)", "overflow in expression", 2);
   expect_error("92233720368547758070", "integer is too large", 0);
+  expect_error("m + 1a", "malformed integer in expression", 4);
+  expect_error("0x", "malformed integer in expression", 0);
   expect_error("m +", "expected a number, a name or '(' in expression", 3);
   expect_error("", "expected a number, a name or '(' in expression", 0);
   expect_error("(m", "expected ')' in expression", 2);

@@ -179,9 +179,9 @@ int main(int argc, char **argv) {
     } else if (!strncmp(a, "-mcpu=", 6)) {
       topts.cpu = a + 6;
     } else if (!strncmp(a, "-mptx=", 6)) {
-      char *end;
-      long v = strtol(a + 6, &end, 10);
-      if (*end || v <= 0 || v > 1000) {
+      int64_t v;
+      if (tl_int64_literal(a + 6, strlen(a + 6), &v) != TL_INT_OK || v <= 0 ||
+          v > 1000) {
         cli_error("invalid PTX version '%s'", a + 6);
         goto done;
       }

@@ -199,21 +199,25 @@ static bool is_pointer(const TlType *t) {
   return tl_type_is_ptr(t) || tl_simt_is_ptr(t);
 }
 
+/* The integer at *s up to the first byte of seps (or the end), read as
+ * every integer is (tl_int64_literal: decimal, or 0x hex); *s is left at
+ * the separator. */
+static bool next_int(const char **s, const char *seps, int64_t *v) {
+  size_t n = strcspn(*s, seps);
+  bool ok = tl_int64_literal(*s, n, v) == TL_INT_OK;
+  *s += n;
+  return ok;
+}
+
 /* "X[,Y,Z]": 1 to 3 positive sizes; the missing ones are 1. */
 static bool parse_dims(const char *s, int64_t *d) {
   d[0] = d[1] = d[2] = 1;
   for (int i = 0; i < 3; i++) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || errno || v < 1)
+    if (!next_int(&s, ",", &d[i]) || d[i] < 1)
       return false;
-    d[i] = v;
-    if (!*end)
+    if (!*s)
       return true;
-    if (*end != ',')
-      return false;
-    s = end + 1;
+    s++; /* ',' */
   }
   return false;
 }
@@ -237,26 +241,49 @@ static bool parse_double(const char *s, double *out) {
   return *s && !*end && errno == 0;
 }
 
-/* A decimal integer, or hexadecimal with 0x (after an optional '-'). */
+/* An integer flag value (tl_int64_literal: decimal, or 0x hex). */
 static bool parse_i64(const char *s, int64_t *out) {
-  const char *digits = s + (*s == '-');
-  int base =
-      (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) ? 16 : 10;
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, base);
-  if (*s && !*end && end != s && errno == 0) {
-    *out = v;
-    return true;
-  }
-  /* Unsigned values above INT64_MAX (u64 parameters). */
-  errno = 0;
-  unsigned long long u = strtoull(s, &end, base);
-  if (*s && *s != '-' && !*end && end != s && errno == 0) {
-    *out = (int64_t)u;
-    return true;
-  }
-  return false;
+  return tl_int64_literal(s, strlen(s), out) == TL_INT_OK;
+}
+
+/* The integer argument text for a parameter of integer type t, by the
+ * rule of IR literals (docs/langref.md): a value in t's range, or for a
+ * hexadecimal literal also a bit pattern of t's width (0xFF is -1 in i8).
+ * *v gets the value, sign-extended for a signed t. */
+static bool scalar_int(const char *name, const char *text, const TlType *t,
+                       int64_t *v) {
+  TlIntLit lit;
+  TlIntStatus st = tl_int_literal(text, strlen(text), &lit);
+  TlStr ty = {0};
+  tl_type_print(t, &ty);
+  unsigned w = tl_type_int_width(t);
+  bool is_signed = tl_type_int_signed(t);
+  /* The bounds, as magnitudes: [-lo, hi], and bits for hex patterns. */
+  uint64_t all = w == 64 ? UINT64_MAX : (1ull << w) - 1;
+  uint64_t hi = is_signed ? all >> 1 : all;
+  uint64_t lo = is_signed ? hi + 1 : 0;
+  bool fits = st == TL_INT_OK && (lit.neg ? lit.mag <= lo : lit.mag <= hi);
+  bool bits = st == TL_INT_OK && !fits && is_signed && lit.hex && !lit.neg &&
+              lit.mag <= all;
+  if (st == TL_INT_MALFORMED)
+    fail("--arg %s: expected an integer, not '%s'", name, text);
+  else if (!fits && !bits && is_signed)
+    fail("--arg %s: %s is out of range for %s (%s%llu..%llu, or a bit "
+         "pattern 0x0..0x%llX)",
+         name, text, tl_str_cstr(&ty), lo ? "-" : "", (unsigned long long)lo,
+         (unsigned long long)hi, (unsigned long long)all);
+  else if (!fits && !bits)
+    fail("--arg %s: %s is out of range for %s (0..%llu)", name, text,
+         tl_str_cstr(&ty), (unsigned long long)hi);
+  tl_str_free(&ty);
+  if (!fits && !bits)
+    return false;
+  uint64_t u = lit.neg ? 0 - lit.mag : lit.mag;
+  /* A signed pattern's top bit is its sign: extend it to 64 bits. */
+  if (bits && w < 64 && (u >> (w - 1)) & 1)
+    u |= ~all;
+  *v = (int64_t)u;
+  return true;
 }
 
 /* Needs a value after flag; supports `--flag value` and `--flag=value`. */
@@ -370,10 +397,11 @@ static int parse_args(int argc, char **argv, Options *o) {
         if (!parse_double(v, d) || *d < 0)
           return fail("%s needs a non-negative number, not '%s'", flag, v);
       } else if (!strcmp(flag, "--seed")) {
-        int64_t s;
-        if (!parse_i64(v, &s))
+        /* Any 64-bit pattern: negative seeds wrap. */
+        TlIntLit s;
+        if (tl_int_literal(v, strlen(v), &s) != TL_INT_OK)
           return fail("--seed needs an integer, not '%s'", v);
-        o->seed = (uint64_t)s;
+        o->seed = s.neg ? 0 - s.mag : s.mag;
       } else if (!strcmp(flag, "--max-ops")) {
         if (!parse_i64(v, &o->max_ops) || o->max_ops < 0)
           return fail("--max-ops needs a non-negative integer, not '%s'", v);
@@ -452,20 +480,16 @@ static bool parse_shape(const char *s, Arg *a) {
   a->rank = 0;
   a->count = 1;
   while (*s) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || errno || v < 0 || a->rank >= TL_NPY_MAX_RANK)
+    /* 'x' separates, so a shape has no hex sizes ("0x8" is 0 by 8). */
+    int64_t v;
+    if (!next_int(&s, "x,", &v) || v < 0 || a->rank >= TL_NPY_MAX_RANK)
       return false;
     a->shape[a->rank++] = v;
     if (v && a->count > ((size_t)1 << 40) / (size_t)v)
       return false;
     a->count *= (size_t)v;
-    s = end;
-    if (*s == 'x' || *s == ',')
+    if (*s)
       s++;
-    else if (*s)
-      return false;
   }
   return a->rank > 0;
 }
@@ -727,6 +751,11 @@ static bool bind_args(const Options *o, TlOp *kernel, Arg *args) {
         return !fail("--arg %s: expected a number, not '%s'", p->name,
                      p->value);
       args[k].vm = tl_vm_arg_float(d);
+    } else if (tl_type_is_int(t)) {
+      int64_t v;
+      if (!scalar_int(p->name, p->value, t, &v))
+        return false;
+      args[k].vm = tl_vm_arg_int(v);
     } else {
       int64_t v;
       if (!parse_i64(p->value, &v))
