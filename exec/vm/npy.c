@@ -286,6 +286,7 @@ bool tl_npy_write(const char *path, const TlNpy *a, TlErr *err) {
                            0,
                            (unsigned char)(h.len & 0xff),
                            (unsigned char)(h.len >> 8)};
+  errno = 0;
   bool ok = fwrite(pre, 1, 10, f) == 10 && fwrite(h.data, 1, h.len, f) == h.len;
   if (a->dtype.bits == 1) {
     for (size_t i = 0; ok && i < count; i++) {
@@ -296,10 +297,15 @@ bool tl_npy_write(const char *path, const TlNpy *a, TlErr *err) {
   } else if (ok && a->size) {
     ok = fwrite(a->data, 1, a->size, f) == a->size;
   }
-  ok = (fclose(f) == 0) && ok;
+  /* The first failure's reason; a full disk may show only at the close. */
+  int e = ok ? 0 : errno;
+  if (fclose(f) != 0 && ok) {
+    ok = false;
+    e = errno;
+  }
   tl_str_free(&h);
   if (!ok)
-    return tl_err(err, "cannot write '%s'", path);
+    return tl_err(err, "cannot write '%s': %s", path, strerror(e ? e : EIO));
   return true;
 }
 

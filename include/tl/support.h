@@ -142,8 +142,21 @@ TlIntStatus tl_int64_literal(const char *s, size_t n, int64_t *out);
 
 /* The whole file at path ("-": standard input), NUL-terminated (an empty
  * file gives ""), its length in *len; tl_free it. NULL on failure, with
- * "cannot open 'PATH': REASON" or "cannot read 'PATH'" in err. */
+ * "cannot open 'PATH': REASON", "cannot read 'PATH': it is a directory" or
+ * "cannot read 'PATH'" in err. */
 char *tl_read_file(const char *path, size_t *len, TlErr *err);
+
+/* Writes data[0, n) to the file at path ("-": standard output, flushed but
+ * not closed), created or truncated. false when opening, writing, flushing
+ * or closing fails, with "cannot write 'PATH': REASON" (or "cannot write
+ * standard output: REASON") in err. */
+bool tl_write_file(const char *path, const void *data, size_t n, TlErr *err);
+
+/* Flushes standard output: false, with "cannot write standard output:
+ * REASON" in err, if that or any earlier write to it failed. Every tool
+ * calls it before it exits and exits 1 when it fails, so that output lost
+ * to a full disk is never a success. */
+bool tl_stdout_flush(TlErr *err);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,6 @@
  * This is the only file in TL that calls malloc. */
 #include "tl/support.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,31 +161,6 @@ bool tl_err(TlErr *err, const char *fmt, ...) {
     va_end(ap);
   }
   return false;
-}
-
-char *tl_read_file(const char *path, size_t *len, TlErr *err) {
-  bool in = strcmp(path, "-") == 0;
-  FILE *f = in ? stdin : fopen(path, "rb");
-  if (!f) {
-    tl_err(err, "cannot open '%s': %s", path, strerror(errno));
-    return NULL;
-  }
-  TlStr s = {0};
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    tl_str_putn(&s, buf, n);
-  bool bad = ferror(f);
-  if (!in)
-    fclose(f);
-  if (bad) {
-    tl_str_free(&s);
-    tl_err(err, "cannot read '%s'", path);
-    return NULL;
-  }
-  tl_str_putc(&s, 0);
-  *len = s.len - 1;
-  return s.data;
 }
 
 uint64_t tl_hash_bytes(const void *p, size_t n, uint64_t h) {

@@ -1,5 +1,5 @@
 /* Unit tests for lib/support: arenas, vectors, strings, interning, the
- * diagnostics engine, reading files and integer literals. */
+ * diagnostics engine, reading and writing files and integer literals. */
 #define _POSIX_C_SOURCE 200809L
 #include "tl/diag.h"
 #include "unit.h"
@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void test_arena(void) {
   TlArena a;
@@ -176,6 +177,30 @@ static void test_read_file(void) {
   CHECK(tl_read_file(path, &len, &err) == NULL);
   CHECK(strstr(err.msg, "cannot open '/tmp/tl-support-test-") == err.msg);
   CHECK(strstr(err.msg, "No such file") != NULL);
+  /* A directory is refused by what it is, not read as an empty file. */
+  CHECK(tl_read_file("/tmp", &len, &err) == NULL);
+  CHECK_EQ_STR(err.msg, "cannot read '/tmp': it is a directory");
+}
+
+/* Writes: the data lands; a device that refuses it is an error. */
+static void test_write_file(void) {
+  char path[] = "/tmp/tl-support-write-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd < 0)
+    return;
+  close(fd);
+  TlErr err = {{0}};
+  CHECK(tl_write_file(path, "abc", 3, &err));
+  size_t len = 0;
+  char *t = tl_read_file(path, &len, &err);
+  CHECK(t != NULL && len == 3 && !memcmp(t, "abc", 3));
+  tl_free(t);
+  remove(path);
+  CHECK(!tl_write_file("/dev/full", "abc", 3, &err));
+  CHECK_EQ_STR(err.msg, "cannot write '/dev/full': No space left on device");
+  CHECK(!tl_write_file("/tmp", "abc", 3, &err));
+  CHECK_EQ_STR(err.msg, "cannot write '/tmp': Is a directory");
 }
 
 /* Integer literals: decimal whatever the leading digit, 0x hex, nothing
@@ -220,6 +245,7 @@ int main(void) {
   test_diag();
   test_err();
   test_read_file();
+  test_write_file();
   test_int_literal();
   return unit_report();
 }

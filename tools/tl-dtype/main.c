@@ -199,7 +199,7 @@ static int usage(void) {
   return 1;
 }
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
   if (argc == 2 && !strcmp(argv[1], "--list")) {
     tl_dtype_foreach_small(list_cb, NULL);
     TlDType wide[] = {tl_dtype_uint(16), tl_dtype_uint(32), tl_dtype_uint(64),
@@ -221,4 +221,15 @@ int main(int argc, char **argv) {
   if (argc == 4 && !strcmp(argv[1], "--recipe"))
     return cmd_recipe(argv[2], argv[3]);
   return usage();
+}
+
+int main(int argc, char **argv) {
+  int rc = run(argc, argv);
+  /* Output lost to a full disk is a failure. */
+  TlErr err;
+  if (!tl_stdout_flush(&err)) {
+    fprintf(stderr, "tl-dtype: error: %s\n", err.msg);
+    rc = 1;
+  }
+  return rc;
 }

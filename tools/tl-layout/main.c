@@ -85,7 +85,7 @@ static int show_shared(const char *text) {
   return 0;
 }
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
   bool show_info = false, explicit_form = false;
   const char *atom = NULL, *text = NULL, *shared = NULL;
   for (int i = 1; i < argc; i++) {
@@ -162,4 +162,15 @@ int main(int argc, char **argv) {
   }
   tl_str_free(&s);
   return 0;
+}
+
+int main(int argc, char **argv) {
+  int rc = run(argc, argv);
+  /* Output lost to a full disk is a failure. */
+  TlErr err;
+  if (!tl_stdout_flush(&err)) {
+    fprintf(stderr, "tl-layout: error: %s\n", err.msg);
+    rc = 1;
+  }
+  return rc;
 }

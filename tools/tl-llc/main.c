@@ -10,7 +10,6 @@
 #include "tl/pass.h"
 #include "tl/target.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,26 +254,21 @@ int main(int argc, char **argv) {
     TlStr meta = {0}, path = {0};
     write_metadata(m, &topts, &meta);
     tl_str_printf(&path, "%s.json", output);
-    FILE *mf = fopen(path.data, "wb");
-    if (!mf) {
-      fprintf(stderr, "tl-llc: error: cannot write '%s': %s\n", path.data, strerror(errno));
-      tl_str_free(&meta);
-      tl_str_free(&path);
-      goto fail;
-    }
-    fputs(tl_str_cstr(&meta), mf);
-    fclose(mf);
+    TlErr err;
+    bool written = tl_write_file(path.data, meta.data, meta.len, &err);
     tl_str_free(&meta);
     tl_str_free(&path);
+    if (!written) {
+      fprintf(stderr, "tl-llc: error: %s\n", err.msg);
+      goto fail;
+    }
   }
-  FILE *f = output && strcmp(output, "-") ? fopen(output, "wb") : stdout;
-  if (!f) {
-    fprintf(stderr, "tl-llc: error: cannot write '%s': %s\n", output, strerror(errno));
+  TlErr err;
+  if (!tl_write_file(output ? output : "-", tl_str_cstr(&out), out.len,
+                     &err)) {
+    fprintf(stderr, "tl-llc: error: %s\n", err.msg);
     goto fail;
   }
-  fputs(tl_str_cstr(&out), f);
-  if (f != stdout)
-    fclose(f);
   rc = 0;
 fail:
   tl_str_free(&out);
@@ -282,5 +276,11 @@ fail:
   tl_module_destroy(m);
 done:
   tl_context_destroy(ctx);
+  /* --help writes to standard output too. */
+  TlErr ferr;
+  if (!tl_stdout_flush(&ferr)) {
+    fprintf(stderr, "tl-llc: error: %s\n", ferr.msg);
+    rc = 1;
+  }
   return rc;
 }

@@ -8,7 +8,6 @@
 #include "tl/dialects.h"
 #include "tl/pass.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -429,21 +428,13 @@ static int run(const Options *o, TlContext *ctx) {
     fputs(tl_str_cstr(&rep), stderr);
     tl_str_free(&rep);
   }
-  FILE *f = stdout;
-  if (o->output && strcmp(o->output, "-") != 0) {
-    f = fopen(o->output, "wb");
-    if (!f) {
-      fprintf(stderr, "tl-opt: error: cannot write '%s': %s\n", o->output,
-              strerror(errno));
-      tl_str_free(&out);
-      return 1;
-    }
-  }
-  fputs(tl_str_cstr(&out), f);
-  if (f != stdout)
-    fclose(f);
+  TlErr err;
+  bool written = tl_write_file(o->output ? o->output : "-", tl_str_cstr(&out),
+                               out.len, &err);
+  if (!written)
+    fprintf(stderr, "tl-opt: error: %s\n", err.msg);
   tl_str_free(&out);
-  return ok ? 0 : 1;
+  return ok && written ? 0 : 1;
 }
 
 int main(int argc, char **argv) {
@@ -460,5 +451,11 @@ int main(int argc, char **argv) {
     rc = 0;
   tl_pipeline_destroy(o.pipeline);
   tl_context_destroy(ctx);
+  /* --help and --version write to standard output too. */
+  TlErr err;
+  if (!tl_stdout_flush(&err)) {
+    fprintf(stderr, "tl-opt: error: %s\n", err.msg);
+    rc = 1;
+  }
   return rc;
 }

@@ -2131,5 +2131,11 @@ out:
   tl_vec_free(&o.defines);
   tl_vec_free(&o.prints);
   tl_vec_free(&o.scratches);
+  /* Printed values and reports lost to a full disk are a failure. */
+  TlErr err;
+  if (!tl_stdout_flush(&err)) {
+    fail("%s", err.msg);
+    status = 1;
+  }
   return status == 2 ? 0 : status;
 }
