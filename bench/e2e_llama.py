@@ -4,13 +4,16 @@ quantised linears (tl.nn.quantize), with the tokens a second of each and
 the agreement of their logits on the same tokens.
 
     python3 bench/e2e_llama.py [--size 8b|1b|tiny] [--tokens N] [--prompt L]
-        [--batch B] [--wtype u4] [--group 128] [--cache static|dynamic]
+        [--batch B] [--wtype u4] [--group 128] [--cache static|dynamic] [--kv u4|u8|u2|f16|none]
 
 --size 8b is Llama-3-8B's shapes (on a GPU), tiny a two-layer model
 that runs on the CPU VM (slowly: every matmul is interpreted). --cache
 static is transformers' static cache, under which generate compiles the
 model's forward with torch.compile and replays it through CUDA graphs (on
-both sides); dynamic runs eagerly. One progress line a stage: build,
+both sides); dynamic runs eagerly. --kv: a third run, TL's linears with
+TL's low-bit KV cache (tl.hf.QuantizedKVCache and the attention "tl",
+eagerly: its decode attention reads the cache's length on the host).
+One progress line a stage: build,
 reference, quantise (RTN, round to nearest, from the f16 weights), compile
 (TL's first call of each instance), generate, compare."""
 
@@ -47,6 +50,7 @@ def main():
     ap.add_argument("--wtype", default="u4")
     ap.add_argument("--group", type=int, default=128)
     ap.add_argument("--cache", choices=("static", "dynamic"), default="static")
+    ap.add_argument("--kv", choices=("u4", "u8", "u2", "f16", "none"), default="u4")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     if a.tokens < 2 or a.prompt < 1 or a.batch < 1:
@@ -68,19 +72,31 @@ def main():
     ids = torch.randint(0, cfg.vocab_size, (a.batch, a.prompt), device=dev)
     gen = dict(max_new_tokens=a.tokens, do_sample=False, min_new_tokens=a.tokens,
                pad_token_id=0, cache_implementation=a.cache if dev == "cuda" else "dynamic")
+    if gen["cache_implementation"] == "static":
+        # One cache size for every call, so that the forward compiles (and
+        # its CUDA graphs record) once, in the warm-up.
+        gen["max_cache_len"] = a.prompt + a.tokens
 
-    def decode(model, label):
+    def decode(model, label, kv=None):
         """Greedy tokens and the decode rate: generate of one token (the
-        prefill) and of N, the difference over N - 1 tokens."""
+        prefill) and of N, the difference over N - 1 tokens. kv: TL's KV
+        cache of that type instead of transformers' cache."""
+        how = dict(gen)
+        if kv:
+            how.pop("cache_implementation")
+            how.pop("max_cache_len", None)
+        def run(n):
+            extra = dict(past_key_values=tl.hf.QuantizedKVCache(a.prompt + a.tokens, kt=kv)) if kv else {}
+            return model.generate(ids, **dict(how, max_new_tokens=n, min_new_tokens=n), **extra)
         with torch.no_grad():
-            model.generate(ids, **dict(gen, max_new_tokens=2, min_new_tokens=2))   # warm-up, compile
+            run(2)   # warm-up, compile
             sync()
             t = time.perf_counter()
-            model.generate(ids, **dict(gen, max_new_tokens=1, min_new_tokens=1))
+            run(1)
             sync()
             t1 = time.perf_counter() - t
             t = time.perf_counter()
-            out = model.generate(ids, **gen)
+            out = run(a.tokens)
             sync()
             tn = time.perf_counter() - t
         rate = a.batch * (a.tokens - 1) / max(tn - t1, 1e-9)
@@ -92,7 +108,48 @@ def main():
         if dev == "cuda":
             torch.cuda.synchronize()
 
+    def graph_step(model, label, reps=50):
+        """One decode step (batch x 1 token at position `prompt`, over a
+        static cache holding the prompt) captured in a CUDA graph and
+        replayed: the GPU's time a token, without generate's host work."""
+        if dev != "cuda":
+            return None
+        from transformers.cache_utils import StaticCache
+        cache = StaticCache(config=model.config, max_cache_len=a.prompt + a.tokens)
+        tok, pos = ids[:, -1:].clone(), torch.tensor([a.prompt], device=dev)
+        with torch.no_grad():
+            model(ids, past_key_values=cache, cache_position=torch.arange(a.prompt, device=dev))
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                for _ in range(3):
+                    model(tok, past_key_values=cache, cache_position=pos)
+            torch.cuda.current_stream().wait_stream(s)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                model(tok, past_key_values=cache, cache_position=pos)
+            g.replay()
+            sync()
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            for _ in range(reps):
+                g.replay()
+            e1.record()
+            sync()
+        ms = e0.elapsed_time(e1) / reps
+        stage(t0, f"graph step ({label}): {ms:.3f} ms a decode step in one CUDA graph "
+                  f"({a.batch / ms * 1e3:.1f} tokens/s)")
+        return ms
+
+    def graph_step_or_none(model, label):
+        try:
+            return graph_step(model, label)
+        except Exception as e:  # a model whose step cannot be captured: say so, go on
+            stage(t0, f"graph step ({label}): not captured: {type(e).__name__}: {str(e).splitlines()[0]}")
+            return None
+
     out_ref, rate_ref = decode(ref, "f16")
+    g_ref = graph_step_or_none(ref, "f16")
     qm = copy.deepcopy(ref)
     stage(t0, "reference model copied")
     tl.nn.quantize(qm, wtype=a.wtype, group=a.group, skip=("lm_head",), log=lambda s: stage(t0, s))
@@ -104,6 +161,16 @@ def main():
     sync()
     stage(t0, "compile: TL's kernels for the prefill and decode shapes")
     out_q, rate_q = decode(qm, f"TL {a.wtype}")
+    g_q = graph_step_or_none(qm, f"TL {a.wtype}")
+    rate_kv = None
+    if a.kv != "none":
+        import tl.hf
+        tl.hf.use_tl_attention(qm)
+        out_kv, rate_kv = decode(qm, f"TL {a.wtype} + TL {a.kv} KV cache, eager", kv=a.kv)
+        same_kv = (out_kv[:, a.prompt:] == out_q[:, a.prompt:]).float().mean().item()
+        stage(t0, f"compare: greedy tokens with TL's {a.kv} KV cache equal to those with transformers' "
+                  f"f16 cache: {same_kv * 100:.1f} %")
+        qm.config._attn_implementation = "sdpa"
     # The logits of both models on the same tokens (the f16 model's own
     # greedy continuation): relative error and top-1 agreement; and those
     # of the f16 model with the quantised weights dequantised (the
@@ -132,7 +199,10 @@ def main():
               f"error): {rel_err(lq, ld):.5f}, top-1 {top1(lq, ld) * 100:.1f} %")
     print(f"summary: size={a.size} batch={a.batch} prompt={a.prompt} tokens={a.tokens} cache={gen['cache_implementation']} "
           f"f16 {rate_ref:.1f} tok/s, TL {a.wtype} g{a.group} {rate_q:.1f} tok/s ({rate_q / rate_ref:.2f}x), "
-          f"rel {rel:.4f}, top-1 {agree * 100:.1f} %, kernels' rel {rel_err(lq, ld):.5f}", flush=True)
+          f"rel {rel:.4f}, top-1 {agree * 100:.1f} %, kernels' rel {rel_err(lq, ld):.5f}"
+          + (f"; with TL's {a.kv} KV cache (eager) {rate_kv:.1f} tok/s" if rate_kv else "")
+          + (f"; one decode step in a CUDA graph: f16 {g_ref:.3f} ms, TL {g_q:.3f} ms ({g_ref / g_q:.2f}x)"
+             if g_ref and g_q else ""), flush=True)
 
 
 if __name__ == "__main__":

@@ -126,4 +126,25 @@ else:
     assert rel < 0.05, rel
     print(f"quantize: {sum(v == 'QuantLinear' for v in kinds.values())} QuantLinear, lm_head kept; "
           f"u8 g64 logits within {rel:.3f} of f16")
+    if dev == "cuda":
+        # TL's KV cache behind transformers' Cache: a prefill (SDPA over the
+        # prompt) and a decode step (tl.ops.decode_attention over the cache)
+        # against the f16 model over the whole sequence.
+        import tl.hf
+        cfg = transformers.LlamaConfig(vocab_size=256, hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+        with torch.device(dev):
+            ref = transformers.LlamaForCausalLM(cfg).to(torch.float16).eval()
+        m2 = tl.hf.use_tl_attention(copy.deepcopy(ref))
+        ids = torch.randint(0, 256, (2, 12), device=dev)
+        for kt, bound in (("f16", 2e-3), ("u8", 3e-2), ("u4", 0.2)):
+            cache = tl.hf.QuantizedKVCache(32, kt=kt)
+            with torch.no_grad():
+                l1 = m2(ids, past_key_values=cache).logits
+                nxt = l1[:, -1:].argmax(-1)
+                l2 = m2(nxt, past_key_values=cache).logits[:, -1].float()
+                lr = ref(torch.cat([ids, nxt], 1)).logits[:, -1].float()
+            rel = ((l2 - lr).norm() / lr.norm()).item()
+            assert cache.get_seq_length() == 13 and rel < bound, (kt, rel, cache.get_seq_length())
+            print(f"QuantizedKVCache {kt}: prefill and a decode step, logits within {rel:.4f} of f16")
 print("nn: ok")

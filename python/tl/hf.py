@@ -1,0 +1,136 @@
+"""TL's low-bit KV cache behind transformers' Cache interface (needs torch
+and transformers 5).
+
+    import tl.hf
+    tl.hf.use_tl_attention(model)                    # once: attention "tl"
+    cache = tl.hf.QuantizedKVCache(capacity=4096, kt="u4")
+    out = model.generate(ids, past_key_values=cache, max_new_tokens=64)
+
+Each layer's keys and values go into a tl.ops.KVCache (kernels/kv_quant.tl
+quantises the new tokens per token to kt: u8, u4, u2, or f16 as they are)
+as the model's attention hands them to the cache. The attention "tl"
+(registered with transformers' AttentionInterface) then computes a decode
+step (one new token a sequence) by tl.ops.decode_attention over the
+quantised cache, and a prefill into an empty cache by PyTorch's SDPA over
+the prompt's own f16 keys and values (causal), so that the prompt is
+quantised once and never read back. Attention without this cache (a
+plain forward) falls back to SDPA. What it does not take: a prefill into
+a cache that already holds tokens (chunked prefill), padded batches (an
+attention mask with masked tokens), beam search, and more tokens than
+`capacity`; each is refused with a message."""
+
+import torch
+from torch.nn import functional as F
+from transformers.cache_utils import Cache, CacheLayerMixin
+from transformers.modeling_utils import AttentionInterface
+
+from . import ops as _ops
+
+__all__ = ["QuantizedKVCache", "use_tl_attention"]
+
+_active = [None]   # the QuantizedKVCache whose update ran last
+
+
+class _Layer(CacheLayerMixin):
+    is_compileable = False
+    is_sliding = False
+
+    def __init__(self, capacity, kt):
+        super().__init__()
+        self.capacity, self.kt = capacity, kt
+        self.cache, self.before, self.last = None, 0, None
+
+    def lazy_initialization(self, key_states, value_states):
+        b, h, _, d = key_states.shape
+        self.cache = _ops.kv_cache(b, h, d, self.capacity, kt=self.kt, device=key_states.device)
+        self.dtype, self.device = key_states.dtype, key_states.device
+        self.is_initialized = True
+
+    def update(self, key_states, value_states, *args, **kwargs):
+        if not self.is_initialized:
+            self.lazy_initialization(key_states, value_states)
+        t = int(key_states.shape[2])
+        if self.cache.length + t > self.capacity:
+            raise ValueError(f"QuantizedKVCache: {self.cache.length} + {t} tokens exceed its capacity "
+                             f"{self.capacity}")
+        self.before = self.cache.length
+        _ops.kv_append(self.cache, key_states.contiguous(), value_states.contiguous())
+        self.last = key_states
+        return key_states, value_states
+
+    def get_seq_length(self):
+        return 0 if self.cache is None else self.cache.length
+
+    def get_mask_sizes(self, query_length):
+        return self.get_seq_length() + query_length, 0
+
+    def get_max_length(self):
+        return self.capacity
+
+    def reset(self):
+        self.cache, self.before, self.last, self.is_initialized = None, 0, None, False
+
+    def reorder_cache(self, beam_idx):
+        raise NotImplementedError("QuantizedKVCache: beam search (reordering the cache) is not supported")
+
+
+class QuantizedKVCache(Cache):
+    """A transformers Cache whose layers are tl.ops.KVCache of `kt` codes
+    (u8, u4, u2, f16) for up to `capacity` tokens a sequence; use with
+    the attention "tl" (use_tl_attention)."""
+
+    def __init__(self, capacity, kt="u4"):
+        capacity = int(capacity)
+        if capacity < 1:
+            raise ValueError(f"capacity: expected at least 1 token, got {capacity}")
+        if kt not in _ops._KV_BITS:
+            raise ValueError(f"kt {kt!r}: expected one of {', '.join(_ops._KV_BITS)}")
+        self.capacity, self.kt = capacity, kt
+        super().__init__(layer_class_to_replicate=lambda: _Layer(capacity, kt))
+
+    def update(self, key_states, value_states, layer_idx, *args, **kwargs):
+        _active[0] = self
+        return super().update(key_states, value_states, layer_idx, *args, **kwargs)
+
+    def __repr__(self):
+        return f"QuantizedKVCache(capacity={self.capacity}, kt={self.kt}, layers={len(self.layers)})"
+
+
+def _sdpa(query, key, value, attention_mask, scaling, causal):
+    o = F.scaled_dot_product_attention(query, key, value, attn_mask=attention_mask,
+                                       is_causal=causal and attention_mask is None, scale=scaling,
+                                       enable_gqa=query.shape[1] != key.shape[1])
+    return o.transpose(1, 2).contiguous()
+
+
+def _tl_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+    """The attention "tl": query [B, Hq, q, D], key and value [B, Hkv, kv,
+    D] as the cache returned them; the output [B, q, Hq, D]."""
+    c = _active[0]
+    layer = None
+    if c is not None and module.layer_idx < len(c.layers) and c.layers[module.layer_idx].last is key:
+        layer = c.layers[module.layer_idx]
+    if layer is None:     # no TL cache in this forward
+        return _sdpa(query, key, value, attention_mask, scaling, query.shape[2] > 1), None
+    if attention_mask is not None and attention_mask.dtype == torch.bool and not bool(attention_mask.all()):
+        raise NotImplementedError("QuantizedKVCache: padded batches (masked tokens) are not supported")
+    q = int(query.shape[2])
+    if q == 1:
+        o = _ops.decode_attention(query[:, :, 0, :].contiguous(), layer.cache, scale=scaling)
+        return o.unsqueeze(1), None
+    if layer.before:
+        raise NotImplementedError(f"QuantizedKVCache: a prefill of {q} tokens into a cache that holds "
+                                  f"{layer.before} (chunked prefill) is not supported")
+    return _sdpa(query, key, value, None, scaling, True), None
+
+
+def use_tl_attention(model):
+    """Registers the attention "tl" and sets `model` to use it (its
+    config's attention implementation); returns the model."""
+    AttentionInterface.register("tl", _tl_attention)
+    model.config._attn_implementation = "tl"
+    for m in model.modules():
+        cfg = getattr(m, "config", None)
+        if cfg is not None and cfg is not model.config and hasattr(cfg, "_attn_implementation"):
+            cfg._attn_implementation = "tl"
+    return model
