@@ -21,7 +21,7 @@ bytes), so that a model is packed once."""
 import json
 import os
 
-__all__ = ["Imported", "from_gptq", "from_awq", "from_hqq", "save_packed", "load_packed",
+__all__ = ["Imported", "from_gptq", "from_awq", "from_hqq", "shard", "save_packed", "load_packed",
            "read_safetensors", "write_safetensors", "PACKED_FORMAT", "PACKED_VERSION"]
 
 PACKED_FORMAT = "tl.packed"
@@ -305,6 +305,45 @@ def from_hqq(codes, scales, zeros, bits, group):
         raise ValueError(f"codes: expected integers in 0..{(1 << bits) - 1}")
     q = q.t().contiguous() if _is_torch(q) else _np().ascontiguousarray(q.T)
     return Imported(_u8(q), s, z, f"u{bits}", None if groups == 1 else group)
+
+
+def shard(p, axis, parts, rank):
+    """Part `rank` of `parts` of packed weights p, cut without repacking:
+    axis "n" (column parallel: N / parts columns, a multiple of 64, each
+    rank's product is its slice of y's columns) or "k" (row parallel: K /
+    parts rows at group boundaries, each rank multiplies its slice of x's
+    columns and the ranks' products add up to y). A contiguous copy of
+    the part's codes and scales, on p's device."""
+    from .ops import PackedWeights, _BN
+    if not isinstance(p, PackedWeights):
+        raise TypeError(f"p: expected tl.ops.PackedWeights, got {type(p).__name__}")
+    if axis not in ("n", "k"):
+        raise ValueError(f"axis {axis!r}: expected 'n' (columns) or 'k' (rows)")
+    if not isinstance(parts, int) or parts < 1:
+        raise ValueError(f"parts {parts!r}: expected a positive integer")
+    if not isinstance(rank, int) or not 0 <= rank < parts:
+        raise ValueError(f"rank {rank!r}: expected 0..{parts - 1}")
+    perm = getattr(p, "perm", None)
+
+    def cont(x):
+        return x.contiguous() if _is_torch(x) else _np().ascontiguousarray(x)
+    if axis == "n":
+        if p.N % (parts * _BN):
+            raise ValueError(f"parts {parts}: N = {p.N} does not split into parts of a multiple of {_BN} columns")
+        w = p.N // parts
+        n0 = rank * w
+        b = cont(p.b[n0 // _BN:(n0 + w) // _BN])
+        s = cont(p.s[:, :, n0:n0 + w])
+        return PackedWeights(b, s, p.K, w, p.wtype, p.group, p.zp, p.per_column, p.at, perm)
+    if perm is not None:
+        raise ValueError("axis 'k': an act-order layer's rows are not in x's order; shard it along 'n'")
+    if p.K % (parts * p.group):
+        raise ValueError(f"parts {parts}: K = {p.K} does not split at group boundaries (group {p.group})")
+    h = p.K // parts
+    k0 = rank * h
+    b = cont(p.b[:, k0 // p.group:(k0 + h) // p.group])
+    s = p.s if p.per_column else cont(p.s[k0 // p.group:(k0 + h) // p.group])
+    return PackedWeights(b, s, h, p.N, p.wtype, p.group, p.zp, p.per_column, p.at)
 
 
 # --- safetensors ---------------------------------------------------------

@@ -167,6 +167,24 @@ matmul_check(tf.from_hqq(rng.integers(0, 4, size=(128, 256)),
                          rng.integers(0, 4, size=(128, 4)).astype(np.float16), 2, 64), 1, "hqq")
 print("quant_matmul hqq u2 m=1: ok")
 
+# Shards without repacking: along n the ranks' products are y's column
+# slices, along k (at group boundaries) they add up to y.
+_, _, s5, g5, qw5, qz5 = gptq_tensors(512, 256, 4, 128, 1, False)
+imp5 = tf.from_gptq(qw5, qz5, s5, g5)
+full = imp5.pack()
+xs = rng.uniform(-1, 1, size=(2, 512)).astype(np.float16)
+w5 = imp5.dequantize().astype(np.float16).astype(np.float64)
+r, sc = xs.astype(np.float64) @ w5, np.abs(xs.astype(np.float64)) @ np.abs(w5)
+yn = np.concatenate([tl.ops.quant_matmul(xs, tf.shard(full, "n", 2, i)) for i in range(2)], axis=1)
+yk = sum(tl.ops.quant_matmul(xs[:, 256 * i:256 * (i + 1)], tf.shard(full, "k", 2, i)).astype(np.float64)
+         for i in range(2))
+for label, yy in (("n", yn), ("k", yk)):
+    err = (np.abs(yy.astype(np.float64) - r) / np.maximum(sc, 1e-30)).max()
+    assert err <= 2 ** -10, (label, err)
+    print("shard %s x 2: the ranks' products make y (norm-wise error %.2g)" % (label, err))
+sh4 = tf.shard(full, "n", 4, 3)
+assert (sh4.K, sh4.N) == (512, 64) and np.array_equal(sh4.b, full.b[3:4]) and np.array_equal(sh4.s, full.s[:, :, 192:])
+
 # TL's packed form through a file: the same bytes, the same product.
 d = tempfile.mkdtemp()
 path = os.path.join(d, "layer.safetensors")
@@ -229,6 +247,11 @@ for f, exc, words in (
         (lambda: tf.from_hqq(qh, sh[:5], zh, 3, 64), ValueError, ("scales",)),
         (lambda: tf.from_hqq(qh + 8, sh, zh, 3, 64), ValueError, ("codes",)),
         (lambda: tl.ops.pack_weights(np.full((64, 64), 2.7), np.ones((1, 64)), group=64), TypeError, ("codes",)),
+        (lambda: tf.shard(p, "m", 2, 0), ValueError, ("axis",)),
+        (lambda: tf.shard(p, "n", 3, 0), ValueError, ("parts 3",)),
+        (lambda: tf.shard(p, "n", 2, 2), ValueError, ("rank 2",)),
+        (lambda: tf.shard(p, "k", 2, 0), ValueError, ("act-order",)),
+        (lambda: tf.shard(p2, "k", 8, 0), ValueError, ("group boundaries",)),
         (lambda: tf.save_packed(path, {}), TypeError, ("layers",)),
         (lambda: tf.save_packed(path, {"x": 1}), TypeError, ("layers['x']",))):
     print("refused:", refused(f, exc, *words))
