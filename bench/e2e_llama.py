@@ -51,6 +51,8 @@ def main():
     ap.add_argument("--group", type=int, default=128)
     ap.add_argument("--cache", choices=("static", "dynamic"), default="static")
     ap.add_argument("--kv", choices=("u4", "u8", "u2", "f16", "none"), default="u4")
+    ap.add_argument("--graph", choices=("compiled", "eager"), default="compiled",
+                    help="the decode step captured in a CUDA graph: torch.compile's forward (default) or the eager one")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     if a.tokens < 2 or a.prompt < 1 or a.batch < 1:
@@ -62,6 +64,9 @@ def main():
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     if dev == "cpu" and a.size != "tiny":
         ap.error(f"--size {a.size} needs a CUDA device (the CPU VM takes --size tiny)")
+    if dev == "cpu" and a.kv != "none":
+        print(f"note: --kv {a.kv} needs a CUDA device (TL's KV cache on torch tensors); running --kv none")
+        a.kv = "none"
     torch.manual_seed(a.seed)
     cfg = transformers.LlamaConfig(**SIZES[a.size], torch_dtype=torch.float16)
     with torch.device(dev):
@@ -111,23 +116,26 @@ def main():
     def graph_step(model, label, reps=50):
         """One decode step (batch x 1 token at position `prompt`, over a
         static cache holding the prompt) captured in a CUDA graph and
-        replayed: the GPU's time a token, without generate's host work."""
+        replayed: the GPU's time a token, without generate's host work
+        (--graph compiled: the step's forward compiled by torch.compile
+        first, TL's linears inside it as the custom op)."""
         if dev != "cuda":
             return None
         from transformers.cache_utils import StaticCache
         cache = StaticCache(config=model.config, max_cache_len=a.prompt + a.tokens)
         tok, pos = ids[:, -1:].clone(), torch.tensor([a.prompt], device=dev)
+        fwd = torch.compile(model, dynamic=False) if a.graph == "compiled" else model
         with torch.no_grad():
             model(ids, past_key_values=cache, cache_position=torch.arange(a.prompt, device=dev))
             s = torch.cuda.Stream()
             s.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(s):
                 for _ in range(3):
-                    model(tok, past_key_values=cache, cache_position=pos)
+                    fwd(tok, past_key_values=cache, cache_position=pos)
             torch.cuda.current_stream().wait_stream(s)
             g = torch.cuda.CUDAGraph()
             with torch.cuda.graph(g):
-                model(tok, past_key_values=cache, cache_position=pos)
+                fwd(tok, past_key_values=cache, cache_position=pos)
             g.replay()
             sync()
             e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -137,7 +145,7 @@ def main():
             e1.record()
             sync()
         ms = e0.elapsed_time(e1) / reps
-        stage(t0, f"graph step ({label}): {ms:.3f} ms a decode step in one CUDA graph "
+        stage(t0, f"graph step ({label}, {a.graph}): {ms:.3f} ms a decode step in one CUDA graph "
                   f"({a.batch / ms * 1e3:.1f} tokens/s)")
         return ms
 
