@@ -44,6 +44,7 @@ SKIP = {
     "test/vm/global-races.tl": "the VM's race reports",
     "test/vm/shared-bytes.tl": "the VM's byte race report (a store the lowering refuses)",
     "test/vm/op-budget.tl": "the VM's op budget (a loop that does not end)",
+    "test/vm/memory-limit.tl": "the VM's memory limit (tiles of 2^30 elements and more)",
     "test/vm/unexecuted-ops.tl": "ops the VMs refuse (a simt op in a tl.kernel)",
     "test/vm/dot-async.tl": "the block VM's tl.dot_async checks, on shared tiles of no wgmma layout",
     "test/vm/ring-errors.tl": "the block VM's ring checks (a tl.dot_async on shared tiles of no wgmma layout)",

@@ -2942,10 +2942,17 @@ static bool exec_if(TlSimtVm *vm, SInst *in, const Mask *m) {
 /* scf.for with per-thread bounds: each thread runs iv = lb, lb + step, ...
  * while iv < ub, leaving the loop on its own; the loop ends when no thread
  * is left in it. */
+/* What the run has spent of its budget: the ops it executed, and one for
+ * each block it finished, so that a grid of blocks that run few ops (or
+ * none) is bounded too. */
+static bool over_budget(const TlSimtVm *vm) {
+  return vm->max_ops && vm->stats.ops + vm->stats.blocks > vm->max_ops;
+}
+
 /* After each loop iteration: false, after an error at the loop, once the
- * run has executed more ops than its budget. */
+ * run has spent more than its budget. */
 static bool within_budget(TlSimtVm *vm, SInst *loop) {
-  if (!vm->max_ops || vm->stats.ops <= vm->max_ops)
+  if (!over_budget(vm))
     return true;
   return sv_error(vm, loop->op,
                   "the run exceeds its budget of %lld executed ops in this "
@@ -3444,6 +3451,16 @@ TlResult tl_simt_vm_run(TlSimtVm *vm, TlOp *func, const TlSimtLaunch *launch,
         block_begin(vm);
         bool ok = run_body(vm, &k->body, &all) && block_end(vm);
         vm->stats.blocks++;
+        /* After each block too: loops are not the only way to run long. */
+        if (ok && over_budget(vm)) {
+          tl_op_emit_error(func,
+                           "the run exceeds its budget of %lld executed ops "
+                           "after %lld blocks (a block counts as one op "
+                           "besides the ops it executes)",
+                           (long long)vm->max_ops,
+                           (long long)vm->stats.blocks);
+          ok = false;
+        }
         if (!ok) {
           tl_emit_note(vm->ctx, tl_op_loc(func),
                        "in block (%lld, %lld, %lld) of the grid (%lld, %lld, "

@@ -73,6 +73,7 @@ TlVm *tl_vm_create(TlContext *ctx) {
   vm->ctx = ctx;
   vm->print_out = stdout;
   vm->warp = -1;
+  vm->max_bytes = TL_VM_DEFAULT_MAX_BYTES;
   tl_arena_init(&vm->arena);
   tl_arena_init(&vm->block_arena);
   return vm;
@@ -109,11 +110,35 @@ void tl_vm_set_print_stream(TlVm *vm, FILE *out) { vm->print_out = out; }
 void tl_vm_set_op_limit(TlVm *vm, int64_t max_ops) {
   vm->max_ops = max_ops > 0 ? max_ops : 0;
 }
+void tl_vm_set_memory_limit(TlVm *vm, int64_t max_bytes) {
+  vm->max_bytes = max_bytes > 0 ? max_bytes : TL_VM_DEFAULT_MAX_BYTES;
+}
+
+/* Whether `bytes` of what (a tile, a workspace) fit the VM's memory limit;
+ * an error at op if not. */
+static bool fits_memory(TlVm *vm, TlOp *op, const char *what, int64_t n,
+                        int64_t bytes) {
+  if (bytes <= vm->max_bytes)
+    return true;
+  tl_op_emit_error(op,
+                   "%s of %lld elements needs %lld bytes on the VM, more "
+                   "than its limit of %lld bytes (tl-run --max-bytes)",
+                   what, (long long)n, (long long)bytes,
+                   (long long)vm->max_bytes);
+  return false;
+}
+
+/* What the run has spent of its budget: the ops it executed, and one for
+ * each block it finished, so that a grid of blocks that run few ops (or
+ * none) is bounded too. */
+static bool over_budget(const TlVm *vm) {
+  return vm->max_ops && vm->stats.ops + vm->stats.blocks > vm->max_ops;
+}
 
 /* After each loop iteration: false, after an error at the loop, once the
- * run has executed more ops than its budget. */
+ * run has spent more than its budget. */
 static bool within_budget(TlVm *vm, Inst *loop) {
-  if (!vm->max_ops || vm->stats.ops <= vm->max_ops)
+  if (!over_budget(vm))
     return true;
   vm_error(vm, loop->op,
            "the run exceeds its budget of %lld executed ops in this loop "
@@ -362,8 +387,21 @@ static bool compile_op(TlVm *vm, TlOp *op, Inst *in) {
   in->out = TL_ARENA_NEWN(&vm->arena, uint32_t, in->nout + 1);
   for (unsigned i = 0; i < in->nin; i++)
     in->in[i] = slot_for(vm, tl_op_operand(op, i));
-  for (unsigned i = 0; i < in->nout; i++)
+  for (unsigned i = 0; i < in->nout; i++) {
     in->out[i] = slot_for(vm, tl_op_result(op, i));
+    /* Tiles are 8 bytes an element here, whatever their type: a type of
+     * 2^40 elements is an error now, not an abort when it runs. */
+    TlType *t = tl_value_type(tl_op_result(op, i));
+    TlTensorKind k = tl_tensor_kind(t);
+    if (k == TL_TENSOR_REG || k == TL_TENSOR_SHARED) {
+      int64_t n = tl_tensor_num_elements(t);
+      int64_t bytes = n > INT64_MAX / 8 ? INT64_MAX : n * 8;
+      if (!fits_memory(vm, op, k == TL_TENSOR_REG ? "a register tile"
+                                                  : "a shared tile",
+                       n, bytes))
+        return false;
+    }
+  }
   if (in->code == TL_OP_TL_DOT_ASYNC &&
       tl_tensor_kind(tl_value_type(tl_op_operand(op, 0))) == TL_TENSOR_REG) {
     /* a and the register tiles it renames (no instruction between). */
@@ -1422,6 +1460,18 @@ TlResult tl_vm_run(TlVm *vm, TlOp *kernel, unsigned nargs,
    * arguments. */
   TL_VEC(TlOp *) ws = {0};
   tl_op_walk(kernel, collect_alloc_global, &ws, false);
+  for (size_t k = 0; k < ws.len; k++) {
+    TlType *t = tl_value_type(tl_op_result(ws.data[k], 0));
+    if (!fits_memory(vm, ws.data[k], "a workspace",
+                     tl_tensor_num_elements(t),
+                     tl_global_workspace_bytes_of(t))) {
+      tl_free(ws.data);
+      tl_free(vm->wvals);
+      vm->wvals = NULL;
+      vm->kernel = NULL;
+      return TL_FAILURE;
+    }
+  }
   TlVmArg *all = tl_xcalloc(nargs + ws.len + 1, sizeof *all);
   if (nargs)
     memcpy(all, args, sizeof *all * nargs);
@@ -1450,7 +1500,18 @@ TlResult tl_vm_run(TlVm *vm, TlOp *kernel, unsigned nargs,
         vm_block_begin(vm);
         Flow f = run_body(vm, body);
         vm->stats.blocks++;
-        if (!vm_block_end(vm, f == F_OK) || f == F_ERROR) {
+        bool ok = vm_block_end(vm, f == F_OK) && f != F_ERROR;
+        /* After each block too: loops are not the only way to run long. */
+        if (ok && over_budget(vm)) {
+          tl_op_emit_error(kernel,
+                           "the run exceeds its budget of %lld executed ops "
+                           "after %lld blocks (a block counts as one op "
+                           "besides the ops it executes)",
+                           (long long)vm->max_ops,
+                           (long long)vm->stats.blocks);
+          ok = false;
+        }
+        if (!ok) {
           /* The block goes last, after the error's own notes. */
           tl_emit_note(vm->ctx, tl_op_loc(kernel),
                        "in block (%lld, %lld, %lld) of the grid (%lld, %lld, "

@@ -319,6 +319,7 @@ struct TlVm {
   TlContext *ctx;
   FILE *print_out;
   int64_t max_ops;        /* 0: no budget */
+  int64_t max_bytes;      /* a tile's or workspace's at most (> 0) */
   TlVmStats stats;
   TlArena arena; /* compiled kernels, element types, layout tables */
   PMap etypes;   /* TlType* -> EType* */

@@ -110,8 +110,9 @@ typedef enum TlSimtMmaModel {
 void tl_simt_vm_set_mma_model(TlSimtVm *vm, TlSimtMmaModel model);
 
 /* A budget of executed ops for each run (TlSimtVmStats.ops, summed over
- * all blocks; 0, the default: none). A run that exceeds it stops with an
- * error at the innermost loop then running, instead of hanging. */
+ * all blocks, plus one for each block run; 0, the default: none). A run
+ * that exceeds it stops with an error at the innermost loop then running,
+ * or at the kernel after the block that spent it, instead of hanging. */
 void tl_simt_vm_set_op_limit(TlSimtVm *vm, int64_t max_ops);
 /* Where simt.printf writes (stdout by default; NULL discards it). */
 void tl_simt_vm_set_print_stream(TlSimtVm *vm, FILE *out);

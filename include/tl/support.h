@@ -43,6 +43,10 @@ void *tl_xcalloc(size_t count, size_t size);
 void *tl_xrealloc(void *p, size_t n);
 char *tl_xstrdup(const char *s);
 void tl_free(void *p);
+/* Zeroed memory for a size the user chose (a tool's buffer): NULL, for the
+ * caller to report, where count * size overflows or the memory is not
+ * there; tl_free it. Sizes TL itself derives use tl_xcalloc. */
+void *tl_try_calloc(size_t count, size_t size);
 
 /* Arena: bump allocation, freed all at once. Memory is zeroed. A TlArena is
  * a plain struct the owner embeds; zero-initialise it or call

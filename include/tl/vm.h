@@ -112,11 +112,21 @@ void tl_vm_destroy(TlVm *vm); /* NULL is a no-op */
  * stays owned by the caller. */
 void tl_vm_set_print_stream(TlVm *vm, FILE *out);
 
-/* A budget of executed ops for each run, summed over all blocks (0, the
- * default: none). A run that exceeds it stops with an error at the
- * innermost loop then running, so that a kernel whose loop never ends
- * fails instead of hanging. */
+/* A budget of executed ops for each run, summed over all blocks, plus one
+ * for each block run (0, the default: none). A run that exceeds it stops
+ * with an error at the innermost loop then running, or at the kernel after
+ * the block that spent it, so that neither a loop that never ends nor a
+ * grid of billions of blocks hangs. */
 void tl_vm_set_op_limit(TlVm *vm, int64_t max_ops);
+
+/* The most bytes the VM gives one tile (a register or shared tile, 8
+ * bytes an element) or one workspace (tl.alloc_global) of a run, unless
+ * set otherwise (4 GiB); tl-run holds its buffers to the same limit
+ * (--max-bytes). A kernel over the limit is an error at the op, before
+ * anything is allocated, instead of an allocation that aborts the
+ * process. 0 restores the default. */
+#define TL_VM_DEFAULT_MAX_BYTES ((int64_t)1 << 32)
+void tl_vm_set_memory_limit(TlVm *vm, int64_t max_bytes);
 
 /* Counters of the last run (for tests and tools). */
 typedef struct TlVmStats {

@@ -28,6 +28,10 @@ void *tl_xmalloc(size_t n) { return checked(malloc(n ? n : 1), n); }
 void *tl_xcalloc(size_t c, size_t s) { return checked(calloc(c ? c : 1, s ? s : 1), c * s); }
 void *tl_xrealloc(void *p, size_t n) { return checked(realloc(p, n ? n : 1), n); }
 void tl_free(void *p) { free(p); }
+void *tl_try_calloc(size_t c, size_t s) {
+  /* calloc checks c * s for overflow itself. */
+  return calloc(c ? c : 1, s ? s : 1);
+}
 
 char *tl_xstrdup(const char *s) {
   size_t n = strlen(s) + 1;

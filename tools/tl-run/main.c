@@ -64,6 +64,7 @@ typedef struct Options {
   double atol, rtol;
   uint64_t seed;
   int64_t max_ops; /* the VMs' op budget (0: none) */
+  int64_t max_bytes; /* the most bytes of one buffer or VM tile */
 } Options;
 
 /* A bound argument. */
@@ -143,8 +144,10 @@ static void usage(FILE *out) {
         "(tl.dot's\n"
         "                        order, the default) or sm90 (the H200's "
         "datapath)\n"
-        "  --kernel NAME         the kernel to run (default: the only one)\n"
-        "  -D NAME=VALUE         set a template parameter\n"
+        "  --kernel NAME         the kernel to run (default: the only one)\n",
+        out);
+  /* Two strings: C11 promises string literals of 4095 bytes only. */
+  fputs("  -D NAME=VALUE         set a template parameter\n"
         "  --arg NAME=SPEC       bind a parameter; SPEC is a number for "
         "scalars,\n"
         "                        and for pointers rand:DTYPE:SHAPE,\n"
@@ -162,8 +165,11 @@ static void usage(FILE *out) {
         "Y*|ref|\n"
         "                        (default 0 and 0: exact)\n"
         "  --seed N              seed of rand: inputs (default 0)\n"
-        "  --max-ops N           stop a VM run after N executed ops, at the\n"
-        "                        loop then running (default 10^9; 0: never)\n"
+        "  --max-ops N           stop a VM run after N executed ops (a block\n"
+        "                        counts one), at the loop then running or\n"
+        "                        after a block (default 10^9; 0: never)\n"
+        "  --max-bytes N         the most bytes of one buffer, VM tile or\n"
+        "                        workspace (default 2^32)\n"
         "  --print NAME          print a buffer after the run\n"
         "  --scratch NAME        GPU: a workspace whose contents depend on\n"
         "                        the blocks' timing: not compared with the VM\n"
@@ -371,7 +377,7 @@ static int parse_args(int argc, char **argv, Options *o) {
     } else if (FLAG("--kernel") || FLAG("--arg") || FLAG("--save") ||
                FLAG("--check") || FLAG("--atol") || FLAG("--rtol") ||
                FLAG("--seed") || FLAG("--print") || FLAG("--scratch") ||
-               FLAG("--max-ops")) {
+               FLAG("--max-ops") || FLAG("--max-bytes")) {
       const char *flag = FLAG("--kernel")  ? "--kernel"
                          : FLAG("--arg")   ? "--arg"
                          : FLAG("--save")  ? "--save"
@@ -381,7 +387,8 @@ static int parse_args(int argc, char **argv, Options *o) {
                          : FLAG("--seed")  ? "--seed"
                          : FLAG("--print") ? "--print"
                          : FLAG("--scratch") ? "--scratch"
-                                           : "--max-ops";
+                         : FLAG("--max-ops") ? "--max-ops"
+                                             : "--max-bytes";
       v = flag_value(argc, argv, &i, flag);
       if (!v)
         return fail("%s needs a value", flag);
@@ -405,6 +412,9 @@ static int parse_args(int argc, char **argv, Options *o) {
       } else if (!strcmp(flag, "--max-ops")) {
         if (!parse_i64(v, &o->max_ops) || o->max_ops < 0)
           return fail("--max-ops needs a non-negative integer, not '%s'", v);
+      } else if (!strcmp(flag, "--max-bytes")) {
+        if (!parse_i64(v, &o->max_bytes) || o->max_bytes < 1)
+          return fail("--max-bytes needs a positive integer, not '%s'", v);
       } else {
         if (!split_pair(v, &p))
           return fail("%s needs NAME=%s, not '%s'", flag,
@@ -494,6 +504,21 @@ static bool parse_shape(const char *s, Arg *a) {
   return a->rank > 0;
 }
 
+/* A zeroed buffer of `bytes` for what (an argument's name), within
+ * --max-bytes; NULL after an error. */
+static void *buffer_alloc(const Options *o, const char *what, size_t bytes) {
+  if (bytes > (uint64_t)o->max_bytes) {
+    fail("--arg %s: the buffer needs %zu bytes, more than the limit of %lld "
+         "bytes a buffer (--max-bytes)",
+         what, bytes, (long long)o->max_bytes);
+    return NULL;
+  }
+  void *data = tl_try_calloc(bytes ? bytes : 1, 1);
+  if (!data)
+    fail("--arg %s: cannot allocate the buffer's %zu bytes", what, bytes);
+  return data;
+}
+
 static bool bind_buffer(const Options *o, const char *name, const char *spec,
                         TlType *param, Arg *a, uint64_t *rng) {
   /* A simt pointer is untyped: the buffer's dtype is the spec's. */
@@ -521,7 +546,9 @@ static bool bind_buffer(const Options *o, const char *name, const char *spec,
       return !fail("--arg %s: bad shape '%s' (write it as 64x1024)", name,
                    colon + 1);
     size_t bytes = tl_dtype_storage_bytes(t, a->count);
-    void *data = tl_xcalloc(bytes ? bytes : 1, 1);
+    void *data = buffer_alloc(o, name, bytes);
+    if (!data)
+      return false;
     if (rnd)
       for (size_t i = 0; i < a->count; i++) {
         uint64_t r = next_rand(rng), code;
@@ -1363,6 +1390,7 @@ static bool run_gpu(const Options *o, TlContext *ctx, TlRuntime *rt,
   if (!o->no_vm_check) {
     TlVm *vm = tl_vm_create(ctx);
     tl_vm_set_op_limit(vm, o->max_ops);
+    tl_vm_set_memory_limit(vm, o->max_bytes);
     ok = !TL_FAILED(tl_vm_run(vm, kernel, n, ref));
     tl_vm_destroy(vm);
     /* Exact for integers; floats within --atol/--rtol, by default
@@ -1943,6 +1971,7 @@ int main(int argc, char **argv) {
   o.grid[0] = o.grid[1] = o.grid[2] = 1;
   o.block[0] = o.block[1] = o.block[2] = 1;
   o.max_ops = 1000000000;
+  o.max_bytes = TL_VM_DEFAULT_MAX_BYTES;
   int status = parse_args(argc, argv, &o);
   TlContext *ctx = NULL;
   TlModule *m = NULL;
@@ -2055,10 +2084,12 @@ int main(int argc, char **argv) {
     if (wb) {
       vargs[nparams].kind = TL_VM_ARG_BUFFER;
       vargs[nparams].size = (size_t)wb;
-      vargs[nparams].data = tl_xcalloc((size_t)wb, 1);
+      vargs[nparams].data = buffer_alloc(&o, "workspace", (size_t)wb);
       vargs[nparams].dtype = tl_dtype_uint(8);
     }
-    if (o.gpu) {
+    if (wb && !vargs[nparams].data) {
+      r = TL_FAILURE;
+    } else if (o.gpu) {
       if (!rt && !(rt = tl_runtime_create(tl_context_diag(ctx), 0))) {
         fail("cannot run on the GPU (leave out --gpu to run on the VM only)");
         r = TL_FAILURE;
@@ -2077,6 +2108,7 @@ int main(int argc, char **argv) {
   } else {
     vm = tl_vm_create(ctx);
     tl_vm_set_op_limit(vm, o.max_ops);
+    tl_vm_set_memory_limit(vm, o.max_bytes);
     r = tl_vm_run(vm, kernel, nparams, vargs);
   }
   tl_free(vargs);
