@@ -21,7 +21,7 @@ bytes), so that a model is packed once."""
 import json
 import os
 
-__all__ = ["Imported", "from_gptq", "from_awq", "from_hqq", "shard", "save_packed", "load_packed",
+__all__ = ["Imported", "from_gptq", "from_awq", "from_hqq", "from_mxfp4", "shard", "save_packed", "load_packed",
            "read_safetensors", "write_safetensors", "PACKED_FORMAT", "PACKED_VERSION"]
 
 PACKED_FORMAT = "tl.packed"
@@ -120,9 +120,10 @@ class Imported:
     are in (row i of codes is the layer's k = perm[i]), so that y = x[:,
     perm] @ dequant(codes) (pack() records it; quant_matmul applies it)."""
 
-    def __init__(self, codes, scales, zeros, wtype, group, perm=None):
+    def __init__(self, codes, scales, zeros, wtype, group, perm=None, exact_scales=False):
         self.codes, self.scales, self.zeros = codes, scales, zeros
         self.wtype, self.group, self.perm = wtype, group, perm
+        self.exact_scales = exact_scales  # the format's scales are exact: never round them
 
     @property
     def K(self):
@@ -142,6 +143,15 @@ class Imported:
         zero) * scale, each group's scale and zero broadcast over its k."""
         g = self.K if self.group is None else self.group
         q = self.codes
+        if self.wtype[0] == "f":
+            if self.wtype not in _FLOAT_VALUES:
+                raise ValueError(f"dequantize: {self.wtype} codes are not decoded here")
+            t = _FLOAT_VALUES[self.wtype]
+            if _is_torch(q):
+                import torch
+                q = torch.tensor(t, dtype=torch.float32, device=q.device)[q.to(torch.int64)]
+            else:
+                q = _np().array(t, dtype=_np().float32)[q.astype(_np().int64)]
         if _is_torch(q):
             import torch
             qf = q.to(torch.float32).reshape(self.K // g, g, self.N)
@@ -164,12 +174,42 @@ class Imported:
 
     def pack(self, at="f16"):
         """tl.ops.pack_weights of these codes, scales and zeros; the
-        result's perm is this layer's."""
+        result's perm is this layer's. Where the format's scales are
+        exact (MXFP4's powers of two), scales that `at` (f16, bf16) does
+        not hold are refused, not rounded; others are rounded to `at`."""
         from . import ops
+        if self.exact_scales:
+            _exact_in(self.scales, at, "scales")
         p = ops.pack_weights(self.codes, self.scales, self.zeros, wtype=self.wtype,
                              group=self.group, at=at)
         p.perm = self.perm
         return p
+
+
+# The values of the small-float codes the importers produce, by code
+# (OCP's e2m1: sign in bit 3, two exponent bits of bias 1, one mantissa
+# bit, no infinities or NaN).
+_FLOAT_VALUES = {"f4e2m1": (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
+                            -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)}
+
+
+def _exact_in(v, at, what):
+    """ValueError unless every value of v is exactly one of `at`'s."""
+    if _is_torch(v):
+        import torch
+        dt = {"f16": torch.float16, "bf16": torch.bfloat16}.get(at)
+        if dt is None or v.dtype == dt:
+            return
+        ok = bool((v.to(dt).to(v.dtype) == v).all())
+    else:
+        np = _np()
+        if at != "f16" or v.dtype == np.float16:
+            return
+        with np.errstate(over="ignore"):
+            ok = bool((v.astype(np.float16).astype(v.dtype) == v).all())
+    if not ok:
+        raise ValueError(f"{what}: some values are not exactly {at} values (out of its range or "
+                         f"precision); pack with at='bf16' or rescale")
 
 
 def _group_of(K, groups, what):
@@ -344,6 +384,38 @@ def shard(p, axis, parts, rank):
     b = cont(p.b[:, k0 // p.group:(k0 + h) // p.group])
     s = p.s if p.per_column else cont(p.s[k0 // p.group:(k0 + h) // p.group])
     return PackedWeights(b, s, h, p.N, p.wtype, p.group, p.zp, p.per_column, p.at)
+
+
+def from_mxfp4(blocks, scales):
+    """An OCP MXFP4 layer (as gpt-oss ships its linear weights): blocks
+    uint8 [N, K / 32, 16] (or [N, K / 2]), each row's e2m1 codes along k
+    two a byte, element 2 i in the low nibble of byte i and 2 i + 1 in
+    the high one; scales uint8 [N, K / 32], one e8m0 scale a block of 32
+    (2^(e - 127); 255 is NaN and is refused). dequant: value(code) 2^(e -
+    127). The codes become TL's f4e2m1 (the same bit patterns), the
+    scales float32 [K / 32, N] (exact), group 32; Imported.pack(at) then
+    needs at to hold them (f16: 2^-24 .. 2^15; bf16: every e8m0 value)."""
+    _need(blocks, "blocks", len(blocks.shape), "i")
+    _need(scales, "scales", 2, "i")
+    N, nb = _shape(scales)
+    if _shape(blocks) not in ((N, nb, 16), (N, nb * 16)):
+        raise ValueError(f"blocks: expected shape {[N, nb, 16]} or {[N, nb * 16]} for scales "
+                         f"{[N, nb]}, got {list(_shape(blocks))}")
+    b = _i64(blocks).reshape(N, nb * 16)
+    e = _i64(scales)
+    if bool((b < 0).any()) or bool((b > 255).any()) or bool((e < 0).any()) or bool((e > 255).any()):
+        raise ValueError("blocks, scales: expected bytes (0..255)")
+    if bool((e == 255).any()):
+        raise ValueError("scales: the e8m0 NaN code 255 is not a scale")
+    if _is_torch(b):
+        import torch
+        codes = torch.stack([b & 15, b >> 4], dim=2).reshape(N, nb * 32).t().contiguous()
+        sc = torch.ldexp(torch.ones_like(e, dtype=torch.float32), (e - 127).to(torch.int32)).t().contiguous()
+    else:
+        np = _np()
+        codes = np.ascontiguousarray(np.stack([b & 15, b >> 4], axis=2).reshape(N, nb * 32).T)
+        sc = np.ascontiguousarray(np.ldexp(np.float32(1), (e - 127).astype(np.int32)).astype(np.float32).T)
+    return Imported(_u8(codes), sc, None, "f4e2m1", 32, exact_scales=True)
 
 
 # --- safetensors ---------------------------------------------------------

@@ -155,6 +155,24 @@ imp2 = tf.from_hqq(qh, sh.reshape(N, K // g), zh.reshape(N, K // g), bits, g)
 assert np.array_equal(imp2.dequantize(), imp.dequantize())
 print("hqq u3: %r bit for bit" % imp)
 
+# MXFP4 (gpt-oss's blocks and scales), dequantised against ml_dtypes'
+# e2m1 and e8m0 (an independent codec of both OCP types).
+import ml_dtypes
+N, K = 64, 256
+blocks = rng.integers(0, 256, size=(N, K // 32, 16)).astype(np.uint8)
+e8 = rng.integers(127 - 20, 127 + 6, size=(N, K // 32)).astype(np.uint8)
+imp = tf.from_mxfp4(blocks, e8)
+lo, hi = blocks & 15, blocks >> 4
+vals = np.stack([lo, hi], axis=3).reshape(N, K).astype(np.uint8).view(ml_dtypes.float4_e2m1fn).astype(np.float32)
+scl = np.repeat(e8.view(ml_dtypes.float8_e8m0fnu).astype(np.float32), 32, axis=1)
+want = (vals * scl).T
+assert imp.wtype == "f4e2m1" and imp.group == 32
+assert np.array_equal(imp.dequantize().view(np.uint32), np.ascontiguousarray(want).view(np.uint32))
+assert np.array_equal(tf.from_mxfp4(blocks.reshape(N, K // 2), e8).codes, imp.codes)
+print("mxfp4: %r bit for bit against ml_dtypes" % imp)
+matmul_check(imp, 2, "mxfp4")
+print("quant_matmul mxfp4 m=2: ok")
+
 # Through tl.ops on the VM (act-order: x is reordered by the packing's perm).
 q, z, s, g_idx, qw, qz = gptq_tensors(256, 128, 4, 128, 1, True)
 p, x, y, err = matmul_check(tf.from_gptq(qw, qz, s, g_idx), 3, "gptq act-order")
@@ -252,6 +270,9 @@ for f, exc, words in (
         (lambda: tf.shard(p, "n", 2, 2), ValueError, ("rank 2",)),
         (lambda: tf.shard(p, "k", 2, 0), ValueError, ("act-order",)),
         (lambda: tf.shard(p2, "k", 8, 0), ValueError, ("group boundaries",)),
+        (lambda: tf.from_mxfp4(blocks, np.full((N, K // 32), 255, np.uint8)), ValueError, ("NaN",)),
+        (lambda: tf.from_mxfp4(blocks[:, :4], e8), ValueError, ("blocks",)),
+        (lambda: tf.from_mxfp4(blocks, np.full((N, K // 32), 127 + 16, np.uint8)).pack(), ValueError, ("f16",)),
         (lambda: tf.save_packed(path, {}), TypeError, ("layers",)),
         (lambda: tf.save_packed(path, {"x": 1}), TypeError, ("layers['x']",))):
     print("refused:", refused(f, exc, *words))
