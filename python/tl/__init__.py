@@ -16,7 +16,8 @@ import ctypes
 import os
 import threading
 
-from . import _lib
+from . import _check, _lib
+from ._check import dtype_name as _dtype_name, is_torch as _is_torch
 from ._lib import ARG_BUFFER, ARG_FLOAT, ARG_INT, ARG_TENSOR_MAP, PTX_ORIGINS
 
 __all__ = ["TLError", "Session", "Kernel", "Param", "compile", "default_session", "ops",
@@ -49,32 +50,9 @@ class Param:
         return f"Param({self.name!r}, {self.kind!r}, {self.dtype!r})"
 
 
-# Element types by NumPy's dtype name, torch's dtype name, and the array
-# interface's typestr (without its byte-order character).
-_NUMPY_DTYPES = {
-    "float16": "f16", "float32": "f32", "float64": "f64",
-    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-    "bfloat16": "bf16", "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2",
-}
-_TORCH_DTYPES = {"torch." + k: v for k, v in _NUMPY_DTYPES.items()}
-_TYPESTRS = {
-    "f2": "f16", "f4": "f32", "f8": "f64",
-    "i1": "i8", "i2": "i16", "i4": "i32", "i8": "i64",
-    "u1": "u8", "u2": "u16", "u4": "u32", "u8": "u64",
-}
 _BOOL_NOTE = ("bool arrays hold a byte per element, and TL's bool buffers a "
               "bit: pass the packed bits as uint8 (numpy.packbits(..., "
               "bitorder='little'))")
-
-
-def _dtype_name(kind, name):
-    """TL's name of a NumPy or torch dtype name ('bool' for booleans, see
-    _check_dtype); None when it has none."""
-    if name in ("bool", "torch.bool", "b1"):
-        return "bool"
-    table = {"numpy": _NUMPY_DTYPES, "torch": _TORCH_DTYPES, "typestr": _TYPESTRS}[kind]
-    return table.get(name)
 
 
 def _define_text(name, value):
@@ -86,16 +64,12 @@ def _define_text(name, value):
         return f"{name}={value}"
     try:  # a NumPy dtype or scalar type: its TL name
         import numpy
-        t = _dtype_name("numpy", numpy.dtype(value).name)
+        t = _check.dtype_name("numpy", numpy.dtype(value).name)
         if t:
             return f"{name}={t}"
     except (ImportError, TypeError):
         pass
     raise TypeError(f"define {name}: expected an integer or a type name, not {value!r}")
-
-
-def _is_torch(obj):
-    return type(obj).__module__.split(".")[0] == "torch" and hasattr(obj, "data_ptr")
 
 
 def _scalar_arg(p, value, where):
@@ -186,6 +160,8 @@ class Kernel:
     def __init__(self, session, source, defines, kernel=None):
         self.session = session
         self._lib = L = _lib.lib()
+        _check.path("source", source)
+        _check.text("kernel", kernel, optional=True)
         defs = [_define_text(k, v).encode() for k, v in defines.items()]
         arr = (ctypes.c_char_p * max(len(defs), 1))(*defs)
         d = _lib.TlProgramDesc()
@@ -228,6 +204,7 @@ class Kernel:
     def template_value(self, name):
         """The instance's value of integer template parameter `name`, or
         None when the kernel has none of that name."""
+        _check.text("name", name)
         v = ctypes.c_int64()
         if self._lib.tl_program_template_value(self._h, name.encode(), ctypes.byref(v)):
             return v.value
@@ -245,13 +222,15 @@ class Kernel:
         """Runs the kernel on the CPU block VM. Buffers are NumPy arrays
         (or CPU torch tensors), read and written in place: a
         non-contiguous array is copied in and its result copied back. A
-        tensor map takes the array it is made over, in place (any strides
-        TMA can follow: see _map_arg), usually the one the kernel's
-        pointer parameter is given too."""
+        read-only array is read from a copy; a kernel that writes that
+        copy is a TypeError after the run (its result has nowhere to go).
+        A tensor map takes the array it is made over, in place (any
+        strides TMA can follow: see _map_arg), usually the one the
+        kernel's pointer parameter is given too."""
         import numpy
         self._count(args)
         cargs = (_lib.TlArg * max(len(args), 1))()
-        keep, back = [], []
+        keep, back, readonly = [], [], []
         for i, (p, v) in enumerate(zip(self.params, args)):
             where = f"argument {i} ({p.name}) of @{self.name}"
             if p.kind not in ("buffer", "tensormap"):
@@ -280,15 +259,20 @@ class Kernel:
             a = v
             if not (v.flags.c_contiguous and v.flags.writeable):
                 a = numpy.ascontiguousarray(v).copy()
-                if v.flags.writeable:
-                    back.append((v, a))
+                (back if v.flags.writeable else readonly).append((where, v, a))
             keep.append(a)
             c = cargs[i]
             c.kind, c.host, c.bytes = ARG_BUFFER, a.ctypes.data, a.nbytes
             c.dtype = _dtype_name("numpy", a.dtype.name).encode()
         self.session._call(self._lib.tl_program_run_vm, self._h, cargs, len(args))
-        for v, a in back:
+        for _, v, a in back:
             numpy.copyto(v, a)
+        for where, v, a in readonly:
+            # The kernel's writes to a read-only array went to the copy:
+            # a changed copy is a result that would be lost.
+            if numpy.ascontiguousarray(v).tobytes() != a.tobytes():
+                raise TypeError(f"{where}: the kernel writes this buffer, but the array is "
+                                f"read-only: pass a writable array for its result")
 
     # --- The GPU --------------------------------------------------------
 
@@ -301,6 +285,7 @@ class Kernel:
         """The PTX and what came with it: a dict with ptx, target,
         smem_bytes, workspace_bytes, origin ('compiled', 'cached' or
         'rebuilt') and why (the reason an entry was rebuilt)."""
+        sm = _check.optional_integer("sm", sm, 1, 0xffffffff)
         info = _lib.TlPtxInfo()
         self.session._call(self._lib.tl_program_ptx, self._h, sm or 0, ctypes.byref(info))
         return {
@@ -430,6 +415,7 @@ class Kernel:
     def launch_dims(self, *args, sm=None):
         """(grid, threads, smem_bytes) of a launch over these arguments
         (buffers as for a launch; only the scalars matter)."""
+        sm = _check.optional_integer("sm", sm, 1, 0xffffffff)
         cargs, _ = self._device_args(args)
         dims = _lib.TlLaunchDims()
         self.session._call(self._lib.tl_program_launch_dims, self._h, cargs, len(args),
@@ -455,6 +441,8 @@ class Kernel:
         """The median time in ms of `iters` launches over these arguments
         after `warmup`, each from a cold L2 cache, as tl-run --bench
         times; on the default stream, and waits."""
+        warmup = _check.integer("warmup", warmup, 0, 0xffffffff)
+        iters = _check.integer("iters", iters, 1, 0xffffffff)
         cargs, _ = self._device_args(args)
         ms = ctypes.c_double()
         self.session._call(self._lib.tl_program_time, self._h, cargs, len(args), warmup,
@@ -470,11 +458,11 @@ class Kernel:
             return
         # Anything the launcher does not take: checked argument by
         # argument, with messages, then launched.
+        handle = _stream_handle(stream)  # checked before the arguments
         cargs, torch_seen = self._device_args(args)
         session = self.session
         if stream is None and torch_seen:
-            stream = _current_torch_stream(session.device_ordinal())
-        handle = _stream_handle(stream)
+            handle = _stream_handle(_current_torch_stream(session.device_ordinal()))
         session._call(self._lib.tl_program_launch, self._h, cargs, len(args), handle)
         session._open = session.device_ordinal()
 
@@ -601,6 +589,8 @@ class Session:
     (None: libcuda.so.1)."""
 
     def __init__(self, cache_dir=None, driver=None):
+        _check.path("cache_dir", cache_dir, optional=True)
+        _check.path("driver", driver, optional=True)
         self._lib = _lib.lib()
         self._lock = threading.RLock()
         self._h = self._lib.tl_session_create()
@@ -627,6 +617,7 @@ class Session:
                 raise TLError(self._error())
 
     def open_device(self, ordinal=0):
+        ordinal = _check.integer("ordinal", ordinal, 0, 0x7fffffff)
         self._call(self._lib.tl_session_open_device, self._h, ordinal)
         self._open = self.device_ordinal()
 

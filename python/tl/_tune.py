@@ -17,7 +17,7 @@ there without timing, as does tl-run for the same launch."""
 
 import itertools
 
-from . import TLError, default_session
+from . import Session, TLError, _check, default_session
 from ._lib import TUNE_HIT as _TUNE_HIT, TUNE_INVALID as _TUNE_INVALID
 
 
@@ -37,14 +37,40 @@ def autotune(source, space, args=None, kernel=None, session=None, timed=None,
     the candidates in that many passes, one after another in each, and
     keep each one's fastest pass (a slow moment of the device then costs
     one pass of one candidate, not the choice)."""
+    _check.path("source", source)
+    _check.text("kernel", kernel, optional=True)
+    if session is not None:
+        _check.instance("session", session, Session, "a tl.Session")
     session = session or default_session()
+    if not isinstance(space, dict):
+        raise TypeError(f"space: expected a dict {{NAME: [values]}}, got {type(space).__name__}")
+    checked = {}
+    for n, vals in space.items():
+        _check.text("space", n)
+        if isinstance(vals, (str, bytes)) or not hasattr(vals, "__iter__"):
+            raise TypeError(f"space[{n!r}]: expected a list of integers, got "
+                            f"{type(vals).__name__}")
+        checked[n] = [_check.integer(f"space[{n!r}]", v) for v in vals]
+    space = checked
+    if args is not None and not isinstance(args, (tuple, list)):
+        raise TypeError(f"args: expected a tuple of the launch's arguments, got "
+                        f"{type(args).__name__}")
+    if log is not None and not isinstance(log, list):
+        raise TypeError(f"log: expected a list, got {type(log).__name__}")
+    for name, v in (("retune", retune), ("cached_only", cached_only)):
+        _check.boolean(name, v)
+    if timed is not None:
+        _check.boolean("timed", timed)
+    _check.integer("warmup", warmup, 0, 0xffffffff)
+    _check.integer("iters", iters, 1, 0xffffffff)
+    rounds = _check.integer("rounds", rounds, 1)
     names = list(space)
     for n in names:
         if n in defines:
-            raise ValueError(f"autotune: {n} is both tuned and defined (a "
+            raise ValueError(f"space: {n} is both tuned and defined (a "
                              f"parameter is fixed or tuned, not both)")
         if not space[n]:
-            raise ValueError(f"autotune: {n} has no values")
+            raise ValueError(f"space: {n} has no values")
     candidates = [dict(zip(names, vals))
                   for vals in itertools.product(*(space[n] for n in names))]
     log = log if log is not None else []
@@ -65,14 +91,12 @@ def autotune(source, space, args=None, kernel=None, session=None, timed=None,
 
     if cached_only:
         if args is None:
-            raise ValueError("autotune: a cache lookup needs the launch's arguments (args=)")
+            raise ValueError("args: a cache lookup needs the launch's arguments (args=)")
         timed = retune = False
     if timed is None:
         timed = args is not None and _device(session)
     if timed and args is None:
-        raise ValueError("autotune: timing needs the launch's arguments (args=)")
-    if not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"autotune: rounds must be a positive integer, not {rounds!r}")
+        raise ValueError("args: timing needs the launch's arguments (args=)")
     if not timed and not cached_only:
         try:
             k = session.compile(source, kernel=kernel, **defines)

@@ -12,11 +12,18 @@ with group=None, per column ([N]); zeros the zero points in code units,
 the same shape (integer types only). dequant(W) = (value(code) - zero) *
 scale rounded to the activations' type (docs/kernels.md, qmatmul.tl).
 
+Arguments are checked before anything runs (python/tl/_check.py): an
+array's kind and element type (TypeError), its shape (ValueError), and an
+`out` must be C-contiguous and writable (TypeError); an input that is not
+C-contiguous is copied.
+
 The kernels' sources are read from $TL_KERNELS, else from the kernels/
 directory of the source checkout this package sits in."""
 
 import os
+import re
 
+from . import _check
 from . import compile as _compile
 
 __all__ = ["PackedWeights", "pack_weights", "quant_matmul", "tune_matmul", "explain_matmul", "KVCache", "kv_cache", "kv_append",
@@ -50,12 +57,17 @@ def _kernel(name, kernel=None, **defines):
     return k
 
 
-def _bits(wtype):
-    if wtype[0] in "ui" and wtype[1:].isdigit():
-        return int(wtype[1:])
-    if wtype.startswith("f") and "e" in wtype:
-        return int(wtype[1:wtype.index("e")])
-    raise ValueError(f"wtype {wtype!r}: expected u1..u8, i2..i8 or a small float fNeXmY")
+def _bits(wtype, name="wtype"):
+    """The width of a weight type: u1..u8, i2..i8, or a small float fNeXmY
+    (N = 1 + X + Y bits, at most 8)."""
+    _check.text(name, wtype)
+    m = re.fullmatch(r"([ui])([1-8])|f([3-8])e([1-6])m([0-6])", wtype)
+    if m and m.group(1) and not (m.group(1) == "i" and m.group(2) == "1"):
+        return int(m.group(2))
+    if m and m.group(3) and int(m.group(3)) == 1 + int(m.group(4)) + int(m.group(5)):
+        return int(m.group(3))
+    raise ValueError(f"{name}: expected u1..u8, i2..i8 or a small float fNeXmY (N = 1 + X + Y "
+                     f"<= 8 bits), got {wtype!r}")
 
 
 def _is_torch(x):
@@ -88,19 +100,21 @@ def pack_weights(codes, scales, zeros=None, wtype="u4", group=128, at="f16"):
     import numpy as np
     from .formats import _bitstream
     bits = _bits(wtype)
+    at = _check.choice("at", at, ("f16", "bf16"))
+    group = _check.optional_integer("group", group)
     on_gpu = _is_torch(codes) and codes.device.type == "cuda"
     if _is_torch(codes) and not on_gpu:
         codes = codes.numpy()
-    c = codes if on_gpu else np.asarray(codes)
-    if c.ndim != 2:
-        raise ValueError(f"codes: expected [K, N], got shape {tuple(c.shape)}")
+    if not on_gpu and not isinstance(codes, np.ndarray):
+        codes = _check.array("codes", codes)
+    c = _check.array("codes", codes, shape=("K", "N"))
     if (c.dtype.is_floating_point or c.dtype.is_complex) if on_gpu else c.dtype.kind not in "iub":
         raise TypeError(f"codes: expected an integer dtype (the codes' bit patterns), got {c.dtype}")
     K, N = (int(d) for d in c.shape)
     per_column = group is None
     g = 128 if per_column else group
     if g not in (32, 64, 128, 256):
-        raise ValueError(f"group {group}: expected 32, 64, 128, 256 or None (per column)")
+        raise ValueError(f"group: expected 32, 64, 128, 256 or None (per column), got {group}")
     if K % g or N % _BN:
         raise ValueError(f"codes [{K}, {N}]: K must be a multiple of {g} and N of {_BN}")
     if c.size if not on_gpu else c.numel():
@@ -108,29 +122,30 @@ def pack_weights(codes, scales, zeros=None, wtype="u4", group=128, at="f16"):
         if lo < 0 or hi >= 1 << bits:
             raise ValueError(f"codes: expected {wtype} bit patterns in 0..{(1 << bits) - 1}")
     if zeros is not None and wtype.startswith("f"):
-        raise ValueError("zero points are for integer weight types")
+        raise ValueError(f"zeros: zero points are for integer weight types, not {wtype}")
     # The codes as a WT buffer: element i at bits [i bits, (i + 1) bits).
     wq = _bitstream(c.reshape(-1), bits)
     groups = 1 if per_column else K // g
+    # Per column: [N] (or [1, N]); per group: [K / group, N], nothing else
+    # of that size (a transposed [N, K / group] would be read as rows).
+    want = [(N,), (1, N)] if per_column else (groups, N)
 
     def rows(v, what):
+        if _is_torch(v) and v.device.type != "cuda":
+            v = v.detach().float().numpy()  # (bf16 has no NumPy dtype)
+        v = _check.array(what, v, shape=want, kinds="iuf")
         if on_gpu:
             import torch
             v = torch.as_tensor(v, device=c.device)
-            if v.numel() != groups * N:
-                raise ValueError(f"{what}: expected {groups} x {N} values")
             return v.reshape(groups, N).to(torch.float32)
         v = v.detach().float().cpu().numpy() if _is_torch(v) else np.asarray(v, np.float64)
-        v = v.reshape(groups, N) if v.size == groups * N else None
-        if v is None:
-            raise ValueError(f"{what}: expected {groups} x {N} values")
-        return v
+        return v.reshape(groups, N)
     sz = [rows(scales, "scales")] + ([rows(zeros, "zeros")] if zeros is not None else [])
     zp = int(zeros is not None)
     defs = dict(K=K, N=N, G=g, BN=_BN, WT=wtype, AT=at)
     ch = g * _BN * bits // 4096
     if ch == 0 or g * _BN * bits % 4096:
-        raise ValueError(f"{wtype} with group {g}: a warp's codes are not whole 16-byte chunks")
+        raise ValueError(f"wtype: {wtype} with group {g}: a warp's codes are not whole 16-byte chunks")
     pack = _kernel("qpack.tl", **defs)
     shape = (N // _BN, K // g, ch, 32, 16)
     if on_gpu:
@@ -140,7 +155,7 @@ def pack_weights(codes, scales, zeros=None, wtype="u4", group=128, at="f16"):
         st = torch.stack(sz, dim=1).to({"f16": torch.float16, "bf16": torch.bfloat16}[at])
         return PackedWeights(out, st.contiguous(), K, N, wtype, g, zp, per_column, at)
     if at != "f16":
-        raise ValueError("NumPy weights take at='f16' (NumPy has no bf16)")
+        raise ValueError("at: NumPy weights take at='f16' (NumPy has no bf16)")
     s = np.stack(sz, axis=1)  # [groups, 1 + ZP, N]
     out = np.zeros(shape, np.uint8)
     pack.run_vm(wq, out)
@@ -327,12 +342,19 @@ def tune_matmul(x, packed, log=None, retune=False, rounds=2):
     fastest (tl.autotune's). Larger m: the heuristic's kernels are not
     tuned here."""
     from . import default_session
-    p = packed
+    p = _packed(packed)
     if not _is_torch(x) or not x.is_cuda:
-        raise ValueError("tune_matmul times on the GPU: x must be a torch CUDA tensor")
+        raise TypeError(f"x: tune_matmul times on the GPU: expected a torch CUDA tensor, got "
+                        f"{type(x).__name__}")
+    x = _check.array("x", x, shape=("m", p.K), dtype=p.at, device=_check.where(p.b),
+                     peer="the packed weights")
     m = int(x.shape[0])
-    if x.ndim != 2 or x.shape[1] != p.K or not 1 <= m <= 16:
+    if not 1 <= m <= 16:
         raise ValueError(f"x: expected [m, {p.K}] with 1 <= m <= 16, got shape {tuple(x.shape)}")
+    if log is not None and not isinstance(log, list):
+        raise TypeError(f"log: expected a list, got {type(log).__name__}")
+    _check.boolean("retune", retune)
+    rounds = _check.integer("rounds", rounds, 1)
     import torch
     session = default_session()
     if session.device_ordinal() < 0:
@@ -349,12 +371,17 @@ def _plan(x, p, out, sm):
     template values, where the values came from: "tune cache" or
     "heuristic")."""
     import numpy as np
+    p = _packed(p)
+    sm = _check.optional_integer("sm", sm, 1)
+    x = _check.array("x", x, shape=("m", p.K), dtype=p.at, device=_check.where(p.b),
+                     peer="the packed weights")
     on_gpu = _is_torch(x)
-    if x.ndim != 2 or x.shape[1] != p.K:
-        raise ValueError(f"x: expected [m, {p.K}], got shape {tuple(x.shape)}")
     m = int(x.shape[0])
     if m < 1:
         raise ValueError("x: m must be at least 1")
+    if out is not None:
+        out = _check.array("out", out, shape=(m, p.N), dtype=p.at, device=_check.where(x),
+                           out=True, peer="x")
     sms = 8  # on the VM: a stream over 8 blocks
     session = None
     if on_gpu:
@@ -398,10 +425,15 @@ def _plan(x, p, out, sm):
     return _kernel(name, kernel=kernel, **defs), args, out, name, defs, source
 
 
+def _packed(p):
+    return _check.instance("packed", p, PackedWeights, "tl.ops.PackedWeights (pack_weights's)")
+
+
 def quant_matmul(x, packed, out=None, sm=None):
     """x [m, K] (AT) times the packed weights' dequantisation: [m, N] (AT).
     torch CUDA tensors run on the GPU (on the current stream), NumPy arrays
-    on the CPU VM. out: an [m, N] result buffer to fill (optional). sm:
+    on the CPU VM. out: an [m, N] result buffer of AT to fill (optional;
+    where x is, C-contiguous, and for NumPy writable). sm:
     the SM whose kernel choice to make (default: the device's on the GPU,
     none on the VM; sm=90 runs the sm_90a kernel's instance on the VM)."""
     k, args, out, _, _, _ = _plan(x, packed, out, sm)
@@ -468,12 +500,14 @@ def kv_cache(batch, kv_heads, head_dim, capacity, kt="u4", device=None, kc=None)
     newest tokens kept in f16 until their block fills (BitDecoding's KC
     with its residual block); None: per token."""
     import numpy as np
-    if kt not in _KV_BITS:
-        raise ValueError(f"kt {kt!r}: expected f16, u8, u4 or u2")
-    if head_dim not in (64, 128):
-        raise ValueError(f"head_dim {head_dim}: expected 64 or 128")
-    if kc is not None and (kc not in (32, 64, 128) or kt == "f16"):
-        raise ValueError(f"kc {kc!r}: expected 32, 64 or 128 with kt u8, u4 or u2")
+    batch = _check.integer("batch", batch, 1)
+    kv_heads = _check.integer("kv_heads", kv_heads, 1)
+    capacity = _check.integer("capacity", capacity, 1)
+    kt = _check.choice("kt", kt, tuple(_KV_BITS))
+    if _check.integer("head_dim", head_dim) not in (64, 128):
+        raise ValueError(f"head_dim: expected 64 or 128, got {head_dim}")
+    if kc is not None and (_check.integer("kc", kc) not in (32, 64, 128) or kt == "f16"):
+        raise ValueError(f"kc: expected 32, 64 or 128 with kt u8, u4 or u2, got {kc!r}")
     cap = -(-capacity // (kc or 8)) * (kc or 8)
     nbh, row = batch * kv_heads, head_dim * _KV_BITS[kt] // 8
     kss = (nbh, 2, cap // kc, head_dim) if kc else (nbh, 2, cap)
@@ -488,18 +522,24 @@ def kv_cache(batch, kv_heads, head_dim, capacity, kt="u4", device=None, kc=None)
                    kc, rk, rv)
 
 
+def _cache_arg(c):
+    return _check.instance("cache", c, KVCache, "a tl.ops.KVCache (kv_cache's)")
+
+
 def kv_append(cache, k, v):
     """Appends t tokens, k and v f16 [B, Hkv, t, D], to the cache:
     quantised token-wise (kernels/kv_quant.tl) or, for f16, copied."""
     import numpy as np
-    c = cache
-    want = (c.batch, c.kv_heads)
-    if tuple(k.shape[:2]) != want or tuple(v.shape) != tuple(k.shape) or k.shape[3] != c.head_dim:
-        raise ValueError(f"k, v: expected [{c.batch}, {c.kv_heads}, t, {c.head_dim}], got "
-                         f"{tuple(k.shape)} and {tuple(v.shape)}")
+    c = _cache_arg(cache)
+    dev = _check.where(c.kc)
+    k = _check.array("k", k, shape=(c.batch, c.kv_heads, "t", c.head_dim), dtype="f16",
+                     device=dev, peer="the cache's buffers")
+    v = _check.array("v", v, shape=tuple(int(n) for n in k.shape), dtype="f16", device=dev,
+                     peer="the cache's buffers")
     t = int(k.shape[2])
     if c.length + t > c.capacity:
-        raise ValueError(f"the cache holds {c.length} of {c.capacity} tokens: {t} more do not fit")
+        raise ValueError(f"k, v: the cache holds {c.length} of {c.capacity} tokens: {t} more "
+                         f"do not fit")
     if c.nr:
         return _kc_append(c, k, v, t)
     nbh, d, pos = c.batch * c.kv_heads, c.head_dim, c.length
@@ -572,13 +612,17 @@ def decode_attention(q, cache, scale=None, splits=None):
     takes the last slot of the split and combines (decode_attn.tl's
     header)."""
     import numpy as np
-    c = cache
+    c = _cache_arg(cache)
+    q = _check.array("q", q, shape=(c.batch, "Hq", c.head_dim), dtype="f16",
+                     device=_check.where(c.kc), peer="the cache's buffers")
+    scale = None if scale is None else _check.real("scale", scale)
+    splits = _check.optional_integer("splits", splits, 1)
     b, hq, d = (int(s) for s in q.shape)
     if b != c.batch or d != c.head_dim or hq % c.kv_heads or not 1 <= hq // c.kv_heads <= 16:
         raise ValueError(f"q: expected [{c.batch}, Hq, {c.head_dim}] with Hq a multiple of "
                          f"{c.kv_heads} (at most 16 times), got {tuple(q.shape)}")
     if c.length < 1:
-        raise ValueError("the cache is empty")
+        raise ValueError("cache: it is empty (kv_append its tokens first)")
     nbh, g = b * c.kv_heads, hq // c.kv_heads
     scale = d ** -0.5 if scale is None else scale
     if c.nr:
@@ -660,17 +704,22 @@ def pack_wqap(codes, scales, zeros, q):
     scale (code - zero)) into bit planes (kernels/abq_pack.tl): on the GPU
     for torch tensors, on the CPU VM for NumPy arrays."""
     import numpy as np
+    q = _check.integer("q", q, 1, 8)
+    if _is_torch(codes) and codes.device.type != "cuda":
+        codes = codes.numpy()
     on_gpu = _is_torch(codes)
-    c = codes.detach().cpu().numpy() if on_gpu else np.asarray(codes)
-    if c.ndim != 2 or not 1 <= q <= 8:
-        raise ValueError(f"codes: expected [K, N] and 1 <= q <= 8, got shape {c.shape}, q = {q}")
-    K, N = c.shape
+    c = _check.array("codes", codes, shape=("K", "N"), kinds="iub")
+    c = c.detach().cpu().numpy() if on_gpu else c
+    K, N = (int(n) for n in c.shape)
     if K % 256 or N % 32:
         raise ValueError(f"codes [{K}, {N}]: K must be a multiple of 256 and N of 32")
     if c.min() < 0 or c.max() >= 1 << q:
         raise ValueError(f"codes: expected {q}-bit codes in 0..{(1 << q) - 1}")
-    num = lambda v, t: (v.detach().cpu().numpy() if _is_torch(v) else np.asarray(v)).astype(t).reshape(1, N)  # noqa: E731
-    sw, zw = num(scales, np.float32), num(zeros, np.int32)
+    def num(v, what, kinds, t):
+        v = _check.array(what, v.detach().cpu().numpy() if _is_torch(v) else v,
+                         shape=[(N,), (1, N)], kinds=kinds)
+        return v.astype(t).reshape(1, N)
+    sw, zw = num(scales, "scales", "iuf", np.float32), num(zeros, "zeros", "iu", np.int32)
     k = _kernel("abq_pack.tl", K=K, N=N, Q=q)
     w = np.ascontiguousarray(c.astype(np.uint8))
     if on_gpu:
@@ -690,11 +739,15 @@ def wqap_matmul(x, packed, p=8, out_dtype="f16"):
     times the packed q-bit weights on the binary tensor cores
     (kernels/abq_matmul.tl): [m, N] in out_dtype (f16 or f32)."""
     import numpy as np
-    w = packed
+    w = _check.instance("packed", packed, PackedWQ, "tl.ops.PackedWQ (pack_wqap's)")
+    p = _check.integer("p", p, 1, 8)
+    out_dtype = _check.choice("out_dtype", out_dtype, ("f16", "f32"))
+    x = _check.array("x", x, shape=("m", w.K), dtype="f16", device=_check.where(w.planes),
+                     peer="the packed weights")
     on_gpu = _is_torch(x)
-    if x.ndim != 2 or x.shape[1] != w.K or not 1 <= p <= 8:
-        raise ValueError(f"x: expected [m, {w.K}] and 1 <= p <= 8, got {tuple(x.shape)}, p = {p}")
     m = int(x.shape[0])
+    if m < 1:
+        raise ValueError("x: m must be at least 1")
     mb = min(m, 8)
     rows = -(-m // mb) * 16 * (-(-p * mb // 16))
     qw = min(8, 1 << (w.K // 256).bit_length() - 1)  # warps a row: a power of two <= K / 256

@@ -74,7 +74,7 @@ print("explain m=3: %s W=%d S=%d KS=%d (%s)" % (e["kernel"], e["defines"]["W"], 
 # bad inputs
 for fn, want in ((lambda: tl.ops.pack_weights(np.zeros((100, 64), np.int64), np.zeros((1, 64))), "K must be a multiple"),
                  (lambda: tl.ops.pack_weights(np.full((128, 64), 16), np.zeros((1, 64))), "bit patterns"),
-                 (lambda: tl.ops.quant_matmul(np.zeros((2, 100), np.float16), p), "expected [m, 256]")):
+                 (lambda: tl.ops.quant_matmul(np.zeros((2, 100), np.float16), p), "expected shape [m, 256]")):
     try:
         fn()
     except ValueError as e:

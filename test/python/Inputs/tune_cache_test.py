@@ -91,11 +91,11 @@ assert choice == {"BLOCK": 128} and n == 9 and len(log) == 4, (choice, n, log)
 _, choice, log, n = tune(s, retune=True, rounds=2)
 assert choice == {"BLOCK": 128} and n == 18, (choice, n, log)
 assert log[0] == "BLOCK=128: 0.0633 / 0.0633 ms" and log[-1] == "best: BLOCK=128 (0.0633 ms)", log
-for bad in (0, -1, 1.5):
+for bad, exc in ((0, ValueError), (-1, ValueError), (1.5, TypeError)):
     try:
         tune(s, retune=True, rounds=bad)
-    except ValueError as e:
-        assert "rounds must be a positive integer" in str(e), e
+    except exc as e:
+        assert str(e).startswith("rounds: expected an integer"), e
     else:
         raise AssertionError(bad)
 
