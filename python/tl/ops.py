@@ -242,7 +242,8 @@ def _m8_space(p):
     """qmatmul_m8.tl's tuning space for m <= 16 (docs/kernels.md): warps a
     block over k, ring slots, and the k split over blocks (1 or 2); the
     scales always multiply each group's f32 sum (SA = 1)."""
-    return {"W": [w for w in (4, 2, 1) if p.K % (w * p.group) == 0], "S": [3, 4],
+    return {"W": [w for w in (4, 2, 1) if p.K % (w * p.group) == 0],
+            "S": [2, 3, 4] if _bits(p.wtype) == 1 else [3, 4],
             "KS": [ks for ks in (1, 2) if p.K % (ks * p.group) == 0]}
 
 
@@ -261,8 +262,8 @@ def _m8_choice(m, p, sms):
     """The heuristic instance of qmatmul_m8.tl for m <= 16 rows where the
     tune cache holds none (docs/performance.md, "The user's path"). Where
     the column blocks fill four blocks an SM: for m <= 8, four warps a
-    block (over k) for weights of at most 3 bits, two for 4 and 5, one
-    (and three slots) for 6 to 8; for 8 < m <= 16 (two 8-row tiles a
+    block (over k) for weights of at most 3 bits (two slots for 1 bit:
+    five blocks an SM), two for 4 and 5, one (and three slots) for 6 to 8; for 8 < m <= 16 (two 8-row tiles a
     block), one warp, with four slots for 8-bit weights and three for the
     others. Fewer columns: four warps, and k split
     over two blocks where the columns fill less than two blocks an SM and
@@ -276,7 +277,7 @@ def _m8_choice(m, p, sms):
         w, s = 1, 4 if bits == 8 else 3
     elif cols >= 4 * sms:
         w = 4 if bits <= 3 else 2 if bits <= 5 else 1
-        s = 3 if bits >= 6 else 4
+        s = 3 if bits >= 6 else 2 if bits == 1 else 4
     elif 2 in space["KS"] and cols < 2 * sms:
         if m > 8 and 2 in space["W"] and (cols > sms or p.K // (2 * 2 * p.group) >= 16):
             w, ks = 2, 2
