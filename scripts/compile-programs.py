@@ -39,6 +39,7 @@ SKIP = {
     "test/passes/plan-shared-memory-target.tl": "kernels over some targets' shared memory",
     "test/passes/Inputs/set-max-registers-block.tl": "what the lowering refuses (a block not of warpgroups)",
     "test/target/Inputs/tl-unlowerable.tl": "what the lowering refuses",
+    "test/target/Inputs/bigtile.tl": "what the lowering refuses (a register tile too big to unroll)",
     "test/vm/tl-run-errors.tl": "tl-run's argument diagnostics",
     "test/vm/slice-errors.tl": "the VM's slice errors",
     "test/vm/global-races.tl": "the VM's race reports",

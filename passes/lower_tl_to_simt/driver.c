@@ -337,8 +337,36 @@ static bool lower_set_max_registers(Lower *L, TlOp *op) {
 }
 
 /* Lowers one op of the kernel at L's builder; false after a diagnostic. */
+/* A register tile lowers to one 32-bit value a word of each thread's
+ * part, every op on it unrolled over them: past this many words a thread
+ * the unrolled kernel is too big to compile (and could never fit in a
+ * thread's 255 registers), so the lowering refuses it instead of running
+ * out of memory. The VMs run such tiles (within their memory limit). */
+enum { MAX_TILE_WORDS = 16384 };
+
+static bool check_tile_sizes(TlOp *op) {
+  for (unsigned i = 0; i < tl_op_num_results(op); i++) {
+    TlType *t = tl_value_type(tl_op_result(op, i));
+    if (tl_tensor_kind(t) != TL_TENSOR_REG)
+      continue;
+    int64_t n = tl_layout_local_size(tl_reg_layout(t));
+    int64_t words = (n * (int64_t)lw_elem_bits(t) + 31) / 32;
+    if (words > MAX_TILE_WORDS) {
+      tl_op_emit_error(op,
+                       "cannot lower: result %u is a register tile of %lld "
+                       "elements a thread (%lld 32-bit words; the lowering "
+                       "takes at most %d a thread)",
+                       i, (long long)n, (long long)words, MAX_TILE_WORDS);
+      return false;
+    }
+  }
+  return true;
+}
+
 static bool lower_op(Lower *L, TlOp *op) {
   tl_builder_set_loc(&L->b, tl_op_loc(op));
+  if (!check_tile_sizes(op))
+    return false;
   switch (tl_op_id(op)) {
 #define TL_OP(ID, fn, name, nops, nres, cls, traits, summary) case TL_OP_##ID:
 #include "tl/ops/arith.def"
