@@ -259,7 +259,9 @@ static bool term(Ev *e, Val *v, TlStr *text) {
     return false;
   for (;;) {
     space(e);
-    if (e->p >= e->end || !strchr("*/%", *e->p))
+    /* Compared one by one: strchr over the operators' string finds a
+     * NUL byte too (its terminator), which then read as '%'. */
+    if (e->p >= e->end || (*e->p != '*' && *e->p != '/' && *e->p != '%'))
       return true;
     const char *opat = e->p;
     char op = *e->p++;

@@ -317,6 +317,13 @@ static void test_expr_errors(void) {
   expect_error(deep, "expression is nested too deeply", 64);
   /* err and err_offset may be NULL. */
   CHECK(!tl_expr_eval("1 / 0", 5, NULL, NULL, NULL, NULL, NULL));
+  /* A NUL byte is no operator: "4\0003" is 4, then stray text (it read as
+   * 4 % 3, and printed as "4 "). */
+  TlErr nul = {{0}};
+  size_t at = 0;
+  CHECK(!tl_expr_eval("4\0003", 3, NULL, NULL, NULL, &nul, &at));
+  CHECK_EQ_STR(nul.msg, "unexpected text after expression");
+  CHECK_EQ_INT(at, 1);
 }
 
 /* Checking: m is a runtime value, T a constant. */
