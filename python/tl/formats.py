@@ -21,7 +21,7 @@ bytes), so that a model is packed once."""
 import json
 import os
 
-__all__ = ["Imported", "from_gptq", "from_awq", "from_hqq", "from_mxfp4", "shard", "save_packed", "load_packed",
+__all__ = ["Imported", "from_gptq", "from_awq", "from_hqq", "from_mxfp4", "from_state_dict", "shard", "save_packed", "load_packed",
            "read_safetensors", "write_safetensors", "PACKED_FORMAT", "PACKED_VERSION"]
 
 PACKED_FORMAT = "tl.packed"
@@ -345,6 +345,59 @@ def from_hqq(codes, scales, zeros, bits, group):
         raise ValueError(f"codes: expected integers in 0..{(1 << bits) - 1}")
     q = q.t().contiguous() if _is_torch(q) else _np().ascontiguousarray(q.T)
     return Imported(_u8(q), s, z, f"u{bits}", None if groups == 1 else group)
+
+
+_LAYER_TENSORS = {"gptq": ("qweight", "qzeros", "scales"), "awq": ("qweight", "qzeros", "scales"),
+                  "mxfp4": ("blocks", "scales")}
+
+
+def from_state_dict(state_dict, fmt, bits=4, zero_offset=1):
+    """Every quantised linear layer of a checkpoint's tensors: {module
+    name: Imported} (for tl.nn.quantize's `weights`), and the bias tensors
+    {module name: bias} beside them. fmt: "gptq" (name.qweight, .qzeros,
+    .scales and optional .g_idx; bits and zero_offset as from_gptq takes
+    them, from the checkpoint's quantize_config: zero_offset 0 for
+    checkpoint_format "gptq_v2"), "awq" (name.qweight, .qzeros, .scales)
+    or "mxfp4" (name.blocks, .scales, or gpt-oss's name_blocks,
+    name_scales). A layer with some of its tensors but not all is refused,
+    naming what is missing."""
+    if fmt not in _LAYER_TENSORS:
+        raise ValueError(f"fmt {fmt!r}: expected one of {', '.join(sorted(_LAYER_TENSORS))}")
+    if not hasattr(state_dict, "keys"):
+        raise TypeError(f"state_dict: expected a mapping of tensor names, got {type(state_dict).__name__}")
+    parts = _LAYER_TENSORS[fmt]
+    layers = {}
+    for key in state_dict.keys():
+        for sep in (".", "_") if fmt == "mxfp4" else (".",):
+            for part in parts:
+                if key.endswith(sep + part):
+                    layers.setdefault((key[:-len(sep + part)], sep), set()).add(part)
+    out, biases = {}, {}
+    for (name, sep), have in sorted(layers.items()):
+        if fmt != "mxfp4" and "qweight" not in have:
+            continue   # a module's own .scales (a norm, say) is not a layer
+        if fmt == "mxfp4" and "blocks" not in have:
+            continue
+        missing = [p for p in parts if p not in have]
+        if missing:
+            raise ValueError(f"state_dict: layer {name!r} has no {', '.join(name + sep + m for m in missing)}")
+        t = {p: state_dict[name + sep + p] for p in parts}
+        try:
+            if fmt == "gptq":
+                imp = from_gptq(t["qweight"], t["qzeros"], t["scales"], state_dict.get(name + ".g_idx"),
+                                bits=bits, zero_offset=zero_offset)
+            elif fmt == "awq":
+                imp = from_awq(t["qweight"], t["qzeros"], t["scales"], bits=bits)
+            else:
+                imp = from_mxfp4(t["blocks"], t["scales"])
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"state_dict: layer {name!r}: {e}") from None
+        out[name] = imp
+        if name + ".bias" in state_dict:
+            biases[name] = state_dict[name + ".bias"]
+    if not out:
+        raise ValueError(f"state_dict: no {fmt} layers (tensors named NAME.{parts[0]})")
+    return out, biases
 
 
 def shard(p, axis, parts, rank):

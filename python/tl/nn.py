@@ -204,18 +204,20 @@ class QuantLinear(torch.nn.Module):
         return y.reshape(*lead, self.out_features)
 
 
-def quantize(model, wtype="u4", group=128, skip=("lm_head",), weights=None, log=None):
+def quantize(model, wtype="u4", group=128, skip=("lm_head",), weights=None, biases=None, log=None):
     """Replaces model's nn.Linear layers by QuantLinear in place and returns
     the model: round-to-nearest from their weights, or for the names in
     `weights` ({module name: tl.formats.Imported or tl.ops.PackedWeights})
-    from those. Layers whose name or last name part is in `skip`, and
+    from those, with the biases in `biases` ({module name: tensor}, as
+    tl.formats.from_state_dict returns them; else the layer's own).
+    Layers whose name or last name part is in `skip`, and
     those whose shape the kernels do not take (out_features not a multiple
     of 64, in_features not of the group), stay as they are. log: a
     function taking one line of progress (e.g. print)."""
     from .formats import Imported
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
-    weights = dict(weights or {})
+    weights, biases = dict(weights or {}), dict(biases or {})
     g = 128 if group is None else group
     todo = []
     for name, mod in model.named_modules():
@@ -232,6 +234,8 @@ def quantize(model, wtype="u4", group=128, skip=("lm_head",), weights=None, log=
             todo.append((mod, child, full, sub))
     for i, (mod, child, full, sub) in enumerate(todo):
         bias = None if sub.bias is None else sub.bias.detach()
+        if full in biases:
+            bias = torch.as_tensor(biases[full], device=sub.weight.device)
         if full in weights:
             w = weights.pop(full)
             p = w.pack() if isinstance(w, Imported) else w

@@ -185,6 +185,24 @@ matmul_check(tf.from_hqq(rng.integers(0, 4, size=(128, 256)),
                          rng.integers(0, 4, size=(128, 4)).astype(np.float16), 2, 64), 1, "hqq")
 print("quant_matmul hqq u2 m=1: ok")
 
+# A checkpoint's tensors by name: every layer found, with its bias; a
+# layer missing one of its tensors refused by name.
+qa, za, sa, ga, qwa, qza = gptq_tensors(128, 64, 4, 32, 1, True)
+sd = {"model.layers.0.mlp.up_proj.qweight": qwa, "model.layers.0.mlp.up_proj.qzeros": qza,
+      "model.layers.0.mlp.up_proj.scales": sa, "model.layers.0.mlp.up_proj.g_idx": ga,
+      "model.layers.0.mlp.up_proj.bias": np.ones(64, np.float16),
+      "model.layers.0.input_layernorm.weight": np.ones(128, np.float16),
+      "model.layers.1.self_attn.o_proj.qweight": qwa, "model.layers.1.self_attn.o_proj.qzeros": qza,
+      "model.layers.1.self_attn.o_proj.scales": sa}
+layers, biases = tf.from_state_dict(sd, "gptq")
+assert sorted(layers) == ["model.layers.0.mlp.up_proj", "model.layers.1.self_attn.o_proj"]
+assert list(biases) == ["model.layers.0.mlp.up_proj"]
+assert layers["model.layers.0.mlp.up_proj"].perm is not None and layers["model.layers.1.self_attn.o_proj"].perm is None
+assert np.array_equal(layers["model.layers.0.mlp.up_proj"].dequantize(), gptq_reference(qwa, qza, sa, ga, 4, 1))
+mx = tf.from_state_dict({"block.0.mlp.down_proj_blocks": blocks, "block.0.mlp.down_proj_scales": e8}, "mxfp4")[0]
+assert list(mx) == ["block.0.mlp.down_proj"] and mx["block.0.mlp.down_proj"].wtype == "f4e2m1"
+print("from_state_dict: gptq 2 layers (act-order, bias), mxfp4 gpt-oss names")
+
 # Shards without repacking: along n the ranks' products are y's column
 # slices, along k (at group boundaries) they add up to y.
 _, _, s5, g5, qw5, qz5 = gptq_tensors(512, 256, 4, 128, 1, False)
@@ -265,6 +283,10 @@ for f, exc, words in (
         (lambda: tf.from_hqq(qh, sh[:5], zh, 3, 64), ValueError, ("scales",)),
         (lambda: tf.from_hqq(qh + 8, sh, zh, 3, 64), ValueError, ("codes",)),
         (lambda: tl.ops.pack_weights(np.full((64, 64), 2.7), np.ones((1, 64)), group=64), TypeError, ("codes",)),
+        (lambda: tf.from_state_dict({"a.qweight": qw, "a.scales": s}, "gptq"), ValueError, ("'a'", "a.qzeros")),
+        (lambda: tf.from_state_dict({"a.weight": s}, "gptq"), ValueError, ("no gptq layers",)),
+        (lambda: tf.from_state_dict({"a.qweight": qw, "a.qzeros": qz, "a.scales": s[:2]}, "gptq"), ValueError, ("layer 'a'", "qzeros")),
+        (lambda: tf.from_state_dict({}, "exl2"), ValueError, ("fmt",)),
         (lambda: tf.shard(p, "m", 2, 0), ValueError, ("axis",)),
         (lambda: tf.shard(p, "n", 3, 0), ValueError, ("parts 3",)),
         (lambda: tf.shard(p, "n", 2, 2), ValueError, ("rank 2",)),

@@ -83,6 +83,15 @@ qb.load_state_dict(sd)
 assert torch.equal(qa(x).view(torch.int16), qb(x).view(torch.int16))
 print(f"QuantLinear act-order: ok (norm-wise error {err:.2g}); state_dict with perm loaded bit for bit")
 
+# quantize with weights and biases from a checkpoint (tl.formats'
+# from_state_dict gives both): the named layer takes them.
+seq = torch.nn.Sequential(torch.nn.Linear(K, N), torch.nn.ReLU()).to(torch.float16).to(dev)
+tl.nn.quantize(seq, weights={"0": imp}, biases={"0": torch.full((N,), 0.5, dtype=torch.float16)})
+assert isinstance(seq[0], tl.nn.QuantLinear) and seq[0].perm is not None
+x = torch.randn(3, K, dtype=torch.float16, device=dev)
+err = check(seq[0](x), x, imp.dequantize().to(torch.float16), torch.full((N,), 0.5), "checkpoint")
+print(f"quantize(weights=, biases=): the checkpoint's layer and bias (norm-wise error {err:.2g})")
+
 # torch.compile traces the custom op: no graph break, the same result.
 torch._dynamo.reset()
 cq = torch.compile(q, fullgraph=True, backend="eager" if dev == "cpu" else "inductor")
