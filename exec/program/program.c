@@ -619,7 +619,7 @@ TlResult tl_compile_ptx(TlContext *ctx, const char *name, const char *text,
   *smem_bytes = 0;
   *workspace_bytes = 0;
   if (!m ||
-      TL_FAILED(tl_pipeline_parse(pl, "lower-tl-to-simt,canonicalize,cse",
+      TL_FAILED(tl_pipeline_parse(pl, TL_PIPELINE_GPU,
                                   tl_context_diag(ctx))) ||
       TL_FAILED(tl_pipeline_run(pl, m, &cfg)))
     goto out;

@@ -51,6 +51,10 @@ unsigned tl_pass_count(void);
 const TlPassInfo *tl_pass_at(unsigned i);
 const TlPassInfo *tl_pass_lookup(const char *flag);
 
+/* The pipeline that takes a module's tl kernels to the simt kernels the
+ * PTX target compiles: the one default of tl-llc, tl-run and libtl. */
+#define TL_PIPELINE_GPU "lower-tl-to-simt,canonicalize,cse"
+
 typedef struct TlPipeline TlPipeline;
 
 /* Creates an empty pipeline (caller owns). */

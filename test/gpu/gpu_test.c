@@ -123,7 +123,7 @@ static void test_matmul_f16_i6(const char *dir) {
   TlPipelineConfig cfg = {.verify_each = true,
                           .arch = tl_arch_for_device(tl_runtime_sm(rt))};
   bool ok = vm_mod && gpu_mod && !TL_FAILED(tl_verify(tl_module_op(vm_mod))) &&
-            !TL_FAILED(tl_pipeline_parse(pl, "lower-tl-to-simt,canonicalize,cse", tl_context_diag(ctx))) &&
+            !TL_FAILED(tl_pipeline_parse(pl, TL_PIPELINE_GPU, tl_context_diag(ctx))) &&
             !TL_FAILED(tl_pipeline_run(pl, gpu_mod, &cfg));
   tl_pipeline_destroy(pl);
   CHECK(ok, "the matmul does not lower");

@@ -19,7 +19,7 @@ static void usage(FILE *out) {
   fputs("usage: tl-llc [options] [input.tl | -]\n"
         "\n"
         "Compiles the kernels of a TL module to PTX: tl.kernel ops (lowered\n"
-        "first with lower-tl-to-simt,canonicalize,cse) and funcs with the\n"
+        "first with " TL_PIPELINE_GPU ") and funcs with the\n"
         "'kernel' attribute in the simt, arith and scf dialects.\n"
         "\n"
         "options:\n"
@@ -53,7 +53,7 @@ static TlResult lower_tl_kernels(TlModule *m, const TlArch *arch) {
     return TL_SUCCESS;
   TlPipeline *pl = tl_pipeline_create();
   TlPipelineConfig cfg = {.verify_each = true, .arch = arch};
-  TlResult r = tl_pipeline_parse(pl, "lower-tl-to-simt,canonicalize,cse",
+  TlResult r = tl_pipeline_parse(pl, TL_PIPELINE_GPU,
                                  tl_context_diag(tl_op_context(tl_module_op(m))));
   if (!TL_FAILED(r))
     r = tl_pipeline_run(pl, m, &cfg);
