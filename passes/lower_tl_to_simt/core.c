@@ -7,32 +7,58 @@
 
 /*===--- Lowered values --------------------------------------------------===*/
 
-/* The entry of v, searching from the latest one. */
+/* The map is a vector of entries with an open-addressing index over it:
+ * each value's slot holds its latest entry (a later put shadows an
+ * earlier one), so a lookup is one probe sequence, not a scan. */
+static size_t slot_of(const Lower *L, const TlValue *v) {
+  uint64_t h = tl_hash_bytes(&v, sizeof v, 0);
+  return (size_t)h & (L->nslots - 1);
+}
+
+static void index_entry(Lower *L, size_t e) {
+  const TlValue *v = L->map.data[e].from;
+  size_t i = slot_of(L, v);
+  while (L->slots[i] && L->map.data[L->slots[i] - 1].from != v)
+    i = (i + 1) & (L->nslots - 1);
+  L->slots[i] = e + 1;
+}
+
+static void put(Lower *L, Entry e) {
+  tl_vec_push(&L->map, e);
+  if (2 * L->map.len > L->nslots) {
+    tl_free(L->slots);
+    L->nslots = L->nslots ? 2 * L->nslots : 64;
+    L->slots = tl_xcalloc(L->nslots, sizeof *L->slots);
+    for (size_t i = 0; i < L->map.len; i++) /* in order: the latest wins */
+      index_entry(L, i);
+  } else {
+    index_entry(L, L->map.len - 1);
+  }
+}
+
 static Entry *find(Lower *L, TlValue *v) {
-  for (size_t i = L->map.len; i-- > 0;)
-    if (L->map.data[i].from == v)
-      return &L->map.data[i];
+  if (!L->nslots)
+    return NULL;
+  for (size_t i = slot_of(L, v); L->slots[i]; i = (i + 1) & (L->nslots - 1))
+    if (L->map.data[L->slots[i] - 1].from == v)
+      return &L->map.data[L->slots[i] - 1];
   return NULL;
 }
 
 void lw_put_scalar(Lower *L, TlValue *from, TlValue *to) {
-  Entry e = {from, to, NULL, NULL, NULL};
-  tl_vec_push(&L->map, e);
+  put(L, (Entry){from, to, NULL, NULL, NULL});
 }
 
 void lw_put_tile(Lower *L, TlValue *from, Tile *t) {
-  Entry e = {from, NULL, t, NULL, NULL};
-  tl_vec_push(&L->map, e);
+  put(L, (Entry){from, NULL, t, NULL, NULL});
 }
 
 void lw_put_view(Lower *L, TlValue *from, View *v) {
-  Entry e = {from, NULL, NULL, v, NULL};
-  tl_vec_push(&L->map, e);
+  put(L, (Entry){from, NULL, NULL, v, NULL});
 }
 
 void lw_put_smem(Lower *L, TlValue *from, Smem *m) {
-  Entry e = {from, NULL, NULL, NULL, m};
-  tl_vec_push(&L->map, e);
+  put(L, (Entry){from, NULL, NULL, NULL, m});
 }
 
 TlValue *lw_scalar(Lower *L, TlValue *v) {

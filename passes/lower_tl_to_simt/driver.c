@@ -658,6 +658,7 @@ static bool lower_kernel(TlContext *ctx, const TlArch *arch, TlOp *k) {
   tl_analysis_destroy(L.facts);
   tl_uniformity_destroy(L.uni);
   tl_vec_free(&L.map);
+  tl_free(L.slots);
   tl_vec_free(&L.rings);
   tl_vec_free(&L.mixed_tiles);
   tl_arena_reset(&L.arena);

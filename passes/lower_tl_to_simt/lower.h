@@ -73,6 +73,8 @@ typedef struct Lower {
   TlModule *module;
   TlBuilder b; /* its location: the op being lowered */
   TL_VEC(Entry) map;
+  size_t *slots; /* the map's index: entry + 1 by the value's hash, 0 free */
+  size_t nslots; /* a power of two, at least twice the entries */
   TlValue *tid;          /* thread index (i32) */
   TlValue *workspace;    /* the launch's global workspace (!simt.ptr<global>) */
   TlAnalysis *facts;     /* divisibility of the kernel's values */
