@@ -1387,11 +1387,12 @@ static TlOp *translate_block(Tr *t, TlBlock *b) {
 static void need(Tr *t, TlOp *op, const char *what, TlFeature f,
                  unsigned min_ptx) {
   if (!tl_arch_has(t->arch, f)) {
-    TlStr names = {0};
-    tl_arch_names_text(&names, f, true);
-    tl_op_emit_error(op, "%s needs a target with %s (%s), not %s", what,
-                     tl_feature_name(f), tl_str_cstr(&names), t->arch->name);
-    tl_str_free(&names);
+    TlStr need = {0}, msg = {0};
+    tl_str_printf(&need, "%s needs %s", what, tl_feature_name(f));
+    tl_arch_lacks_text(&msg, tl_str_cstr(&need), t->arch, f);
+    tl_op_emit_error(op, "%s", tl_str_cstr(&msg));
+    tl_str_free(&need);
+    tl_str_free(&msg);
     t->failed = true;
   } else if (t->ptx < min_ptx) {
     tl_op_emit_error(

@@ -69,6 +69,11 @@ void tl_arch_names_text(TlStr *out, unsigned features, bool or_last);
 /* How diagnostics name a feature ("fp8 mma"); NULL when f is not one of
  * the table's feature bits (0 and combinations included). */
 const char *tl_feature_name(unsigned f);
+/* Appends the one wording of every refusal for a missing feature: "WHAT,
+ * which sm_80 lacks (targets with it: sm_90 or sm_90a)", WHAT naming what
+ * needs the feature ("simt.tma_load needs TMA (cp.async.bulk.tensor)"). */
+void tl_arch_lacks_text(TlStr *out, const char *what, const TlArch *arch,
+                        unsigned feature);
 
 /* One mma.sync form (the columns of forms.def's TL_MMA_FORM). */
 typedef struct TlMmaForm {

@@ -81,6 +81,14 @@ void tl_arch_names_text(TlStr *out, unsigned f, bool or_last) {
   }
 }
 
+void tl_arch_lacks_text(TlStr *out, const char *what, const TlArch *arch,
+                        unsigned feature) {
+  tl_str_printf(out, "%s, which %s lacks (targets with it: ", what,
+                arch->name);
+  tl_arch_names_text(out, feature, true);
+  tl_str_putc(out, ')');
+}
+
 const char *tl_feature_name(unsigned f) {
   for (unsigned i = 0; i < sizeof features / sizeof features[0]; i++)
     if (features[i].bit == f)

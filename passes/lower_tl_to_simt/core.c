@@ -91,10 +91,7 @@ bool lw_fail(Lower *L, TlOp *op, const char *msg) {
 bool lw_fail_feature(Lower *L, TlOp *op, const char *what, unsigned feature,
                      const char *hint) {
   TlStr msg = {0};
-  tl_str_printf(&msg, "%s, which %s lacks (targets with it: ", what,
-                L->arch->name);
-  tl_arch_names_text(&msg, feature, true);
-  tl_str_puts(&msg, ")");
+  tl_arch_lacks_text(&msg, what, L->arch, feature);
   if (hint)
     tl_str_printf(&msg, "; %s", hint);
   bool r = lw_fail(L, op, tl_str_cstr(&msg));

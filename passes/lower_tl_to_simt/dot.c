@@ -243,14 +243,12 @@ bool lw_lower_dot(Lower *L, TlOp *op) {
       return true;
     }
     if (missing && typed) {
-      TlStr msg = {0};
-      tl_str_printf(&msg, "mma.%s with %s x %s -> %s on %s, which lacks %s (",
-                    missing->shape, ta, tb, tc, L->arch->name,
-                    tl_feature_name(missing->feature));
-      tl_arch_names_text(&msg, missing->feature, true);
-      tl_str_puts(&msg, " have it)");
-      bool r = lw_fail(L, op, tl_str_cstr(&msg));
-      tl_str_free(&msg);
+      TlStr need = {0};
+      tl_str_printf(&need, "mma.%s with %s x %s -> %s needs %s", missing->shape,
+                    ta, tb, tc, tl_feature_name(missing->feature));
+      bool r = lw_fail_feature(L, op, tl_str_cstr(&need), missing->feature,
+                               NULL);
+      tl_str_free(&need);
       return r;
     }
     if (!typed)
