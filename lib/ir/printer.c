@@ -312,6 +312,7 @@ struct TlPrinter {
   unsigned indent;
   NameScope *scope;
   TlStrtab *strings;
+  bool generic; /* printing a generic op's regions */
 };
 
 static bool name_used(TlPrinter *p, const char *n) {
@@ -535,7 +536,11 @@ void tl_print_region(TlPrinter *p, TlRegion *r, bool print_entry_args) {
   tl_str_putc(p->out, '{');
   p->indent++;
   for (TlBlock *b = r->first; b; b = b->next) {
-    bool header = (b != r->first) || (print_entry_args && b->nargs);
+    /* In the generic form an empty entry block keeps its label: `{}`
+     * reads back as a region without blocks (unverified IR has empty
+     * blocks; custom forms such as a module's make their block). */
+    bool header = (b != r->first) || (print_entry_args && b->nargs) ||
+                  (p->generic && !b->first && !b->nargs);
     if (header) {
       tl_str_putc(p->out, '\n');
       for (unsigned i = 1; i < p->indent; i++)
@@ -578,7 +583,10 @@ static void print_generic(TlPrinter *p, TlOp *op) {
     for (unsigned i = 0; i < op->nregions; i++) {
       if (i)
         tl_str_puts(p->out, ", ");
+      bool was = p->generic;
+      p->generic = true;
       tl_print_region(p, op->regions[i], true);
+      p->generic = was;
     }
     tl_str_putc(p->out, ')');
   }
@@ -643,7 +651,10 @@ static void print_op(TlPrinter *p, TlOp *op) {
     if (is_builtin(op->def))
       name = strchr(name, '.') + 1;
     tl_str_puts(p->out, name);
+    bool was = p->generic;
+    p->generic = false; /* a custom form makes its own blocks */
     op->def->print(p, op);
+    p->generic = was;
   } else {
     print_generic(p, op);
   }

@@ -290,6 +290,28 @@ static void test_print_unverified(TlContext *ctx) {
   tl_module_destroy(m);
 }
 
+/* An empty block (IR that does not verify: no terminator) survives a
+ * print and a parse: the region keeps its one block. */
+static void test_empty_block_round_trip(TlContext *ctx) {
+  const char *src = "func @f(%c: i1) {\n  scf.if %c {\n  ^bb0:\n  }\n"
+                    "  return\n}\n";
+  TlModule *m = tl_parse_module(ctx, "e.tl", src, strlen(src), 1);
+  CHECK(m != NULL);
+  if (!m)
+    return;
+  char *once = print_module(m);
+  TlModule *m2 = tl_parse_module(ctx, "e2.tl", once, strlen(once), 1);
+  CHECK(m2 != NULL);
+  char *twice = m2 ? print_module(m2) : NULL;
+  CHECK_EQ_STR(once, twice);
+  CHECK(strstr(once, "^bb0:") != NULL);
+  tl_free(once);
+  tl_free(twice);
+  tl_module_destroy(m);
+  if (m2)
+    tl_module_destroy(m2);
+}
+
 int main(void) {
   TlContext *ctx = tl_context_create();
   tl_register_all_dialects(ctx);
@@ -299,6 +321,7 @@ int main(void) {
   test_typed_builders(ctx);
   test_parse_errors(ctx);
   test_round_trip(ctx);
+  test_empty_block_round_trip(ctx);
   tl_diag_reset_count(tl_context_diag(ctx));
   test_print_unverified(ctx);
   tl_context_destroy(ctx);
