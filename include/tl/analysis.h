@@ -145,6 +145,51 @@ typedef struct TlAccessAlignment {
 bool tl_analysis_access_alignment(TlAnalysis *a, TlOp *access,
                                   TlAccessAlignment *out);
 
+/*===------------------------------------------------------------------===*
+ * Global view extents
+ *===------------------------------------------------------------------===*/
+
+/* The bytes each tl.view_global over a pointer parameter of a tl.kernel
+ * needs from the buffer a launch binds to that parameter (docs/runtime.md,
+ * "Extent checks"): elem_bits * (1 + sum_i (size_i - 1) * stride_i)
+ * rounded up to bytes, 0 for a view with an empty dimension, with each
+ * size and stride traced through the integer arith ops to constants,
+ * template values and integer parameters, and times the conditions of the
+ * scf.if branches its uses lie in (those that trace; loops count as
+ * entered). A view whose sizes or strides depend on anything else (a
+ * loaded value, the block's indices, a loop's counter) is unchecked, as is
+ * one that is unused or used only in branches the instance never takes;
+ * views over values that are not parameters are not listed. The kernel
+ * must verify and outlive the object, which the caller owns
+ * (tl_view_extents_destroy accepts NULL). Never fails. */
+typedef struct TlViewExtents TlViewExtents;
+TlViewExtents *tl_view_extents_create(TlOp *kernel);
+void tl_view_extents_destroy(TlViewExtents *x);
+unsigned tl_view_extents_count(const TlViewExtents *x);
+
+typedef struct TlViewExtent {
+  TlOp *view;        /* the tl.view_global */
+  unsigned param;    /* the pointer parameter it views */
+  const char *text;  /* the view as messages name it: "kc[nbh, len, 64]" */
+  const char *bytes; /* the bytes it needs, a condition in the language of
+                        requires clauses (tl.h) over the integer
+                        parameters' names, e.g. "(n > 0) * (n * 4)";
+                        NULL when unchecked */
+  const char *why;   /* unchecked: the reason (static text) */
+} TlViewExtent;
+/* View i < count, in program order; the texts are owned by x. */
+void tl_view_extents_get(const TlViewExtents *x, unsigned i,
+                         TlViewExtent *out);
+/* The bytes view i needs for the parameter values int_args (indexed by
+ * parameter, read for the integer ones only, each wrapped to its type as
+ * the kernel sees it), the value of its `bytes` text; 0 for an unchecked
+ * view. The right operand of a product whose left operand is 0 is not
+ * evaluated (as && does), so a branch the launch does not take cannot
+ * fail. False on an overflow of 64-bit integers or a divisor that is not
+ * positive. */
+bool tl_view_extents_eval(const TlViewExtents *x, unsigned i,
+                          const int64_t *int_args, int64_t *bytes);
+
 #ifdef __cplusplus
 }
 #endif

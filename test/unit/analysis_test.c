@@ -410,6 +410,145 @@ static void test_launch_assumptions(TlContext *ctx) {
   tl_module_destroy(m);
 }
 
+/*===--- Global view extents ---------------------------------------------===*/
+
+/* Evaluates text, a condition over the names of kernel k's parameters,
+ * with every name a constant: args[i] (the classify callback's user). */
+typedef struct Args {
+  TlOp *kernel;
+  const int64_t *values;
+} Args;
+
+static TlExprName arg_value(void *user, const char *name, size_t len,
+                            int64_t *value) {
+  Args *a = user;
+  TlAttr *names = tl_op_attr(a->kernel, "arg_names");
+  for (unsigned i = 0; i < tl_attr_array_size(names); i++) {
+    const char *n = tl_attr_string_value(tl_attr_array_elem(names, i), NULL);
+    if (strlen(n) == len && !memcmp(n, name, len)) {
+      *value = a->values[i];
+      return TL_EXPR_NAME_CONST;
+    }
+  }
+  return TL_EXPR_NAME_UNKNOWN;
+}
+
+static void test_view_extents(TlContext *ctx) {
+  const char *src =
+      "tl.kernel @k(%x: !tl.ptr<f32>, %w: !tl.ptr<u4>, %y: !tl.ptr<f16>,\n"
+      "             %z: !tl.ptr<f32>, %n: i32, %ld: i32, %ns: i32, %u: u32)\n"
+      "    template(B = 64, Q = 0) grid(1) threads(32) {\n"
+      "  %b = tl.block_indices : i32\n"
+      "  %c0 = arith.constant 0 : i32\n"
+      "  %c1 = arith.constant 1 : i32\n"
+      "  %bs = tl.template B : i32\n"
+      "  %q = tl.template Q : i32\n"
+      "  %m = arith.ceildivi %n, %bs : i32\n"
+      "  %gx = tl.view_global %x[%m, 64] : !tl.global<?x64xf32>\n"
+      "  %t = tl.load_global %gx[%c0, %c0] masked : !tl.global<?x64xf32> "
+      "-> !tl.reg<1x64xf32, #tl.layout<spatial(1, 32).local(1, 2)>>\n"
+      "  %gw = tl.view_global %w[%n, 64] strides[%ld, 1] : "
+      "!tl.global<?x64xu4, strided>\n"
+      "  %tw = tl.load_global %gw[%c0, %c0] masked : "
+      "!tl.global<?x64xu4, strided> "
+      "-> !tl.reg<1x64xu4, #tl.layout<spatial(1, 32).local(1, 2)>>\n"
+      "  %gy = tl.view_global %y[%b] : !tl.global<?xf16>\n"
+      "  %sy = tl.load_scalar %gy[%c0] : !tl.global<?xf16> -> f16\n"
+      "  %split = arith.cmpi gt, %ns, %c1 : i32\n"
+      "  scf.if %split {\n"
+      "    %gz = tl.view_global %z[%ns, 8] : !tl.global<?x8xf32>\n"
+      "    %sz = tl.load_scalar %gz[%c0, %c0] : !tl.global<?x8xf32> -> f32\n"
+      "    scf.yield\n"
+      "  }\n"
+      "  %never = arith.cmpi ne, %q, %c0 : i32\n"
+      "  scf.if %never {\n"
+      "    %gz2 = tl.view_global %z[1000000, 8] : !tl.global<?x8xf32>\n"
+      "    %sz2 = tl.load_scalar %gz2[%c0, %c0] : !tl.global<?x8xf32> -> f32\n"
+      "    scf.yield\n"
+      "  }\n"
+      "  %ux = arith.bitcast %u : u32 to i32\n"
+      "  %gu = tl.view_global %z[%ux] : !tl.global<?xf32>\n"
+      "  %gv = tl.view_global %z[%n] : !tl.global<?xf32>\n"
+      "  %su = tl.load_scalar %gu[%c0] : !tl.global<?xf32> -> f32\n"
+      "}\n";
+  TlModule *m = parse(ctx, src);
+  TlOp *k = m ? tl_block_first_op(tl_module_body(m)) : NULL;
+  if (!k)
+    return;
+  TlViewExtents *x = tl_view_extents_create(k);
+  CHECK_EQ_INT(tl_view_extents_count(x), 7);
+  static const struct {
+    unsigned param;
+    const char *text, *bytes, *why;
+  } want[] = {
+      {0, "x[ceildiv(n, 64), 64]", "(ceildiv(n, 64) > 0) * "
+                                   "(((ceildiv(n, 64) - 1) * 64 + 64) * 4)",
+       NULL},
+      /* u4: bits rounded up to bytes; a runtime stride must not be
+       * negative. */
+      {1, "w[n, 64]",
+       "(n > 0 && ld >= 0) * ceildiv(((n - 1) * ld + 64) * 4, 8)",
+       NULL},
+      {2, "y[%b]", NULL, "a size or stride depends on the block's indices"},
+      {3, "z[ns, 8]", "(ns > 1 && ns > 0) * (((ns - 1) * 8 + 8) * 4)", NULL},
+      {3, "z[1000000, 8]", NULL,
+       "the view is used only in branches this instance never takes"},
+      {3, "z[u]", "(u > 0) * (u * 4)", NULL},
+      {3, "z[n]", NULL, "the view is not used"},
+  };
+  for (unsigned i = 0; i < 7 && i < tl_view_extents_count(x); i++) {
+    TlViewExtent e;
+    tl_view_extents_get(x, i, &e);
+    CHECK_EQ_INT(e.param, want[i].param);
+    CHECK_EQ_STR(e.text, want[i].text);
+    if (want[i].bytes) {
+      CHECK(e.bytes && !strcmp(e.bytes, want[i].bytes));
+      if (e.bytes && strcmp(e.bytes, want[i].bytes))
+        fprintf(stderr, "view %u: %s\n", i, e.bytes);
+    } else {
+      CHECK(e.bytes == NULL);
+      CHECK_EQ_STR(e.why, want[i].why);
+    }
+  }
+  /* The bytes as evaluated agree with their text in the language of
+   * requires clauses, on random arguments (n, ld, ns, u). */
+  uint64_t r = 0x2545f4914f6cdd1dull;
+  for (int trial = 0; trial < 2000; trial++) {
+    int64_t args[8] = {0};
+    for (int j = 4; j < 8; j++) {
+      r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+      args[j] = (int64_t)(r % 4001) - 1000;
+    }
+    args[7] = args[7] < 0 ? -args[7] : args[7];
+    Args a = {k, args};
+    for (unsigned i = 0; i < tl_view_extents_count(x); i++) {
+      TlViewExtent e;
+      tl_view_extents_get(x, i, &e);
+      int64_t got, ref;
+      CHECK(tl_view_extents_eval(x, i, args, &got));
+      if (!e.bytes) {
+        CHECK_EQ_INT(got, 0);
+        continue;
+      }
+      bool is_const = false;
+      CHECK(tl_cond_check(e.bytes, strlen(e.bytes), arg_value, &a, NULL,
+                          &is_const, &ref, NULL, NULL));
+      CHECK(is_const);
+      CHECK_EQ_INT(got, ref);
+    }
+  }
+  /* An i32 argument is read as the kernel reads it: 2^32 + 5 is 5. */
+  int64_t big[8] = {0, 0, 0, 0, ((int64_t)1 << 32) + 5, 0, 0, 0};
+  int64_t bytes;
+  CHECK(tl_view_extents_eval(x, 1, big, &bytes));
+  CHECK_EQ_INT(bytes, 32); /* n = 5 with ld = 0: the first row only */
+  big[5] = 16;
+  CHECK(tl_view_extents_eval(x, 1, big, &bytes));
+  CHECK_EQ_INT(bytes, (4 * 16 + 64) / 2);
+  tl_view_extents_destroy(x);
+  tl_module_destroy(m);
+}
+
 int main(void) {
   TlContext *ctx = tl_context_create();
   tl_register_all_dialects(ctx);
@@ -418,6 +557,7 @@ int main(void) {
   test_soundness(ctx);
   test_view_alignment(ctx);
   test_launch_assumptions(ctx);
+  test_view_extents(ctx);
   tl_context_destroy(ctx);
   return unit_report();
 }
