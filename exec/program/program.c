@@ -43,6 +43,7 @@ struct TlSession {
   int ordinal;
   int several; /* whether the driver sees more than one device; -1: not
                   asked yet */
+  bool no_extent_checks; /* tl_session_set_check_extents(s, false) */
 };
 
 /* PTX for one target, kept by the program. */
@@ -109,6 +110,15 @@ struct TlProgram {
   bool dims_known;
   int64_t *dims_ints;
   TlLaunchDims dims;
+  /* The global views' extents (made at creation), and for the integer
+   * arguments of the last launch dims, per parameter, the bytes its
+   * buffer needs (-1: the extent overflowed) and the view that needs them
+   * (-1: none); a launch's buffer sizes (bytes, from TlArg or the
+   * caller's array). */
+  TlViewExtents *extents;
+  int64_t *need;
+  int *need_view;
+  int64_t *sizes;
 };
 
 /*===--- Errors -----------------------------------------------------------===*/
@@ -183,6 +193,10 @@ void tl_session_set_cache_dir(TlSession *s, const char *dir) {
 
 void tl_session_set_driver(TlSession *s, const char *driver) {
   set_text(&s->driver, driver);
+}
+
+void tl_session_set_check_extents(TlSession *s, bool on) {
+  s->no_extent_checks = !on;
 }
 
 TlResult tl_session_open_device(TlSession *s, int ordinal) {
@@ -300,6 +314,10 @@ TlProgram *tl_program_create(TlSession *s, const TlProgramDesc *d) {
   p->reals = tl_xcalloc(n + 1, sizeof *p->reals);
   p->assume_mask = tl_xcalloc(n + 1, sizeof *p->assume_mask);
   p->dims_ints = tl_xcalloc(n + 1, sizeof *p->dims_ints);
+  p->extents = tl_view_extents_create(p->kernel);
+  p->need = tl_xcalloc(n + 1, sizeof *p->need);
+  p->need_view = tl_xcalloc(n + 1, sizeof *p->need_view);
+  p->sizes = tl_xcalloc(n + 1, sizeof *p->sizes);
   unsigned nmaps = 0;
   for (unsigned i = 0; i < n; i++)
     nmaps += p->params[i].kind == TL_ARG_TENSOR_MAP;
@@ -348,6 +366,10 @@ void tl_program_destroy(TlProgram *p) {
   tl_free(p->reals);
   tl_free(p->assume_mask);
   tl_free(p->dims_ints);
+  tl_view_extents_destroy(p->extents);
+  tl_free(p->need);
+  tl_free(p->need_view);
+  tl_free(p->sizes);
   tl_free(p->maps);
   tl_free(p->map_mem);
   tl_free(p->text);
@@ -802,6 +824,54 @@ TlResult tl_program_ptx(TlProgram *p, unsigned sm, TlPtxInfo *out) {
 
 /*===--- Launches ---------------------------------------------------------===*/
 
+/* What each buffer parameter's views need for the integer arguments
+ * p->ints: the largest of its views' bytes (p->need, -1 when one
+ * overflows) and that view (p->need_view). */
+static void know_needs(TlProgram *p) {
+  for (unsigned i = 0; i < p->n; i++) {
+    p->need[i] = 0;
+    p->need_view[i] = -1;
+  }
+  for (unsigned v = 0; v < tl_view_extents_count(p->extents); v++) {
+    TlViewExtent e;
+    tl_view_extents_get(p->extents, v, &e);
+    int64_t b;
+    if (!e.bytes || e.param >= p->n || p->need[e.param] < 0)
+      continue;
+    if (!tl_view_extents_eval(p->extents, v, p->ints, &b))
+      b = -1;
+    if (b < 0 || b > p->need[e.param]) {
+      p->need[e.param] = b;
+      p->need_view[e.param] = (int)v;
+    }
+  }
+}
+
+/* Whether every buffer p->sizes gives holds its views (know_needs); false
+ * after a message naming the parameter, the view and both sizes. */
+static bool check_extents(TlProgram *p) {
+  for (unsigned i = 0; i < p->n; i++) {
+    if (p->need_view[i] < 0 || p->params[i].kind != TL_ARG_BUFFER)
+      continue;
+    int64_t need = p->need[i];
+    if (need >= 0 && (uint64_t)need <= (uint64_t)p->sizes[i])
+      continue;
+    TlViewExtent e;
+    tl_view_extents_get(p->extents, (unsigned)p->need_view[i], &e);
+    if (need < 0)
+      return !failf(p->s,
+                    "argument %u (%s) of @%s: the view %s needs more bytes "
+                    "than 64-bit integers count (%s)",
+                    i, p->params[i].name, tl_program_name(p), e.text, e.bytes);
+    return !failf(p->s,
+                  "argument %u (%s) of @%s: the view %s needs %lld bytes, the "
+                  "buffer has %llu",
+                  i, p->params[i].name, tl_program_name(p), e.text,
+                  (long long)need, (unsigned long long)p->sizes[i]);
+  }
+  return true;
+}
+
 /* The launch dims of the integer arguments p->ints (0 for the other
  * parameters), remembered for the next launch with the same ones; the
  * shared memory is x's. */
@@ -816,6 +886,7 @@ static bool launch_dims(TlProgram *p, const Ptx *x, TlLaunchDims *out) {
     for (int d = 0; d < 3; d++)
       p->dims.grid[d] = (unsigned)grid[d];
     p->dims.threads = (unsigned)threads;
+    know_needs(p);
     memcpy(p->dims_ints, p->ints, bytes);
     p->dims_known = true;
   }
@@ -837,6 +908,7 @@ static void take_args(TlProgram *p, const TlArg *args) {
                   : map                    ? 0
                                            : a->i;
     p->reals[i] = a->kind == TL_ARG_FLOAT ? a->f : map ? 0 : (double)a->i;
+    p->sizes[i] = a->kind == TL_ARG_BUFFER ? (int64_t)a->bytes : 0;
   }
 }
 
@@ -950,6 +1022,10 @@ static bool make_ready(TlProgram *p, void *stream, Ptx **xp, TlLaunch *l) {
   TlLaunchDims dims;
   if (!launch_dims(p, x, &dims))
     return false;
+  /* Before anything reaches the device: a buffer smaller than a view of
+   * it would fault there, and a fault ends the process's CUDA context. */
+  if (!s->no_extent_checks && !check_extents(p))
+    return false;
   for (unsigned i = 0; i < n; i++) {
     const TlParamInfo *pi = &p->params[i];
     int64_t w = p->words[i];
@@ -1048,8 +1124,8 @@ TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
 }
 
 TlResult tl_program_launch_values(TlProgram *p, const int64_t *words,
-                                  const double *reals, unsigned nargs,
-                                  void *stream) {
+                                  const double *reals, const int64_t *sizes,
+                                  unsigned nargs, void *stream) {
   begin(p->s);
   Ptx *x;
   TlLaunch l;
@@ -1064,9 +1140,15 @@ TlResult tl_program_launch_values(TlProgram *p, const int64_t *words,
                    "as a word; launch a kernel with tensor-map parameters "
                    "with tl_program_launch",
                    i, p->params[i].name, tl_program_name(p));
+  if (!sizes && !p->s->no_extent_checks)
+    return failf(p->s,
+                 "@%s: the launch gives no buffer sizes to check its views "
+                 "against (tl_session_set_check_extents turns the checks off)",
+                 tl_program_name(p));
   for (unsigned i = 0; i < p->n; i++) {
     p->words[i] = words[i];
     p->reals[i] = reals[i];
+    p->sizes[i] = sizes ? sizes[i] : 0;
   }
   if (!make_ready(p, stream, &x, &l))
     return TL_FAILURE;

@@ -76,6 +76,11 @@ void tl_session_set_cache_dir(TlSession *s, const char *dir);
  * tl_session_open_device. The text is copied. */
 void tl_session_set_driver(TlSession *s, const char *driver);
 
+/* Whether launches check each buffer against the global views of it
+ * (docs/runtime.md, "Extent checks"); on, the default, until turned off
+ * here, for code that has measured the cost. */
+void tl_session_set_check_extents(TlSession *s, bool on);
+
 /* Opens CUDA device `ordinal` (its primary context, which CUDA's runtime
  * and PyTorch share). Fails with no driver, no such device, or a device
  * already open (a session drives one). tl_program_launch opens device 0
@@ -241,7 +246,15 @@ TlResult tl_program_launch_dims(TlProgram *p, const TlArg *args, unsigned nargs,
  * tensor the driver says is another device's memory, a tensor no map can
  * be made over) or break the kernel's `assume`, for no driver or device
  * (or one with no cuTensorMapEncodeTiled, for a kernel with tensor maps),
- * and with the driver's error. */
+ * and with the driver's error.
+ *
+ * Extent checks: unless the session turned them off, each buffer's
+ * `bytes` must hold every tl.view_global of its parameter that the launch
+ * reaches, as the kernel's scalar arguments size it
+ * (tl_view_extents_create, tl/analysis.h): "argument 1 (kc) of
+ * @decode_attn: the view kc[nbh, len, 64] needs 1048576 bytes, the buffer
+ * has 524288". The same check covers tl_program_launch_values,
+ * tl_program_time and tl_program_resources. */
 TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
                            void *stream);
 
@@ -249,15 +262,17 @@ TlResult tl_program_launch(TlProgram *p, const TlArg *args, unsigned nargs,
  * and element types against the parameters themselves (python/tl does,
  * once per kind of argument): words[i] is buffer parameter i's device
  * address or integer parameter i's value, reals[i] float parameter i's
- * value (other entries are ignored). Everything else is checked as
- * tl_program_launch checks it: the count, a NULL address, another
- * device's memory, `assume`, the grid. A launch costs no allocation, and
+ * value, sizes[i] buffer parameter i's bytes (other entries are ignored;
+ * sizes may be NULL only when the session's extent checks are off).
+ * Everything else is checked as tl_program_launch checks it: the count, a
+ * NULL address, another device's memory, the extents, `assume`, the
+ * grid. A launch costs no allocation, and
  * the grid of the integer arguments of the launch before is reused. A
  * kernel with a tensor-map parameter is refused (a word does not describe
  * a tensor): launch it with tl_program_launch. */
 TlResult tl_program_launch_values(TlProgram *p, const int64_t *words,
-                                  const double *reals, unsigned nargs,
-                                  void *stream);
+                                  const double *reals, const int64_t *sizes,
+                                  unsigned nargs, void *stream);
 
 /* Times the kernel as tl-run --bench does, on the default stream, and
  * waits: `warmup` launches, then `iters` (0 counts as 1) launches each

@@ -187,8 +187,9 @@ class Kernel:
             L.tl_program_param(self._h, i, ctypes.byref(info))
             self.params.append(Param(info))
         # The torch dtypes each buffer parameter has accepted (learned by
-        # _device_args), which the launcher takes without a message.
-        self._ok = [set() for _ in self.params]
+        # _device_args), which the launcher takes without a message, each
+        # with its element size (a buffer's bytes: numel times it).
+        self._ok = [{} for _ in self.params]
         self._launch = _make_launcher(self)
 
     def __del__(self):
@@ -329,7 +330,7 @@ class Kernel:
                 if not v.is_contiguous():
                     raise TypeError(f"{where}: the tensor is not contiguous (call .contiguous())")
                 _check_dtype(p, got, where, str(v.dtype))
-                self._ok[i].add(v.dtype)
+                self._ok[i][v.dtype] = v.element_size()
                 c.device, c.bytes = v.data_ptr(), v.numel() * v.element_size()
             elif hasattr(v, "__cuda_array_interface__"):
                 cai = v.__cuda_array_interface__
@@ -490,10 +491,12 @@ def _make_launcher(kernel):
     body = ["%s, = args" % ", ".join(names)] if n else []
     for i, (p, a) in enumerate(zip(params, names)):
         if p.kind == "buffer":
+            # The bytes libtl checks the kernel's views of it against.
             body += [f"if ({a}.dtype not in ok{i} or {a}.get_device() != device"
                      f" or not {a}.is_contiguous()):",
                      "    return False",
-                     f"words[{i}] = {a}.data_ptr()"]
+                     f"words[{i}] = {a}.data_ptr()",
+                     f"sizes[{i}] = {a}.numel() * ok{i}[{a}.dtype]"]
         elif p.kind == "int":
             lo, hi = _int_range(p)
             body += [f"if type({a}) is not int or not {lo} <= {a} <= {hi}:",
@@ -509,7 +512,7 @@ def _make_launcher(kernel):
              "    stream = stream_handle(stream) or 0",
              "if stream != last[0]:",
              "    last[0], last[1] = stream, ctypes.c_void_p(stream or None)",
-             "if launch_values(h, words, reals, %d, last[1]):" % n,
+             "if launch_values(h, words, reals, sizes, %d, last[1]):" % n,
              "    raise TLError(error())",
              "return True"]
     src = ("def launch(args, stream, device):\n"
@@ -524,6 +527,7 @@ def _make_launcher(kernel):
         "ctypes": ctypes,
         "words": (ctypes.c_int64 * max(n, 1))(),
         "reals": (ctypes.c_double * max(n, 1))(),
+        "sizes": (ctypes.c_int64 * max(n, 1))(),
         "launch_values": kernel._lib["tl_program_launch_values"],
         "h": ctypes.c_void_p(kernel._h),
         "last": [0, None],
@@ -585,12 +589,17 @@ def _stream_handle(stream):
 class Session:
     """libtl's session: the CUDA device (opened on the first launch, or
     with open_device), the PTX cache's directory (None: the default,
-    $TL_CACHE_DIR or ~/.cache/tl; '': no cache) and the driver library
-    (None: libcuda.so.1)."""
+    $TL_CACHE_DIR or ~/.cache/tl; '': no cache), the driver library
+    (None: libcuda.so.1) and whether launches check each buffer against
+    the kernel's views of it (check_extents; docs/runtime.md, "Extent
+    checks")."""
 
-    def __init__(self, cache_dir=None, driver=None):
+    def __init__(self, cache_dir=None, driver=None, check_extents=True):
         _check.path("cache_dir", cache_dir, optional=True)
         _check.path("driver", driver, optional=True)
+        if not isinstance(check_extents, bool):
+            raise TypeError(f"check_extents: expected True or False, got "
+                            f"{type(check_extents).__name__}")
         self._lib = _lib.lib()
         self._lock = threading.RLock()
         self._h = self._lib.tl_session_create()
@@ -599,6 +608,8 @@ class Session:
             self._lib.tl_session_set_cache_dir(self._h, os.fsencode(cache_dir))
         if driver is not None:
             self._lib.tl_session_set_driver(self._h, os.fsencode(driver))
+        if not check_extents:
+            self._lib.tl_session_set_check_extents(self._h, False)
 
     def __del__(self):
         h = getattr(self, "_h", None)

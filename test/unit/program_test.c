@@ -502,10 +502,11 @@ static void test_driver(void) {
    * session counts the devices once). */
   setenv("TL_FAKE_CUDA_DEVICES", "2", 1);
   p = vector_add(s, "BLOCK=256");
-  float *dev = aligned_alloc(256, 4096);
+  float *dev = aligned_alloc(256, 16384);
   for (int i = 0; i < 3; i++) {
-    args[i].device = (uint64_t)(uintptr_t)(dev + 256 * i);
+    args[i].device = (uint64_t)(uintptr_t)(dev + 1024 * i);
     args[i].host = NULL;
+    args[i].bytes = 4096;
   }
   args[3] = int_arg(600);
   void *stream = (void *)(uintptr_t)0x5eed00;
@@ -522,7 +523,22 @@ static void test_driver(void) {
   CHECK(TL_FAILED(tl_program_launch(p, args, 4, stream)));
   CHECK(error_has(s, "argument 1 (y) of @vector_add: the buffer has no "
                      "device address"));
-  args[1].device = (uint64_t)(uintptr_t)(dev + 256);
+  args[1].device = (uint64_t)(uintptr_t)(dev + 1024);
+  /* A buffer smaller than its view is refused before anything reaches
+   * the driver (the log below has no launch for it); then a good launch
+   * still goes through, and one with the checks turned off. */
+  args[1].bytes = 2396;
+  CHECK(TL_FAILED(tl_program_launch(p, args, 4, stream)));
+  CHECK(error_has(s, "argument 1 (y) of @vector_add: the view y[n] needs 2400 "
+                     "bytes, the buffer has 2396"));
+  args[1].bytes = 2400;
+  CHECK(!TL_FAILED(tl_program_launch(p, args, 4, stream)));
+  args[1].bytes = 4096;
+  args[3] = int_arg(1025);
+  CHECK(TL_FAILED(tl_program_launch(p, args, 4, stream)));
+  CHECK(error_has(s, "argument 0 (x) of @vector_add: the view x[n] needs 4100 "
+                     "bytes, the buffer has 4096"));
+  args[3] = int_arg(600);
   /* Memory of another device. */
   setenv("TL_FAKE_CUDA_POINTER_DEVICE", "1", 1);
   CHECK(TL_FAILED(tl_program_launch(p, args, 4, stream)));
@@ -538,23 +554,41 @@ static void test_driver(void) {
   CHECK(error_has(s, "takes 4 arguments, not 3"));
   /* The same launches from values (python/tl's path): buffers by
    * address, the grid of each launch's own n. */
-  int64_t words[4];
+  int64_t words[4], sizes[4] = {4096, 4096, 4096, 0};
   double reals[4] = {0, 0, 0, 0};
   for (int i = 0; i < 3; i++)
-    words[i] = (int64_t)(uintptr_t)(dev + 256 * i);
+    words[i] = (int64_t)(uintptr_t)(dev + 1024 * i);
   words[3] = 600;
-  CHECK(!TL_FAILED(tl_program_launch_values(p, words, reals, 4, stream)));
+  CHECK(!TL_FAILED(
+      tl_program_launch_values(p, words, reals, sizes, 4, stream)));
   words[3] = 1000;
-  CHECK(!TL_FAILED(tl_program_launch_values(p, words, reals, 4, stream)));
-  CHECK(TL_FAILED(tl_program_launch_values(p, words, reals, 3, stream)));
+  CHECK(!TL_FAILED(
+      tl_program_launch_values(p, words, reals, sizes, 4, stream)));
+  CHECK(TL_FAILED(tl_program_launch_values(p, words, reals, sizes, 3, stream)));
   CHECK(error_has(s, "@vector_add takes 4 arguments, not 3"));
+  /* The extents, from the sizes array, after the grid of the same n was
+   * kept: a launch that only grows n past the buffers is refused. */
+  words[3] = 1025;
+  CHECK(TL_FAILED(tl_program_launch_values(p, words, reals, sizes, 4, stream)));
+  CHECK(error_has(s, "argument 0 (x) of @vector_add: the view x[n] needs 4100 "
+                     "bytes, the buffer has 4096"));
+  CHECK(TL_FAILED(tl_program_launch_values(p, words, reals, NULL, 4, stream)));
+  CHECK(error_has(s, "@vector_add: the launch gives no buffer sizes"));
+  /* Off by the session's explicit flag: no sizes needed, none checked. */
+  tl_session_set_check_extents(s, false);
+  CHECK(!TL_FAILED(
+      tl_program_launch_values(p, words, reals, NULL, 4, stream)));
+  tl_session_set_check_extents(s, true);
+  words[3] = 1000;
+  CHECK(!TL_FAILED(
+      tl_program_launch_values(p, words, reals, sizes, 4, stream)));
   words[1] = 0;
-  CHECK(TL_FAILED(tl_program_launch_values(p, words, reals, 4, stream)));
+  CHECK(TL_FAILED(tl_program_launch_values(p, words, reals, sizes, 4, stream)));
   CHECK(error_has(s, "argument 1 (y) of @vector_add: the buffer has no "
                      "device address"));
   words[1] = words[0];
   words[3] = (int64_t)1 << 40;
-  CHECK(TL_FAILED(tl_program_launch_values(p, words, reals, 4, stream)));
+  CHECK(TL_FAILED(tl_program_launch_values(p, words, reals, sizes, 4, stream)));
   CHECK(error_has(s, "cannot launch @vector_add"));
   CHECK(!TL_FAILED(tl_session_synchronize(s)));
   tl_program_destroy(p);
@@ -588,11 +622,15 @@ static void test_driver(void) {
              "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
              "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
              "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
+             "launch grid=3,1,1 block=64,1,1 smem=0 stream=%p\n"
+             "launch grid=4,1,1 block=64,1,1 smem=0 stream=%p\n"
+             "launch grid=5,1,1 block=64,1,1 smem=0 stream=%p\n"
              "launch grid=4,1,1 block=64,1,1 smem=0 stream=%p\n"
              "synchronize\n"
              "memset bytes=%zu stream=null\n"
              "launch grid=2,1,1 block=32,1,1 smem=",
-             stream, stream, stream, stream, info.workspace_bytes);
+             stream, stream, stream, stream, stream, stream, stream,
+             info.workspace_bytes);
     /* Nothing else: no synchronisation after the launches but the one
      * asked for. */
     CHECK(!strncmp(text, want, strlen(want)));
@@ -960,7 +998,7 @@ static void test_tensor_map_launch(void) {
   int64_t words[6] = {
       (int64_t)(uintptr_t)a, 0, (int64_t)(uintptr_t)out, 2, 8, 4};
   double reals[6] = {0};
-  CHECK(TL_FAILED(tl_program_launch_values(p, words, reals, 6, NULL)));
+  CHECK(TL_FAILED(tl_program_launch_values(p, words, reals, NULL, 6, NULL)));
   CHECK(error_has(s, "error: argument 1 (tm) of @ring_sw: a tensor map cannot "
                      "be passed as a word; launch a kernel with tensor-map "
                      "parameters with tl_program_launch\n"));

@@ -67,7 +67,8 @@ raises(TypeError, k, x, torch.zeros(1000, device="cuda:1"), z, 1000,
        want="the tensor is on cuda:1, the session's device is cuda:0")
 raises(TypeError, k, x, torch.zeros(1000), z, 1000, want="expected a CUDA tensor, got one on cpu")
 raises(TypeError, k, x, y, z, 1000, stream="s", want="stream: expected a CUstream handle")
-k(x, y, z, 2000, stream=0x5eed)
+x2k = torch.zeros(2000, device="cuda")  # n = 2000 needs 8000-byte buffers
+k(x2k, x2k, x2k, 2000, stream=0x5eed)
 k(x, y, z, 300)
 # A packed u4 buffer as uint8 bytes and a float scalar, through the
 # launcher once their dtypes are learned.

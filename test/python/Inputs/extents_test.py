@@ -1,0 +1,140 @@
+"""Launch-time extent checks (docs/runtime.md, "Extent checks") through the
+stand-in CUDA driver and the stand-in torch: a buffer smaller than a view
+of it is refused with the parameter, the view and both sizes before the
+driver sees a launch, a correct launch still goes through, a launch after
+a refused one works, and Session(check_extents=False) turns the checks
+off. Kernels of the library: vector_add (the launcher's path),
+qmatmul_m8 and decode_attn (buffers by __cuda_array_interface__, the
+general path, tl_program_launch).
+
+    extents_test.py SOURCE-ROOT FAKE-LIBCUDA LOG"""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "faketorch"))
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import tl  # noqa: E402
+
+root, driver, log = sys.argv[1], sys.argv[2], sys.argv[3]
+kernels = os.path.join(root, "kernels")
+
+
+class DeviceArray:
+    """A NumPy array posing as device memory (the stand-in driver's)."""
+
+    def __init__(self, a):
+        self.a = a
+        self.__cuda_array_interface__ = {"shape": a.shape, "typestr": a.dtype.str,
+                                         "data": (a.ctypes.data, False), "strides": None,
+                                         "version": 3}
+
+
+def dev(n, dtype):
+    return DeviceArray(np.zeros(n, dtype))
+
+
+def refused(fn, *args, want, **kw):
+    try:
+        fn(*args, **kw)
+    except tl.TLError as e:
+        assert want in str(e), f"expected {want!r} in:\n{e}"
+        return
+    raise AssertionError(f"expected a TLError with {want!r}")
+
+
+def launches():
+    with open(log) as f:
+        return len(f.read().splitlines())
+
+
+s = tl.Session(cache_dir="", driver=driver)
+
+# vector_add over torch tensors: the launcher's path, then the general one.
+k = s.compile(os.path.join(kernels, "vector_add.tl"), BLOCK=256)
+x = torch.zeros(1000, device="cuda")
+small = torch.zeros(999, device="cuda")
+k(x, x, x, 1000)
+assert k._launch((x, x, x, 1000), None, 0) is True
+n = launches()
+refused(k, x, small, x, 1000,
+        want="argument 1 (y) of @vector_add: the view y[n] needs 4000 bytes, the buffer has 3996")
+refused(k, x, x, x, 1001,
+        want="argument 0 (x) of @vector_add: the view x[n] needs 4004 bytes, the buffer has 4000")
+assert launches() == n, "a refused launch reached the driver"
+k(x, x, x, 1000)   # after a refused launch, a good one
+k(x, small, x, 999)
+assert launches() == n + 2, launches()
+assert k._launch((x, x, x, 1000), None, 0) is True
+
+# qmatmul_m8: a [m, K] f16, c [m, N] f16; b and s of fixed sizes.
+K, N = 1024, 512
+q = s.compile(os.path.join(kernels, "qmatmul_m8.tl"), K=K, N=N, WT="u4")
+m = 3
+a, b, sc, c = dev(m * K, np.float16), dev(K * N // 2, np.uint8), dev(K // 128 * N, np.float16), \
+    dev(m * N, np.float16)
+ws, locks = dev(4, np.float32), dev(4, np.uint32)
+q(a, b, sc, c, m, ws, locks)
+n = launches()
+refused(q, a, b, sc, c, m + 1, ws, locks,
+        want="argument 0 (a) of @qmatmul_m8: the view a[8, m, 128] needs 8192 bytes, the buffer has 6144")
+refused(q, a, dev(K * N // 2 - 1, np.uint8), sc, c, m, ws, locks,
+        want="argument 1 (b) of @qmatmul_m8: the view b[8, 8, 8, 32, 16] needs 262144 bytes, "
+             "the buffer has 262143")
+refused(q, a, b, sc, dev(m * N - 1, np.float16), m, ws, locks,
+        want="argument 3 (c) of @qmatmul_m8: the view c[512, m] needs 3072 bytes, the buffer has 3070")
+assert launches() == n
+q(a, b, sc, c, m, ws, locks)
+assert launches() == n + 1
+
+# decode_attn: kc, vc [nbh, cap, D / 2] u4 codes as bytes, ks, vs [nbh, 2,
+# cap] f16; the split's workspace only when ns > 1.
+nbh, cap, ln, d = 2, 128, 100, 64
+da = s.compile(os.path.join(kernels, "decode_attn.tl"), D=d, G=4, KT="u4")
+qa, o = dev(nbh * 4 * d, np.float16), dev(nbh * 4 * d, np.float16)
+kc, vc = dev(nbh * cap * d // 2, np.uint8), dev(nbh * cap * d // 2, np.uint8)
+ks, vs = dev(nbh * 2 * cap, np.float16), dev(nbh * 2 * cap, np.float16)
+wo, wml, lk = dev(4, np.float32), dev(4, np.float32), dev(nbh, np.uint32)
+
+
+def attn(kc=kc, ks=ks, ln=ln, ns=1, wo=wo):
+    da(qa, kc, vc, ks, vs, o, nbh, ln, cap, ns, 0.125, wo, wml, lk, ns, 0)
+
+
+attn()
+n = launches()
+refused(attn, dev(cap * d // 2, np.uint8),
+        want="argument 1 (kc) of @decode_attn: the view kc[nbh, len, 32] needs 7296 bytes, "
+             "the buffer has 4096")
+refused(attn, kc, dev(483, np.float16),  # the last token of head 1 needs 484
+        want="argument 3 (ks) of @decode_attn: the view ks[nbh, 2, len] needs 968 bytes, "
+             "the buffer has 966")
+refused(attn, ln=cap + 1,
+        want="argument 1 (kc) of @decode_attn: the view kc[nbh, len, 32] needs 8224 bytes, "
+             "the buffer has 8192")
+# ns > 1: the split's workspace is viewed (and checked) too.
+refused(attn, ns=2,
+        want="argument 11 (wo) of @decode_attn: the view wo[nbh, ns, 16, 64] needs 16384 bytes, "
+             "the buffer has 16")
+assert launches() == n
+refused(attn, ns=2, wo=dev(nbh * 2 * 16 * d, np.float32),
+        want="argument 12 (wml) of @decode_attn: the view wml[nbh, ns, 2, 16, 1] needs 512 "
+             "bytes, the buffer has 16")
+attn()
+assert launches() == n + 1
+
+# Off by the session's flag: the launch goes through unchecked.
+off = tl.Session(cache_dir="", driver=driver, check_extents=False)
+ko = off.compile(os.path.join(kernels, "vector_add.tl"), BLOCK=256)
+ko(x, small, x, 1000)
+ko(x, small, x, 1000)  # the launcher's path
+assert ko._launch((x, small, x, 1000), None, 0) is True
+assert launches() == n + 4
+try:
+    tl.Session(check_extents=0)
+except TypeError as e:
+    assert "check_extents: expected True or False" in str(e)
+else:
+    raise AssertionError("check_extents=0 was taken")
+print("extents_test: ok")
