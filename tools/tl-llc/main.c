@@ -249,12 +249,18 @@ int main(int argc, char **argv) {
             "codegen %.2f ms, total %.2f ms\n",
             t1 - t0, t2 - t1, times.translate_ms, times.optimize_ms, times.codegen_ms,
             (t2 - t0) + times.translate_ms + times.optimize_ms + times.codegen_ms);
+  TlErr err;
+  if (!tl_write_file(output ? output : "-", tl_str_cstr(&out), out.len,
+                     &err)) {
+    fprintf(stderr, "tl-llc: error: %s\n", err.msg);
+    goto fail;
+  }
   if (output && strcmp(output, "-") && !emit_llvm && !emit_simt) {
-    /* The launch metadata beside the PTX: OUTPUT.json. */
+    /* The launch metadata beside the PTX, once the PTX is written (a
+     * failed write leaves no metadata of a kernel that is not there). */
     TlStr meta = {0}, path = {0};
     write_metadata(m, &topts, &meta);
     tl_str_printf(&path, "%s.json", output);
-    TlErr err;
     bool written = tl_write_file(path.data, meta.data, meta.len, &err);
     tl_str_free(&meta);
     tl_str_free(&path);
@@ -262,12 +268,6 @@ int main(int argc, char **argv) {
       fprintf(stderr, "tl-llc: error: %s\n", err.msg);
       goto fail;
     }
-  }
-  TlErr err;
-  if (!tl_write_file(output ? output : "-", tl_str_cstr(&out), out.len,
-                     &err)) {
-    fprintf(stderr, "tl-llc: error: %s\n", err.msg);
-    goto fail;
   }
   rc = 0;
 fail:
