@@ -1003,6 +1003,14 @@ bool tl_kernel_launch_dims(TlOp *kernel, const int64_t *int_args,
   if (!kernel || tl_op_id(kernel) != TL_OP_TL_KERNEL ||
       TL_FAILED(tl_kernel_verify(kernel)))
     return tl_err(err, "not a valid tl.kernel");
+  return tl_kernel_verified_launch_dims(kernel, int_args, grid, threads, err);
+}
+
+bool tl_kernel_verified_launch_dims(TlOp *kernel, const int64_t *int_args,
+                                    int64_t grid[3], int64_t *threads,
+                                    TlErr *err) {
+  grid[0] = grid[1] = grid[2] = 1;
+  *threads = 1;
   TlType *fn = tl_attr_type_value(tl_op_attr(kernel, "function_type"));
   unsigned n = tl_type_function_num_inputs(fn);
   const char *nbuf[MAX_PARAMS];

@@ -881,7 +881,9 @@ static bool launch_dims(TlProgram *p, const Ptx *x, TlLaunchDims *out) {
     int64_t grid[3], threads;
     TlErr err;
     p->dims_known = false;
-    if (!tl_kernel_launch_dims(p->kernel, p->ints, grid, &threads, &err))
+    /* The module was verified when it was compiled. */
+    if (!tl_kernel_verified_launch_dims(p->kernel, p->ints, grid, &threads,
+                                        &err))
       return !failf(p->s, "cannot launch @%s: %s", tl_program_name(p), err.msg);
     for (int d = 0; d < 3; d++)
       p->dims.grid[d] = (unsigned)grid[d];

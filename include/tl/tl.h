@@ -238,6 +238,13 @@ TlOp *tl_enclosing_kernel(TlOp *op);
  * (whose verifier errors go to the context's diagnostics). */
 bool tl_kernel_launch_dims(TlOp *kernel, const int64_t *int_args,
                            int64_t grid[3], int64_t *threads, TlErr *err);
+/* The same for a kernel the caller has verified (tl_verify of its module
+ * succeeded and it has not changed since): no verifier run, so a launch
+ * whose integer arguments change each time (a decode step's length) pays
+ * only the expressions. */
+bool tl_kernel_verified_launch_dims(TlOp *kernel, const int64_t *int_args,
+                                    int64_t grid[3], int64_t *threads,
+                                    TlErr *err);
 
 /* The permutation of a verified tl.permute: perm[k] is the operand
  * dimension that result dimension k reads. False when the "perm" attribute
