@@ -1558,19 +1558,59 @@ static TlResult print_verify(TlOp *op) {
 
 typedef enum EwKind { EW_ANY, EW_INT, EW_FLOAT } EwKind;
 
+/* An elided result type the op could not derive: why, and the syntax to
+ * write instead. */
+static TlResult cannot_infer(TlParser *p, TlLoc loc, const char *why,
+                             const char *write) {
+  tl_parser_error(p, loc, "cannot infer the result type: %s; write '%s'", why,
+                  write);
+  return TL_FAILURE;
+}
+
+/* Operand r, of type t, must be a register tile for an elided result type
+ * to derive from it; otherwise an error at r (`write` as cannot_infer). */
+static TlResult tile_operand(TlParser *p, const TlOperandRef *r,
+                             const TlType *t, const char *write) {
+  if (is_reg(t))
+    return TL_SUCCESS;
+  char *s = type_text(t);
+  tl_parser_error(p, r->loc,
+                  "cannot infer the result type: '%%%s' has type %s, not a "
+                  "!tl.reg tile; write '%s'",
+                  r->name, s, write);
+  tl_free(s);
+  return TL_FAILURE;
+}
+
+/* The type of an elided `: R`: that of the operand r, a register tile. */
+static TlResult inferred_tile(TlParser *p, const TlOperandRef *r,
+                              TlType **out) {
+  TlValue *v;
+  if (TL_FAILED(tl_parser_lookup(p, r, &v)) ||
+      TL_FAILED(tile_operand(p, r, tl_value_type(v), ": R")))
+    return TL_FAILURE;
+  *out = tl_value_type(v);
+  return TL_SUCCESS;
+}
+
+/* `%a, %b [attr-dict] [: R]`: without R, the operands and the result
+ * have the first operand's type. */
 static TlResult same_type_parse(TlParser *p, TlOpState *st) {
   TlOperandRefVec refs = {0};
   TlType *t;
   TlResult r = TL_FAILURE;
   TlLoc l = tl_parser_loc(p);
   if (TL_FAILED(tl_parse_operand_list(p, &refs)) ||
-      TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
-      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &t)))
+      TL_FAILED(tl_parse_optional_attr_dict(p, st)))
     goto out;
   if (refs.len == 0) {
     tl_parser_error(p, l, "expected operands");
     goto out;
   }
+  if (tl_parse_optional_punct(p, ":")
+          ? TL_FAILED(tl_parse_type(p, &t))
+          : TL_FAILED(inferred_tile(p, &refs.data[0], &t)))
+    goto out;
   if (TL_FAILED(tl_parser_resolve_operands(p, st, (unsigned)refs.len, refs.data,
                                            1, &t)))
     goto out;
@@ -1646,9 +1686,16 @@ static TlResult cmp_parse(TlParser *p, TlOpState *st) {
   }
   if (TL_FAILED(tl_parse_punct(p, ",")) || TL_FAILED(tl_parse_operand(p, &a)) ||
       TL_FAILED(tl_parse_punct(p, ",")) || TL_FAILED(tl_parse_operand(p, &b)) ||
-      TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
-      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &t)) ||
-      TL_FAILED(tl_parser_resolve(p, &a, t, &va)) ||
+      TL_FAILED(tl_parse_optional_attr_dict(p, st)))
+    return TL_FAILURE;
+  /* Without `: R`, R is %a's type. */
+  bool typed = tl_parse_optional_punct(p, ":");
+  if (typed ? TL_FAILED(tl_parse_type(p, &t))
+            : TL_FAILED(tl_parser_lookup(p, &a, &va)))
+    return TL_FAILURE;
+  if (!typed)
+    t = tl_value_type(va);
+  if (TL_FAILED(tl_parser_resolve(p, &a, t, &va)) ||
       TL_FAILED(tl_parser_resolve(p, &b, t, &vb)))
     return TL_FAILURE;
   if (!is_reg(t)) {
@@ -1702,7 +1749,7 @@ static TlResult cmp_verify(TlOp *op) {
   return TL_SUCCESS;
 }
 
-/* `tl.where %c, %a, %b : R` */
+/* `tl.where %c, %a, %b [: R]`: without R, R is %a's type. */
 static TlResult where_parse(TlParser *p, TlOpState *st) {
   TlOperandRef c, a, b;
   TlValue *vc, *va, *vb;
@@ -1710,9 +1757,12 @@ static TlResult where_parse(TlParser *p, TlOpState *st) {
   if (TL_FAILED(tl_parse_operand(p, &c)) || TL_FAILED(tl_parse_punct(p, ",")) ||
       TL_FAILED(tl_parse_operand(p, &a)) || TL_FAILED(tl_parse_punct(p, ",")) ||
       TL_FAILED(tl_parse_operand(p, &b)) ||
-      TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
-      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &t)) ||
-      TL_FAILED(resolve_any(p, &c, &vc)) ||
+      TL_FAILED(tl_parse_optional_attr_dict(p, st)))
+    return TL_FAILURE;
+  if (tl_parse_optional_punct(p, ":") ? TL_FAILED(tl_parse_type(p, &t))
+                                      : TL_FAILED(inferred_tile(p, &a, &t)))
+    return TL_FAILURE;
+  if (TL_FAILED(resolve_any(p, &c, &vc)) ||
       TL_FAILED(tl_parser_resolve(p, &a, t, &va)) ||
       TL_FAILED(tl_parser_resolve(p, &b, t, &vb)))
     return TL_FAILURE;
@@ -2025,24 +2075,107 @@ static TlResult reshape_verify(TlOp *op) {
   return derived_layout(op, &want, "reshaped");
 }
 
-/* `%src, [p0, p1, ...] : From -> To`: result dimension k is operand
+/* A "perm" attribute's dimension indices, for a tile of the given rank;
+ * false when it is not an array of rank in-range integers. */
+static bool perm_values(const TlAttr *a, unsigned rank, int *perm) {
+  if (!a || tl_attr_kind(a) != TL_ATTR_ARRAY || tl_attr_array_size(a) != rank)
+    return false;
+  for (unsigned i = 0; i < tl_attr_array_size(a); i++) {
+    TlAttr *e = tl_attr_array_elem(a, i);
+    if (tl_attr_kind(e) != TL_ATTR_INT)
+      return false;
+    int64_t x = tl_attr_int_value(e);
+    if (x < 0 || x >= TL_LAYOUT_MAX_RANK)
+      return false;
+    perm[i] = (int)x;
+  }
+  return true;
+}
+
+/* The permutation of an op whose "perm" attribute the verifier accepted. */
+bool tl_permute_perm(TlOp *op, int *perm) {
+  return perm_values(tl_op_attr(op, "perm"), tl_tensor_rank(otype(op, 0)),
+                     perm);
+}
+
+/* tl.permute's result layout for the register tile a (out) or the shared
+ * tile a (sout, its element layout): what the verifier requires and an
+ * elided result type is made of. */
+static bool permuted_layout(TlLayout *out, TlSharedLayout *sout,
+                            const TlType *a, const int *perm, TlErr *err) {
+  TlErr e;
+  TlSharedLayout from;
+  bool ok = tl_tensor_kind(a) == TL_TENSOR_SHARED
+                ? tl_shared_type_layout(a, &from, &e) &&
+                      tl_shared_layout_permute(sout, &from, perm, &e)
+                : tl_layout_permute(out, tl_reg_layout(a), perm, &e);
+  return ok || tl_err(err, "invalid permutation: %s", e.msg);
+}
+
+/* The register tile type of layout l's shape (the result type that a
+ * derived layout determines), or NULL with the reason in err. */
+static TlType *reg_of_layout(TlContext *ctx, TlType *elem, const TlLayout *l,
+                             TlErr *err) {
+  int64_t dims[TL_LAYOUT_MAX_RANK];
+  for (int i = 0; i < l->rank; i++)
+    dims[i] = l->shape[i];
+  TlType *t = tl_reg_type_get(ctx, (unsigned)l->rank, dims, elem, l);
+  if (!t)
+    tl_err(err, "the derived layout makes no !tl.reg type");
+  return t;
+}
+
+/* `[: A [-> R]]` after an op's operand %a and attributes: the operand
+ * resolved into st and R, or NULL where R is elided (A is then %a's type
+ * when elided too). */
+static TlResult parse_unary_types(TlParser *p, TlOpState *st,
+                                  const TlOperandRef *a, TlType **to) {
+  TlType *from = NULL;
+  TlValue *v;
+  *to = NULL;
+  if (tl_parse_optional_punct(p, ":") &&
+      (TL_FAILED(tl_parse_type(p, &from)) ||
+       (tl_parse_optional_punct(p, "->") && TL_FAILED(tl_parse_type(p, to)))))
+    return TL_FAILURE;
+  if (TL_FAILED(tl_parser_resolve(p, a, from, &v)))
+    return TL_FAILURE;
+  tl_op_state_add_operand(st, v);
+  return TL_SUCCESS;
+}
+
+/* `%src, [p0, p1, ...] [: From [-> To]]`: result dimension k is operand
  * dimension p_k. Each thread keeps its elements in the same local order;
  * only the indexing changes, so the result layout is exactly
- * tl_layout_permute of the operand's. */
+ * tl_layout_permute of the operand's. An elided To is derived so for a
+ * register tile. A shared tile's is written: one element layout has
+ * several spellings (column_major, #tl.smem, and row- and column-major
+ * coincide on size-1 dimensions), which are different types. */
 static TlResult permute_parse(TlParser *p, TlOpState *st) {
   TlOperandRef a;
-  TlValue *v;
   TlAttr *perm;
-  TlType *from, *to;
+  TlType *to;
   if (TL_FAILED(tl_parse_operand(p, &a)) || TL_FAILED(tl_parse_punct(p, ",")) ||
       TL_FAILED(tl_parse_attr(p, &perm)) ||
       TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
-      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &from)) ||
-      TL_FAILED(tl_parse_punct(p, "->")) || TL_FAILED(tl_parse_type(p, &to)) ||
-      TL_FAILED(tl_parser_resolve(p, &a, from, &v)))
+      TL_FAILED(parse_unary_types(p, st, &a, &to)))
     return TL_FAILURE;
-  tl_op_state_add_operand(st, v);
   tl_op_state_set_attr(st, "perm", perm);
+  if (!to) {
+    TlType *from = tl_value_type(st->operands.data[0]);
+    int pv[TL_LAYOUT_MAX_RANK];
+    TlLayout want;
+    TlErr err;
+    if (TL_FAILED(tile_operand(p, &a, from, ": A -> R")))
+      return TL_FAILURE;
+    if (!perm_values(perm, tl_tensor_rank(from), pv)) {
+      tl_err(&err, "'perm' must be an array of %u dimension indices",
+             tl_tensor_rank(from));
+      return cannot_infer(p, st->loc, err.msg, ": A -> R");
+    }
+    if (!permuted_layout(&want, NULL, from, pv, &err) ||
+        !(to = reg_of_layout(st->ctx, tl_tensor_elem(from), &want, &err)))
+      return cannot_infer(p, st->loc, err.msg, ": A -> R");
+  }
   tl_op_state_add_result(st, to);
   return TL_SUCCESS;
 }
@@ -2064,24 +2197,6 @@ static void permute_print(TlPrinter *p, TlOp *op) {
   tl_print_type(p, rtype(op, 0));
 }
 
-/* The permutation of an op whose "perm" attribute the verifier accepted. */
-bool tl_permute_perm(TlOp *op, int *perm) {
-  TlAttr *a = tl_op_attr(op, "perm");
-  if (!a || tl_attr_kind(a) != TL_ATTR_ARRAY ||
-      tl_attr_array_size(a) != tl_tensor_rank(otype(op, 0)))
-    return false;
-  for (unsigned i = 0; i < tl_attr_array_size(a); i++) {
-    TlAttr *e = tl_attr_array_elem(a, i);
-    if (tl_attr_kind(e) != TL_ATTR_INT)
-      return false;
-    int64_t x = tl_attr_int_value(e);
-    if (x < 0 || x >= TL_LAYOUT_MAX_RANK)
-      return false;
-    perm[i] = (int)x;
-  }
-  return true;
-}
-
 static TlResult permute_verify(TlOp *op) {
   if (TL_FAILED(same_elem_tiles(op)))
     return TL_FAILURE;
@@ -2097,10 +2212,8 @@ static TlResult permute_verify(TlOp *op) {
   TlSharedLayout swant;
   TlErr err;
   bool shared = tl_tensor_kind(a) == TL_TENSOR_SHARED;
-  TlSharedLayout from = shared ? operand_smem(op) : (TlSharedLayout){0};
-  if (shared ? !tl_shared_layout_permute(&swant, &from, perm, &err)
-             : !tl_layout_permute(&want, tl_reg_layout(a), perm, &err)) {
-    tl_op_emit_error(op, "invalid permutation: %s", err.msg);
+  if (!permuted_layout(&want, &swant, a, perm, &err)) {
+    tl_op_emit_error(op, "%s", err.msg);
     return TL_FAILURE;
   }
   bool shape_ok = tl_tensor_rank(r) == rank;
@@ -2425,14 +2538,27 @@ static TlResult dot_async_verify(TlOp *op) {
 
 /*===--- reduce ----------------------------------------------------------===*/
 
-/* `tl.reduce sum %a, 1 : A -> R` */
+/* tl.reduce's result layout: dimension dim of the register tile a
+ * reduced. What the verifier requires and an elided result type is made
+ * of; false with the verifier's message in err. */
+static bool reduced_layout(TlLayout *out, const TlType *a, int64_t dim,
+                           TlErr *err) {
+  if (dim < 0 || dim >= (int64_t)tl_tensor_rank(a))
+    return tl_err(err, "dimension %lld is out of range for a %u-D tile",
+                  (long long)dim, tl_tensor_rank(a));
+  TlErr e;
+  if (!tl_layout_reduce(out, tl_reg_layout(a), (int)dim, &e))
+    return tl_err(err, "cannot reduce the layout: %s", e.msg);
+  return true;
+}
+
+/* `tl.reduce sum %a, 1 [: A [-> R]]` */
 static TlResult reduce_parse(TlParser *p, TlOpState *st) {
   const char *kind;
   TlLoc l = tl_parser_loc(p);
   TlOperandRef a;
-  TlValue *v;
   int64_t dim;
-  TlType *from, *to;
+  TlType *to;
   if (TL_FAILED(tl_parse_identifier(p, &kind)))
     return TL_FAILURE;
   if (tl_reduce_kind_by_name(kind) == TL_REDUCE_UNKNOWN) {
@@ -2442,14 +2568,21 @@ static TlResult reduce_parse(TlParser *p, TlOpState *st) {
   if (TL_FAILED(tl_parse_operand(p, &a)) || TL_FAILED(tl_parse_punct(p, ",")) ||
       TL_FAILED(tl_parse_int(p, &dim)) ||
       TL_FAILED(tl_parse_optional_attr_dict(p, st)) ||
-      TL_FAILED(tl_parse_punct(p, ":")) || TL_FAILED(tl_parse_type(p, &from)) ||
-      TL_FAILED(tl_parse_punct(p, "->")) || TL_FAILED(tl_parse_type(p, &to)) ||
-      TL_FAILED(tl_parser_resolve(p, &a, from, &v)))
+      TL_FAILED(parse_unary_types(p, st, &a, &to)))
     return TL_FAILURE;
-  tl_op_state_add_operand(st, v);
   tl_op_state_set_attr(st, "kind", tl_attr_string(st->ctx, kind, strlen(kind)));
   tl_op_state_set_attr(
       st, "dim", tl_attr_int(st->ctx, tl_type_int(st->ctx, 64, true), dim));
+  if (!to) {
+    TlType *from = tl_value_type(st->operands.data[0]);
+    TlLayout want;
+    TlErr err;
+    if (TL_FAILED(tile_operand(p, &a, from, ": A -> R")))
+      return TL_FAILURE;
+    if (!reduced_layout(&want, from, dim, &err) ||
+        !(to = reg_of_layout(st->ctx, tl_tensor_elem(from), &want, &err)))
+      return cannot_infer(p, st->loc, err.msg, ": A -> R");
+  }
   tl_op_state_add_result(st, to);
   return TL_SUCCESS;
 }
@@ -2482,15 +2615,10 @@ static TlResult reduce_verify(TlOp *op) {
     return TL_FAILURE;
   }
   int64_t dim = tl_attr_int_value(d);
-  if (dim < 0 || dim >= (int64_t)tl_tensor_rank(a)) {
-    tl_op_emit_error(op, "dimension %lld is out of range for a %u-D tile",
-                     (long long)dim, tl_tensor_rank(a));
-    return TL_FAILURE;
-  }
   TlLayout want;
   TlErr err;
-  if (!tl_layout_reduce(&want, tl_reg_layout(a), (int)dim, &err)) {
-    tl_op_emit_error(op, "cannot reduce the layout: %s", err.msg);
+  if (!reduced_layout(&want, a, dim, &err)) {
+    tl_op_emit_error(op, "%s", err.msg);
     return TL_FAILURE;
   }
   if (!tl_layout_equal(&want, tl_reg_layout(r))) {
