@@ -1017,6 +1017,38 @@ static void release_launch(TlRuntime *rt, Launch *L) {
  * zeroed workspace) and checks the kernel's `assume` promises. Failures
  * go to why when it is non-NULL (diagnostics to the context's engine);
  * release_launch frees what was made either way. */
+/* Whether every buffer argument holds the kernel's views of it
+ * (docs/runtime.md, "Extent checks"): a short buffer is refused here,
+ * naming the argument, the view and both sizes, instead of faulting on
+ * the GPU. */
+static bool check_extents(TlOp *kernel, const Arg *args, unsigned n,
+                          const int64_t *ints, TlStr *why) {
+  TlViewExtents *x = tl_view_extents_create(kernel);
+  bool ok = true;
+  for (unsigned v = 0; ok && v < tl_view_extents_count(x); v++) {
+    TlViewExtent e;
+    tl_view_extents_get(x, v, &e);
+    if (!e.bytes || e.param >= n || args[e.param].vm.kind != TL_VM_ARG_BUFFER)
+      continue;
+    int64_t b;
+    bool known = tl_view_extents_eval(x, v, ints, &b);
+    if (known && (uint64_t)b <= (uint64_t)args[e.param].vm.size)
+      continue;
+    if (known)
+      refuse(why, "--arg %s: the view %s needs %lld bytes, the buffer has %zu",
+             param_name(kernel, e.param), e.text, (long long)b,
+             args[e.param].vm.size);
+    else
+      refuse(why,
+             "--arg %s: the view %s needs more bytes than 64-bit integers "
+             "count (%s)",
+             param_name(kernel, e.param), e.text, e.bytes);
+    ok = false;
+  }
+  tl_view_extents_destroy(x);
+  return ok;
+}
+
 static bool prepare_launch(TlContext *ctx, TlRuntime *rt, TlOp *kernel,
                            Arg *args, unsigned n, const char *input,
                            const char *text, size_t len, Launch *L,
@@ -1037,6 +1069,8 @@ static bool prepare_launch(TlContext *ctx, TlRuntime *rt, TlOp *kernel,
     refuse(why, "cannot launch @%s: %s", tl_symbol_name(kernel), err.msg);
     goto out;
   }
+  if (!check_extents(kernel, args, n, ints, why))
+    goto out;
   unsigned smem = 0;
   int64_t ws_bytes = 0;
   L->kernel = gpu_compile(ctx, rt, input, text, len, tl_symbol_name(kernel),
