@@ -14,19 +14,35 @@ docs/runtime.md. torch is imported only when a torch tensor is passed."""
 import builtins
 import ctypes
 import os
+import re
 import threading
 
 from . import _check, _lib
 from ._check import dtype_name as _dtype_name, is_torch as _is_torch
 from ._lib import ARG_BUFFER, ARG_FLOAT, ARG_INT, ARG_TENSOR_MAP, PTX_ORIGINS
 
-__all__ = ["TLError", "Session", "Kernel", "Param", "compile", "default_session", "ops",
+__all__ = ["TLError", "TLArgumentError", "Session", "Kernel", "Param", "compile", "default_session", "ops",
            "synchronize", "autotune"]
 
 
 class TLError(RuntimeError):
     """A failure of libtl: the message holds its diagnostics (located
     errors with the source line and a caret)."""
+
+
+class TLArgumentError(TLError, ValueError):
+    """libtl refused a launch's argument before the launch (a buffer
+    smaller than a view of it: "argument 1 (kc) of @decode_attn: the view
+    ... needs N bytes, the buffer has M"): a ValueError naming the
+    argument, as python/tl's own checks raise, and a TLError."""
+
+
+_ARGUMENT_REFUSAL = re.compile(r"(?:error: )?argument \d+ \(\w+\) of @[\w.$-]+: the view ")
+
+
+def _launch_error(msg):
+    """The exception for libtl's message msg of a failed call."""
+    return (TLArgumentError if _ARGUMENT_REFUSAL.match(msg) else TLError)(msg)
 
 
 class Param:
@@ -513,7 +529,7 @@ def _make_launcher(kernel):
              "if stream != last[0]:",
              "    last[0], last[1] = stream, ctypes.c_void_p(stream or None)",
              "if launch_values(h, words, reals, sizes, %d, last[1]):" % n,
-             "    raise TLError(error())",
+             "    raise launch_error(error())",
              "return True"]
     src = ("def launch(args, stream, device):\n"
            "    try:\n" + "".join(f"        {line}\n" for line in head) +
@@ -535,7 +551,7 @@ def _make_launcher(kernel):
         "error": kernel.session._error,
         "current_stream": _current_torch_stream,
         "stream_handle": _stream_handle,
-        "TLError": TLError,
+        "launch_error": _launch_error,
     }
     scope.update({f"ok{i}": kernel._ok[i] for i in range(n)})
     exec(builtins.compile(src, f"<tl launcher @{kernel.name}>", "exec"), scope)
@@ -625,7 +641,7 @@ class Session:
         error text is the session's) and raises TLError when it fails."""
         with self._lock:
             if fn(*args):
-                raise TLError(self._error())
+                raise _launch_error(self._error())
 
     def open_device(self, ordinal=0):
         ordinal = _check.integer("ordinal", ordinal, 0, 0x7fffffff)
