@@ -2946,7 +2946,7 @@ static bool exec_if(TlSimtVm *vm, SInst *in, const Mask *m) {
  * each block it finished, so that a grid of blocks that run few ops (or
  * none) is bounded too. */
 static bool over_budget(const TlSimtVm *vm) {
-  return vm->max_ops && vm->stats.ops + vm->stats.blocks > vm->max_ops;
+  return vm_over_budget(vm->max_ops, vm->stats.ops, vm->stats.blocks);
 }
 
 /* After each loop iteration: false, after an error at the loop, once the
@@ -3453,12 +3453,7 @@ TlResult tl_simt_vm_run(TlSimtVm *vm, TlOp *func, const TlSimtLaunch *launch,
         vm->stats.blocks++;
         /* After each block too: loops are not the only way to run long. */
         if (ok && over_budget(vm)) {
-          tl_op_emit_error(func,
-                           "the run exceeds its budget of %lld executed ops "
-                           "after %lld blocks (a block counts as one op "
-                           "besides the ops it executes)",
-                           (long long)vm->max_ops,
-                           (long long)vm->stats.blocks);
+          vm_block_budget_error(func, vm->max_ops, vm->stats.blocks);
           ok = false;
         }
         if (!ok) {

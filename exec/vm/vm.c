@@ -132,7 +132,15 @@ static bool fits_memory(TlVm *vm, TlOp *op, const char *what, int64_t n,
  * each block it finished, so that a grid of blocks that run few ops (or
  * none) is bounded too. */
 static bool over_budget(const TlVm *vm) {
-  return vm->max_ops && vm->stats.ops + vm->stats.blocks > vm->max_ops;
+  return vm_over_budget(vm->max_ops, vm->stats.ops, vm->stats.blocks);
+}
+
+void vm_block_budget_error(TlOp *kernel, int64_t max_ops, int64_t blocks) {
+  tl_op_emit_error(kernel,
+                   "the run exceeds its budget of %lld executed ops after %lld "
+                   "blocks (a block counts as one op besides the ops it "
+                   "executes)",
+                   (long long)max_ops, (long long)blocks);
 }
 
 /* After each loop iteration: false, after an error at the loop, once the
@@ -1503,12 +1511,7 @@ TlResult tl_vm_run(TlVm *vm, TlOp *kernel, unsigned nargs,
         bool ok = vm_block_end(vm, f == F_OK) && f != F_ERROR;
         /* After each block too: loops are not the only way to run long. */
         if (ok && over_budget(vm)) {
-          tl_op_emit_error(kernel,
-                           "the run exceeds its budget of %lld executed ops "
-                           "after %lld blocks (a block counts as one op "
-                           "besides the ops it executes)",
-                           (long long)vm->max_ops,
-                           (long long)vm->stats.blocks);
+          vm_block_budget_error(kernel, vm->max_ops, vm->stats.blocks);
           ok = false;
         }
         if (!ok) {

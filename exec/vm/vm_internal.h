@@ -313,6 +313,18 @@ void *pmap_get(const PMap *m, const void *k);
 void pmap_put(PMap *m, const void *k, void *v);
 void pmap_free(PMap *m);
 
+/*===--- Budgets (both VMs) ---------------------------------------------===*/
+
+/* Whether a run of budget max_ops (0: none) has spent it: a block counts
+ * as one op besides the ops it executes. */
+static inline bool vm_over_budget(int64_t max_ops, int64_t ops,
+                                  int64_t blocks) {
+  return max_ops && ops + blocks > max_ops;
+}
+/* The error, at the kernel, of a run that spent its budget by the end of
+ * its block number `blocks` (loops are not the only way to run long). */
+void vm_block_budget_error(TlOp *kernel, int64_t max_ops, int64_t blocks);
+
 /*===--- The machine -----------------------------------------------------===*/
 
 struct TlVm {
