@@ -21,6 +21,8 @@ bytes), so that a model is packed once."""
 import json
 import os
 
+from ._check import is_torch as _is_torch
+
 __all__ = ["Imported", "from_gptq", "from_awq", "from_hqq", "from_mxfp4", "from_state_dict", "shard", "save_packed", "load_packed",
            "read_safetensors", "write_safetensors", "PACKED_FORMAT", "PACKED_VERSION"]
 
@@ -28,8 +30,6 @@ PACKED_FORMAT = "tl.packed"
 PACKED_VERSION = 1
 
 
-def _is_torch(x):
-    return type(x).__module__.split(".")[0] == "torch"
 
 
 def _np():

@@ -24,6 +24,7 @@ import os
 import re
 
 from . import _check
+from ._check import is_torch as _is_torch
 from . import compile as _compile
 
 __all__ = ["PackedWeights", "pack_weights", "quant_matmul", "tune_matmul", "explain_matmul", "KVCache", "kv_cache", "kv_append",
@@ -70,8 +71,6 @@ def _bits(wtype, name="wtype"):
                      f"<= 8 bits), got {wtype!r}")
 
 
-def _is_torch(x):
-    return type(x).__module__.split(".")[0] == "torch"
 
 
 class PackedWeights:
