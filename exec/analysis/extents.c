@@ -710,3 +710,24 @@ bool tl_view_extents_eval(const TlViewExtents *x, unsigned i,
   }
   return eval(x, w->root, int_args, bytes);
 }
+
+void tl_view_extents_needs(const TlViewExtents *x, unsigned n,
+                           const int64_t *int_args, int64_t *need, int *view) {
+  for (unsigned i = 0; i < n; i++) {
+    need[i] = 0;
+    view[i] = -1;
+  }
+  for (unsigned v = 0; v < tl_view_extents_count(x); v++) {
+    TlViewExtent e;
+    tl_view_extents_get(x, v, &e);
+    int64_t b;
+    if (!e.bytes || e.param >= n || need[e.param] < 0)
+      continue;
+    if (!tl_view_extents_eval(x, v, int_args, &b))
+      b = -1;
+    if (b < 0 || b > need[e.param]) {
+      need[e.param] = b;
+      view[e.param] = (int)v;
+    }
+  }
+}

@@ -828,23 +828,7 @@ TlResult tl_program_ptx(TlProgram *p, unsigned sm, TlPtxInfo *out) {
  * p->ints: the largest of its views' bytes (p->need, -1 when one
  * overflows) and that view (p->need_view). */
 static void know_needs(TlProgram *p) {
-  for (unsigned i = 0; i < p->n; i++) {
-    p->need[i] = 0;
-    p->need_view[i] = -1;
-  }
-  for (unsigned v = 0; v < tl_view_extents_count(p->extents); v++) {
-    TlViewExtent e;
-    tl_view_extents_get(p->extents, v, &e);
-    int64_t b;
-    if (!e.bytes || e.param >= p->n || p->need[e.param] < 0)
-      continue;
-    if (!tl_view_extents_eval(p->extents, v, p->ints, &b))
-      b = -1;
-    if (b < 0 || b > p->need[e.param]) {
-      p->need[e.param] = b;
-      p->need_view[e.param] = (int)v;
-    }
-  }
+  tl_view_extents_needs(p->extents, p->n, p->ints, p->need, p->need_view);
 }
 
 /* Whether every buffer p->sizes gives holds its views (know_needs); false

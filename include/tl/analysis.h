@@ -189,6 +189,12 @@ void tl_view_extents_get(const TlViewExtents *x, unsigned i,
  * positive. */
 bool tl_view_extents_eval(const TlViewExtents *x, unsigned i,
                           const int64_t *int_args, int64_t *bytes);
+/* What each of the kernel's n parameters needs for int_args: need[p] the
+ * largest bytes of its checked views (-1 when one of them overflows or
+ * divides by a non-positive value), view[p] that view's index (-1: no
+ * checked view, need[p] 0). */
+void tl_view_extents_needs(const TlViewExtents *x, unsigned n,
+                           const int64_t *int_args, int64_t *need, int *view);
 
 #ifdef __cplusplus
 }

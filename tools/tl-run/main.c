@@ -1024,27 +1024,29 @@ static void release_launch(TlRuntime *rt, Launch *L) {
 static bool check_extents(TlOp *kernel, const Arg *args, unsigned n,
                           const int64_t *ints, TlStr *why) {
   TlViewExtents *x = tl_view_extents_create(kernel);
+  int64_t *need = tl_xcalloc(n + 1, sizeof *need);
+  int *view = tl_xcalloc(n + 1, sizeof *view);
+  tl_view_extents_needs(x, n, ints, need, view);
   bool ok = true;
-  for (unsigned v = 0; ok && v < tl_view_extents_count(x); v++) {
+  for (unsigned i = 0; ok && i < n; i++) {
+    if (view[i] < 0 || args[i].vm.kind != TL_VM_ARG_BUFFER ||
+        (need[i] >= 0 && (uint64_t)need[i] <= (uint64_t)args[i].vm.size))
+      continue;
     TlViewExtent e;
-    tl_view_extents_get(x, v, &e);
-    if (!e.bytes || e.param >= n || args[e.param].vm.kind != TL_VM_ARG_BUFFER)
-      continue;
-    int64_t b;
-    bool known = tl_view_extents_eval(x, v, ints, &b);
-    if (known && (uint64_t)b <= (uint64_t)args[e.param].vm.size)
-      continue;
-    if (known)
+    tl_view_extents_get(x, (unsigned)view[i], &e);
+    if (need[i] >= 0)
       refuse(why, "--arg %s: the view %s needs %lld bytes, the buffer has %zu",
-             param_name(kernel, e.param), e.text, (long long)b,
-             args[e.param].vm.size);
+             param_name(kernel, i), e.text, (long long)need[i],
+             args[i].vm.size);
     else
       refuse(why,
              "--arg %s: the view %s needs more bytes than 64-bit integers "
              "count (%s)",
-             param_name(kernel, e.param), e.text, e.bytes);
+             param_name(kernel, i), e.text, e.bytes);
     ok = false;
   }
+  tl_free(need);
+  tl_free(view);
   tl_view_extents_destroy(x);
   return ok;
 }
