@@ -250,7 +250,7 @@ def from_gptq(qweight, qzeros, scales, g_idx=None, bits=4, zero_offset=1):
                          f"of N = {N} {bits}-bit zero points, got {list(_shape(qzeros))}")
     g = _group_of(K, groups, "scales")
     codes = _bitfields(qweight, bits, K)
-    zeros = _bitfields(qzeros.T if not _is_torch(qzeros) else qzeros.t(), bits, N).T
+    zeros = _bitfields(qzeros.T, bits, N).T
     zeros = zeros + zero_offset
     perm = None
     if g_idx is not None:
