@@ -71,11 +71,28 @@ WAVES = (1, 2, 4)
 MIN_SPLIT = 256
 
 
-def kernel_args(b, l, kt, ns, defines=None, files=None, nr=None):
+_TMP = tempfile.TemporaryDirectory()
+
+
+def lens_table(b, l):
+    """files of the lengths (l each) and the block table of B pages (the
+    contiguous cache: sequence b in page b)"""
+    import numpy as np
+    lens = os.path.join(_TMP.name, "lens_%d_%d.npy" % (b, l))
+    table = os.path.join(_TMP.name, "table_%d.npy" % b)
+    np.save(lens, np.full(b, l, np.int32))
+    np.save(table, np.arange(b, dtype=np.int32).reshape(b, 1))
+    return lens, table
+
+
+def kernel_args(b, l, kt, ns, defines=None, files=None, nr=None, cap=None):
     """The -D defines and --arg args of an instance over l tokens in ns
-    parts; nr: KC with blocks of nr tokens (l a multiple of nr)."""
+    parts of a contiguous cache of cap tokens (default l; a multiple of
+    64: the copies take PT = 64 tokens, a divisor of every W BT tuned);
+    nr: KC with blocks of nr tokens (l a multiple of nr)."""
     nbh = b * HKV
-    defs = dict(D=D, G=HQ // HKV, KT=kt)
+    cap = cap or l
+    defs = dict(D=D, G=HQ // HKV, KT=kt, PT=64 if cap % 64 == 0 else 8)
     if nr:
         defs.update(KQ=1, NR=nr)
     defs.update(defines or {})
@@ -89,7 +106,9 @@ def kernel_args(b, l, kt, ns, defines=None, files=None, nr=None):
                     ks="rand:f16:%dx2x%d" % (nbh, l), vs="rand:f16:%dx2x%d" % (nbh, l))
         if nr:
             args["ks"] = "rand:f16:%dx2x%dx%d" % (nbh, l // nr, D)
-    args.update(o="zeros:f16:%dx%dx%d" % (b, HQ, D), nbh=str(nbh), len=str(l), cap=str(l),
+    lens, table = lens_table(b, l)
+    args.update(o="zeros:f16:%dx%dx%d" % (b, HQ, D), nbh=str(nbh), lens=lens, table=table,
+                hkv=str(HKV), maxp="1", psz=str(cap), npg=str(b),
                 ns=str(ns), scale=repr(D ** -0.5),
                 wo="zeros:f32:%d" % (nbh * ns * 16 * D if ns > 1 else 4),
                 wml="zeros:f32:%d" % (nbh * ns * 32 if ns > 1 else 4),
@@ -129,9 +148,9 @@ def bench_tl(tlbin, b, l, kt, ns, nr=None):
 def check_tl(tlbin, kt, defines, ns, b=1, l=4099):
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "a")
-        ref.gen(p, b, HQ, HKV, D, l, l + 5, kt, 17)  # cap: a multiple of 8
-        defs, args = kernel_args(b, l, kt, ns, defines, files=p)
-        args["cap"] = str(l + 5)
+        cap = -(-(l + 5) // 64) * 64
+        ref.gen(p, b, HQ, HKV, D, l, cap, kt, 17)
+        defs, args = kernel_args(b, l, kt, ns, defines, files=p, cap=cap)
         rc, out = tl_run(tlbin, KERNEL, defs, args, ["--no-vm-check", "--save", "o=%s.o.npy" % p])
         if rc:
             print("  check %s %s ns=%d: tl-run failed: %s" % (kt, defines, ns, out.strip()[-300:]))
@@ -143,7 +162,7 @@ def bench_residual(tlbin, b, nr):
     """median ms of the f16 residual's launch over nr - 1 tokens (W = 4,
     BT = 16, one part, writing o)"""
     defines, args = kernel_args(b, nr, "f16", 1, dict(W=4, BT=16, S=2))
-    args["len"] = str(nr - 1)
+    args["lens"] = lens_table(b, nr - 1)[0]
     rc, out = tl_run(tlbin, KERNEL, defines, args, ["--seed", "1", "--json", "--no-vm-check"])
     return median_of(out)
 
@@ -166,12 +185,18 @@ def bench_writers(tlbin, b, kt, nrs, prompt=4096):
                          ["--seed", "1", "--bench", "--json", "--no-vm-check"])
         return median_of(out) if rc == 0 else None
 
+    def slots(t):
+        import numpy as np
+        f = os.path.join(_TMP.name, "slots_%d_%d.npy" % (b, t))
+        np.save(f, (np.arange(b)[:, None] * prompt + np.arange(t)).astype(np.int32))
+        return f
+
     def kv(t):
         return run(KV_QUANT, dict(D=D, KT=kt),
                    dict(x="rand:f16:%dx%dx%d" % (nbh, t, D),
                         c="zeros:%s:%dx%dx%d" % (kt, nbh, prompt, D),
                         s="zeros:f16:%dx2x%d" % (nbh, prompt),
-                        nbh=nbh, t=t, pos=0, cap=prompt))
+                        slots=slots(t), nbh=nbh, hkv=HKV, t=t, npg=b, psz=prompt))
 
     one, many = kv(1), kv(prompt)
     if one and many:
@@ -207,9 +232,9 @@ def check_kc(tlbin, kt, nr, defines, ns, b=1, l=4099):
             saves = [x for n in ("o", "wo", "wml", "locks") for x in ("--save", "%s=%s.%s1.npy" % (n, p, n))]
         rc, out = tl_run(tlbin, KERNEL, defs, args, ["--no-vm-check"] + saves)
         if rc == 0 and lr:
-            rdefs, rargs = kernel_args(b, lr, "f16", nt, dict(W=4, BT=16, S=3), files=p)
+            rdefs, rargs = kernel_args(b, lr, "f16", nt, dict(W=4, BT=16, S=3), files=p, cap=nr)
             rargs.update(kc=p + ".rk.npy", vc=p + ".rv.npy", ks="zeros:f16:8", vs="zeros:f16:8",
-                         cap=str(nr), np="1", p0=str(ns),
+                         np="1", p0=str(ns),
                          **{n: "%s.%s1.npy" % (p, n) for n in ("o", "wo", "wml", "locks")})
             rc, out = tl_run(tlbin, KERNEL, rdefs, rargs, ["--no-vm-check", "--save", "o=%s.o.npy" % p])
         if rc:

@@ -1,14 +1,28 @@
 """NumPy reference and driver of the decode attention (kernels/decode_attn.tl)
 and its KV-cache writers (kernels/kv_quant.tl, kernels/kc_quant.tl).
 
-  decode_attn.py gen PREFIX B HQ HKV D L CAP KT SEED [--kc NR]
+  decode_attn.py gen PREFIX B HQ HKV D L CAP KT SEED [--kc NR] [--page P]
+                     [--lens L0,L1,...]
       writes PREFIX.q.npy (f16 [B, HQ, D]), PREFIX.k.npy, PREFIX.v.npy (f16
       [B, HKV, L, D], the tokens), and the cache the kernel reads:
       PREFIX.kc.npy, PREFIX.vc.npy (KT codes [B HKV, CAP, D], tokens past L
       zero; for KT = f16 the tokens themselves), as the kernel reads them:
       their bytes, a u1 array, and PREFIX.ks.npy,
       PREFIX.vs.npy (f16 [B HKV, 2, CAP]: per token the scale and the zero
-      point; scale 1 and zero 0 for f16). KT is u8, u4, u2 or f16.
+      point; scale 1 and zero 0 for f16). KT is u8, u4, u2 or f16. The
+      lengths PREFIX.lens.npy (i32 [B], L each) and the block table
+      PREFIX.table.npy (i32 [B, 1], sequence b in page b): the cache is
+      the pool of B pages of CAP tokens, [B, HKV, CAP, D] being [B HKV,
+      CAP, D].
+      --lens L0,L1,... (each at most L): sequence b has Lb tokens (the
+      first Lb of its L), written to PREFIX.lens.npy.
+      --page P (CAP a multiple of P): the cache as a pool of pages of P
+      tokens, codes [NPG, HKV, P, D] and scales [NPG, HKV, 2, P], NPG = B
+      CAP / P + 2; sequence b's token t in page table[b, t / P] at t % P,
+      the pages dealt to the sequences in a shuffled order
+      (PREFIX.table.npy i32 [B, CAP / P]). Every byte the kernel must not
+      read (a token past its sequence's length, the two spare pages) is
+      random, NaN and infinities among the f16 values.
       --kc NR (KT u8, u4 or u2; CAP a multiple of NR): the cache of
       decode_attn.tl's KQ = 1 with an f16 residual. The first LQ = L - L %
       NR tokens are quantised, K per channel over blocks of NR tokens
@@ -17,12 +31,19 @@ and its KV-cache writers (kernels/kv_quant.tl, kernels/kc_quant.tl).
       tokens are the residual PREFIX.rk.npy, PREFIX.rv.npy (f16 [B HKV, NR,
       D] as bytes, tokens past L % NR zero). K then also has per-channel
       spreads and offsets and a channel constant over block 0.
+  decode_attn.py slots OUT.npy B T POS CAP [--skip B:I,...]
+      writes the slots (i32 [B, T]) of kernels/kv_quant.tl for T tokens a
+      sequence appended at position POS of a contiguous cache of CAP tokens
+      a sequence (the pool of B pages of CAP tokens): b CAP + POS + i, -1
+      (not written) for each token I of sequence B named by --skip.
   decode_attn.py check PREFIX O.npy B HQ HKV D L KT [--kc NR] [--scale S] [--tol T]
       compares the kernel's output O.npy (f16 [B, HQ, D]) with attention
       computed in float64 from the dequantised cache (scale * code + zero,
       exact; with --kc the quantised LQ tokens and the f16 residual) with
       softmax scale S (default 1 / sqrt(D)); prints the error and exits 1
-      when it is above the bound.
+      when it is above the bound. With --lens L0,L1,... (as given to gen)
+      sequence b attends its first Lb tokens; one of no tokens must give
+      0 exactly.
 
 Quantisation (the writer's arithmetic, operation for operation, so the
 codes and the f16 scales and zero points match bit for bit):
@@ -170,7 +191,29 @@ def cache(x, kt, cap):
     return pack(codes, int(kt[1:])), sz, vals
 
 
-def gen(prefix, b, hq, hkv, d, l, cap, kt, seed, nr=None):
+def paged(prefix, codes, sz, b, hkv, cap, lens, page, rng, table=None):
+    """the contiguous cache (codes: bytes of [B HKV, CAP, row]; sz f16 [B
+    HKV, 2, CAP]) as a pool of pages of `page` tokens dealt by `table` (a
+    shuffled one when None), every unread byte random; returns the table"""
+    row = codes.size // (b * hkv * cap)
+    c = codes.reshape(b, hkv, cap // page, page, row)
+    z = sz.reshape(b, hkv, 2, cap // page, page)
+    npg = b * (cap // page) + 2
+    if table is None:
+        table = rng.permutation(npg)[:b * (cap // page)].reshape(b, cap // page)
+    pc = rng.integers(0, 256, (npg, hkv, page, row), dtype=np.uint8)
+    pz = rng.integers(0, 1 << 16, (npg, hkv, 2, page), dtype=np.uint16).view(np.float16)
+    pz.reshape(-1)[:4] = [np.inf, -np.inf, np.nan, np.nan]
+    for i in range(b):
+        for j in range(cap // page):
+            n = min(max(lens[i] - j * page, 0), page)
+            pc[table[i, j], :, :n] = c[i, :, j, :n]
+            pz[table[i, j], :, :, :n] = z[i, :, :, j, :n]
+    np.save(prefix, pc.reshape(-1))
+    return table.astype(np.int32), pz
+
+
+def gen(prefix, b, hq, hkv, d, l, cap, kt, seed, nr=None, page=None, lens=None):
     rng = np.random.default_rng(seed)
     q = rng.standard_normal((b, hq, d)).astype(np.float16)
     k = rng.standard_normal((b, hkv, l, d))
@@ -192,8 +235,12 @@ def gen(prefix, b, hq, hkv, d, l, cap, kt, seed, nr=None):
     np.save(prefix + ".q.npy", q)
     np.save(prefix + ".k.npy", k)
     np.save(prefix + ".v.npy", v)
+    lens = np.full(b, l, np.int32) if lens is None else np.asarray(lens, np.int32)
     if nr:
         lq = l - l % nr
+        np.save(prefix + ".lens.npy", np.full(b, lq, np.int32))
+        np.save(prefix + ".rlens.npy", np.full(b, l - lq, np.int32))
+        np.save(prefix + ".table.npy", np.arange(b, dtype=np.int32).reshape(b, 1))
         codes, sz, _, _, _, _ = cache_kc(k[:, :, :lq], kt, cap, nr)
         np.save(prefix + ".kc.npy", codes)
         np.save(prefix + ".ks.npy", sz)
@@ -203,10 +250,17 @@ def gen(prefix, b, hq, hkv, d, l, cap, kt, seed, nr=None):
         np.save(prefix + ".rk.npy", residual(k, lq, nr))
         np.save(prefix + ".rv.npy", residual(v, lq, nr))
         return
+    np.save(prefix + ".lens.npy", lens)
+    table = np.arange(b, dtype=np.int32).reshape(b, 1)
     for name, x in (("k", k), ("v", v)):
         codes, sz, _ = cache(x, kt, cap)
-        np.save(prefix + ".%sc.npy" % name, codes)
+        if page:
+            table, sz = paged(prefix + ".%sc.npy" % name, codes, sz, b, hkv, cap, lens,
+                              page, rng, None if name == "k" else table)
+        else:
+            np.save(prefix + ".%sc.npy" % name, codes)
         np.save(prefix + ".%ss.npy" % name, sz)
+    np.save(prefix + ".table.npy", table)
 
 
 def reference(q, kv, vv, scale):
@@ -248,7 +302,7 @@ def kc_rounding(q, codes, st, zt, scale):
     return scale * out.reshape(b, hq)
 
 
-def check(prefix, out, b, hq, hkv, d, l, kt, scale, tol, nr=None):
+def check(prefix, out, b, hq, hkv, d, l, kt, scale, tol, nr=None, lens=None):
     q = np.load(prefix + ".q.npy")
     k = np.load(prefix + ".k.npy")
     v = np.load(prefix + ".v.npy")
@@ -264,15 +318,25 @@ def check(prefix, out, b, hq, hkv, d, l, kt, scale, tol, nr=None):
     else:
         _, _, kv = cache(k, kt, l)
         _, _, vv = cache(v, kt, l)
-    ref, mag = reference(q, kv, vv, scale)
+    if lens is None:
+        ref, mag = reference(q, kv, vv, scale)
+    else:
+        ref, mag = np.zeros((b, hq, d)), np.zeros((b, hq, d))
+        for i, n in enumerate(lens):
+            if n:
+                ref[i:i + 1], mag[i:i + 1] = reference(q[i:i + 1], kv[i:i + 1, :, :n],
+                                                       vv[i:i + 1, :, :n], scale)
     o = np.load(out).astype(np.float64).reshape(b, hq, d)
     err = np.abs(o - ref)
     bound = (tol + extra[..., None]) * mag
     norm = np.linalg.norm(o - ref) / np.linalg.norm(ref)
     nbound = tol + np.linalg.norm(extra[..., None] * mag) / np.linalg.norm(ref)
-    worst = np.max(err / mag)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        worst = np.nanmax(np.where(mag > 0, err / np.where(mag > 0, mag, 1), 0))
     ok = bool(np.all(err <= bound)) and norm <= nbound
     what = kt if not nr else "%s KC NR = %d, %d in f16" % (kt, nr, l % nr)
+    if lens is not None:
+        what += ", lengths " + ",".join(map(str, lens))
     print("%s: %d x %d x %d, L = %d, %s: norm-wise error %.3g (2^%.1f), "
           "worst element %.3g of sum P|V| (bound 2^%d%s)" %
           ("ok" if ok else "FAIL", b, hq, d, l, what, norm,
@@ -285,10 +349,14 @@ def main(argv):
     if len(argv) < 2:
         raise SystemExit(__doc__)
     if argv[1] == "gen":
-        rest, nr = argv[11:], None
+        rest, nr, page, lens = argv[11:], None, None, None
         while rest:
             if rest[0] == "--kc":
                 nr = int(rest[1])
+            elif rest[0] == "--page":
+                page = int(rest[1])
+            elif rest[0] == "--lens":
+                lens = [int(x) for x in rest[1].split(",")]
             else:
                 raise SystemExit("unknown option " + rest[0])
             rest = rest[2:]
@@ -296,13 +364,28 @@ def main(argv):
         if nr and (argv[9] not in QMAX or cap % nr or l > cap + nr - 1):
             raise SystemExit("gen --kc %d: codes u8, u4 or u2, CAP a multiple "
                              "of NR, L - L %% NR at most CAP" % nr)
-        gen(argv[2], b, hq, hkv, d, l, cap, argv[9], int(argv[10]), nr)
+        if nr and (page or lens):
+            raise SystemExit("gen --kc: a contiguous cache of one length")
+        if page and cap % page:
+            raise SystemExit("gen --page %d: CAP a multiple of P" % page)
+        if lens and (len(lens) != b or min(lens) < 0 or max(lens) > l):
+            raise SystemExit("gen --lens: B lengths of 0 .. L")
+        gen(argv[2], b, hq, hkv, d, l, cap, argv[9], int(argv[10]), nr, page, lens)
+        return 0
+    if argv[1] == "slots":
+        b, t, pos, cap = map(int, argv[3:7])
+        sl = (np.arange(b)[:, None] * cap + pos + np.arange(t)).astype(np.int32)
+        if argv[7:8] == ["--skip"]:
+            for bi in argv[8].split(","):
+                i, j = map(int, bi.split(":"))
+                sl[i, j] = -1
+        np.save(argv[2], sl)
         return 0
     if argv[1] == "check":
         prefix, out = argv[2], argv[3]
         b, hq, hkv, d, l = map(int, argv[4:9])
         kt = argv[9]
-        scale, tol, nr = 1 / np.sqrt(d), 2.0 ** -9, None
+        scale, tol, nr, lens = 1 / np.sqrt(d), 2.0 ** -9, None, None
         rest = argv[10:]
         while rest:
             if rest[0] == "--scale":
@@ -311,12 +394,14 @@ def main(argv):
                 tol = float(rest[1])
             elif rest[0] == "--kc":
                 nr = int(rest[1])
+            elif rest[0] == "--lens":
+                lens = [int(x) for x in rest[1].split(",")]
             else:
                 raise SystemExit("unknown option " + rest[0])
             rest = rest[2:]
         if nr and kt not in QMAX:
             raise SystemExit("check --kc %d: codes u8, u4 or u2, not %s" % (nr, kt))
-        return check(prefix, out, b, hq, hkv, d, l, kt, scale, tol, nr)
+        return check(prefix, out, b, hq, hkv, d, l, kt, scale, tol, nr, lens)
     raise SystemExit(__doc__)
 
 

@@ -20,6 +20,7 @@ C-contiguous is copied.
 The kernels' sources are read from $TL_KERNELS, else from the kernels/
 directory of the source checkout this package sits in."""
 
+import math
 import os
 import re
 
@@ -27,7 +28,7 @@ from . import _check
 from ._check import is_torch as _is_torch
 from . import compile as _compile
 
-__all__ = ["PackedWeights", "pack_weights", "quant_matmul", "tune_matmul", "explain_matmul", "KVCache", "kv_cache", "kv_append",
+__all__ = ["PackedWeights", "pack_weights", "quant_matmul", "tune_matmul", "explain_matmul", "KVCache", "kv_cache", "KVPages", "kv_pages", "kv_slots", "kv_append",
            "decode_attention", "PackedWQ", "pack_wqap", "wqap_matmul", "kernels_dir"]
 
 _BN = 64  # the packing's block width: a warp's columns in every kernel
@@ -469,14 +470,33 @@ def explain_matmul(x, packed, sm=None):
 _KV_BITS = {"f16": 16, "u8": 8, "u4": 4, "u2": 2}
 
 
+class KVPages:
+    """A pool of `pages` pages of `page_size` tokens of `kv_heads` heads,
+    in decode_attn.tl's layout: codes kc, vc (bytes [pages, Hkv,
+    page_size, D bits / 8]) and per-token scales and zero points ks, vs
+    (f16 [pages, Hkv, 2, page_size]; unused for f16). Sequences own pages
+    through a block table (i32 [B, max_pages], vLLM's and FlashInfer's
+    layout), their lengths are an i32 [B] tensor; both are the caller's."""
+
+    def __init__(self, kc, vc, ks, vs, pages, kv_heads, head_dim, page_size, kt):
+        self.kc, self.vc, self.ks, self.vs = kc, vc, ks, vs
+        self.pages, self.kv_heads, self.head_dim = pages, kv_heads, head_dim
+        self.page_size, self.kt = page_size, kt
+
+    def __repr__(self):
+        return (f"<tl.ops.KVPages {self.kt} {self.pages} pages of {self.page_size} tokens "
+                f"Hkv={self.kv_heads} D={self.head_dim}>")
+
+
 class KVCache:
     """A KV cache in decode_attn.tl's layout: codes kc, vc (bytes [B Hkv,
     cap, D bits / 8]), per-token scales and zero points ks, vs (f16 [B Hkv,
-    2, cap]; unused for f16), and `length`, the tokens written so far.
-    With `nr` (KC): ks is f16 [B Hkv, 2, cap / nr, D], K's scales and zero
-    points per channel and block of nr tokens, and the newest `rlen` < nr
-    tokens are in f16 in the residual buffers rk, rv (bytes [B Hkv, nr, 2
-    D]), not yet quantised; length counts them."""
+    2, cap]; unused for f16), and `length`, the tokens written so far (every
+    sequence the same). It is the pool of B pages of cap tokens, sequence b
+    in page b. With `nr` (KC): ks is f16 [B Hkv, 2, cap / nr, D], K's
+    scales and zero points per channel and block of nr tokens, and the
+    newest `rlen` < nr tokens are in f16 in the residual buffers rk, rv
+    (bytes [B Hkv, nr, 2 D]), not yet quantised; length counts them."""
 
     def __init__(self, kc, vc, ks, vs, batch, kv_heads, head_dim, capacity, kt,
                  nr=None, rk=None, rv=None):
@@ -491,9 +511,47 @@ class KVCache:
                 f"D={self.head_dim} {self.length}/{self.capacity} tokens>")
 
 
+def _kv_buffers(n, hkv, d, tokens, kt, device):
+    """codes kc, vc and scales ks, vs of n pages of `tokens` tokens"""
+    import numpy as np
+    row = d * _KV_BITS[kt] // 8
+    if device is not None:
+        import torch
+        z = lambda *s, dt: torch.zeros(*s, dtype=dt, device=device)  # noqa: E731
+        return (z(n, hkv, tokens, row, dt=torch.uint8), z(n, hkv, tokens, row, dt=torch.uint8),
+                z(n, hkv, 2, tokens, dt=torch.float16), z(n, hkv, 2, tokens, dt=torch.float16))
+    return (np.zeros((n, hkv, tokens, row), np.uint8), np.zeros((n, hkv, tokens, row), np.uint8),
+            np.zeros((n, hkv, 2, tokens), np.float16), np.zeros((n, hkv, 2, tokens), np.float16))
+
+
+def _kv_shape(kv_heads, head_dim, kt):
+    kv_heads = _check.integer("kv_heads", kv_heads, 1)
+    kt = _check.choice("kt", kt, tuple(_KV_BITS))
+    if _check.integer("head_dim", head_dim) not in (64, 128):
+        raise ValueError(f"head_dim: expected 64 or 128, got {head_dim}")
+    return kv_heads, head_dim, kt
+
+
+def kv_pages(pages, kv_heads, head_dim, page_size=64, kt="u4", device=None):
+    """An empty pool of `pages` pages of `page_size` tokens (8, 16, 32, 64
+    or a multiple of 128: 16 to 256 are the usual sizes) of `kv_heads` heads of
+    `head_dim` (64 or 128) channels, codes of type kt (f16, u8, u4, u2).
+    device: a torch device for a pool on the GPU; None for NumPy arrays
+    (the CPU VM)."""
+    pages = _check.integer("pages", pages, 1)
+    kv_heads, head_dim, kt = _kv_shape(kv_heads, head_dim, kt)
+    page_size = _check.integer("page_size", page_size, 8)
+    if page_size not in (8, 16, 32, 64) and page_size % 128:
+        raise ValueError(f"page_size: expected 8, 16, 32, 64 or a multiple of 128 (a page "
+                         f"holds whole steps of the attention, or a step whole pages), got "
+                         f"{page_size}")
+    kc, vc, ks, vs = _kv_buffers(pages, kv_heads, head_dim, page_size, kt, device)
+    return KVPages(kc, vc, ks, vs, pages, kv_heads, head_dim, page_size, kt)
+
+
 def kv_cache(batch, kv_heads, head_dim, capacity, kt="u4", device=None, kc=None):
     """An empty cache for `capacity` tokens (rounded up to a multiple of
-    8, and of kc) of `kv_heads` heads of `head_dim` (64 or 128) channels,
+    64, and of kc) of `kv_heads` heads of `head_dim` (64 or 128) channels,
     codes of type kt (f16, u8, u4, u2). device: a torch device for a cache
     on the GPU; None for NumPy arrays (the CPU VM). kc: K quantised per
     channel over blocks of kc tokens (32, 64 or 128; integer kt), the
@@ -501,64 +559,144 @@ def kv_cache(batch, kv_heads, head_dim, capacity, kt="u4", device=None, kc=None)
     with its residual block); None: per token."""
     import numpy as np
     batch = _check.integer("batch", batch, 1)
-    kv_heads = _check.integer("kv_heads", kv_heads, 1)
+    kv_heads, head_dim, kt = _kv_shape(kv_heads, head_dim, kt)
     capacity = _check.integer("capacity", capacity, 1)
-    kt = _check.choice("kt", kt, tuple(_KV_BITS))
-    if _check.integer("head_dim", head_dim) not in (64, 128):
-        raise ValueError(f"head_dim: expected 64 or 128, got {head_dim}")
     if kc is not None and (_check.integer("kc", kc) not in (32, 64, 128) or kt == "f16"):
         raise ValueError(f"kc: expected 32, 64 or 128 with kt u8, u4 or u2, got {kc!r}")
-    cap = -(-capacity // (kc or 8)) * (kc or 8)
-    nbh, row = batch * kv_heads, head_dim * _KV_BITS[kt] // 8
-    kss = (nbh, 2, cap // kc, head_dim) if kc else (nbh, 2, cap)
-    if device is not None:
-        import torch
-        z = lambda *s, dt: torch.zeros(*s, dtype=dt, device=device)  # noqa: E731
-        mk = (lambda r=row, n=cap: z(nbh, n, r, dt=torch.uint8)), (lambda s=(nbh, 2, cap): z(*s, dt=torch.float16))
+    unit = max(64, kc or 0)  # kc is 32, 64 or 128
+    cap = -(-capacity // unit) * unit
+    nbh = batch * kv_heads
+    kcb, vcb, ksb, vsb = _kv_buffers(batch, kv_heads, head_dim, cap, kt, device)
+    kcb, vcb, vsb = kcb.reshape(nbh, cap, -1), vcb.reshape(nbh, cap, -1), vsb.reshape(nbh, 2, cap)
+    if kc:
+        ksb = (np.zeros((nbh, 2, cap // kc, head_dim), np.float16) if device is None else
+               __import__("torch").zeros(nbh, 2, cap // kc, head_dim, dtype=vsb.dtype,
+                                         device=device))
+        rk, rv = (_kv_buffers(nbh, 1, head_dim, kc, "f16", device)[i].reshape(nbh, kc, -1)
+                  for i in (0, 1))
     else:
-        mk = (lambda r=row, n=cap: np.zeros((nbh, n, r), np.uint8)), (lambda s=(nbh, 2, cap): np.zeros(s, np.float16))
-    rk, rv = (mk[0](2 * head_dim, kc), mk[0](2 * head_dim, kc)) if kc else (None, None)
-    return KVCache(mk[0](), mk[0](), mk[1](kss), mk[1](), batch, kv_heads, head_dim, cap, kt,
-                   kc, rk, rv)
+        ksb, rk, rv = ksb.reshape(nbh, 2, cap), None, None
+    return KVCache(kcb, vcb, ksb, vsb, batch, kv_heads, head_dim, cap, kt, kc, rk, rv)
 
 
-def _cache_arg(c):
+def _cache_arg(c, pages=False):
+    if pages:
+        return _check.instance("cache", c, (KVCache, KVPages),
+                               "a tl.ops.KVCache (kv_cache's) or tl.ops.KVPages (kv_pages's)")
     return _check.instance("cache", c, KVCache, "a tl.ops.KVCache (kv_cache's)")
 
 
-def kv_append(cache, k, v):
-    """Appends t tokens, k and v f16 [B, Hkv, t, D], to the cache:
-    quantised token-wise (kernels/kv_quant.tl) or, for f16, copied."""
+def _i32(name, v, shape, dev, peer):
+    return _check.array(name, v, shape=shape, dtype="i32", device=dev, peer=peer)
+
+
+def _host_values(v):
+    """v's values in NumPy when it is a NumPy array, else None (a CUDA
+    tensor's are not read: no transfer, no sync)"""
+    return None if _is_torch(v) else v
+
+
+def kv_slots(block_table, lens, t, page_size, counts=None):
+    """The slots (i32 [B, t]) of kv_append for t new tokens a sequence
+    after the lens[b] it holds: token i of sequence b, at position p =
+    lens[b] + i, goes to page block_table[b, p / page_size] at p %
+    page_size, slot page * page_size + p % page_size; -1 (not written) for
+    i >= counts[b] (counts i32 [B], the tokens each sequence appends; all
+    t by default) and for positions past the table's row. Computed where
+    the arguments are (NumPy, or torch on the GPU without a sync)."""
+    dev = _check.where(block_table)
+    block_table = _i32("block_table", block_table, ("B", "max_pages"), dev, "block_table")
+    b, mp = (int(n) for n in block_table.shape)
+    lens = _i32("lens", lens, (b,), dev, "block_table")
+    t = _check.integer("t", t, 0)
+    page_size = _check.integer("page_size", page_size, 1)
+    if counts is not None:
+        counts = _i32("counts", counts, (b,), dev, "block_table")
+    if _is_torch(block_table):
+        import torch
+        i = torch.arange(t, dtype=torch.int64, device=block_table.device)
+        p = lens.to(torch.int64)[:, None] + i
+        ok = (p >= 0) & (p < mp * page_size)
+        if counts is not None:
+            ok &= i < counts.to(torch.int64)[:, None]
+        pc = torch.where(ok, p, torch.zeros_like(p))
+        pg = torch.gather(block_table.to(torch.int64), 1, pc // page_size)
+        sl = pg * page_size + pc % page_size
+        return torch.where(ok & (pg >= 0), sl, torch.full_like(sl, -1)).to(torch.int32)
     import numpy as np
-    c = _cache_arg(cache)
+    i = np.arange(t, dtype=np.int64)
+    p = lens.astype(np.int64)[:, None] + i
+    ok = (p >= 0) & (p < mp * page_size)
+    if counts is not None:
+        ok &= i < counts.astype(np.int64)[:, None]
+    pc = np.where(ok, p, 0)
+    pg = np.take_along_axis(block_table.astype(np.int64), pc // page_size, 1)
+    sl = pg * page_size + pc % page_size
+    return np.where(ok & (pg >= 0), sl, -1).astype(np.int32)
+
+
+def _write(pool_kc, pool_ks, x, slots, npg, hkv, psz, kt):
+    """kv_quant.tl over x f16 [B, Hkv, t, D] into the pool's slots"""
+    import numpy as np
+    b, _, t, d = (int(n) for n in x.shape)
+    on_gpu = _is_torch(x)
+    q = _kernel("kv_quant.tl", D=d, KT=kt)
+    if kt == "f16":  # the codes are the f16 values, the bytes viewed as them
+        pool_kc = pool_kc.view(x.dtype)
+    for s in range(0, t, 65535):  # the grid's y limit
+        n = min(65535, t - s)
+        xs, sl = x[:, :, s:s + n], slots[:, s:s + n]
+        xs = xs.contiguous() if on_gpu else np.ascontiguousarray(xs)
+        sl = sl.contiguous() if on_gpu else np.ascontiguousarray(sl)
+        args = (xs, pool_kc, pool_ks, sl, b * hkv, hkv, n, npg, psz)
+        q(*args) if on_gpu else q.run_vm(*args)
+
+
+def _contiguous_slots(like, b, cap, pos, t):
+    """the slots of t tokens a sequence at pos of B pages of cap tokens"""
+    import numpy as np
+    if _is_torch(like):
+        import torch
+        return (torch.arange(b, device=like.device)[:, None] * cap + pos
+                + torch.arange(t, device=like.device)).to(torch.int32)
+    return (np.arange(b)[:, None] * cap + pos + np.arange(t)).astype(np.int32)
+
+
+def kv_append(cache, k, v, slots=None):
+    """Appends t tokens a sequence, k and v f16 [B, Hkv, t, D], quantised
+    token-wise (kernels/kv_quant.tl; for f16, copied). A tl.ops.KVCache
+    takes them at its `length`. A tl.ops.KVPages pool writes token i of
+    sequence b to slots[b, i] (i32 [B, t]: page * page_size + the token's
+    place in the page, kv_slots' for a block table; -1 for none), on the
+    device: nothing is read back to the host."""
+    c = _cache_arg(cache, pages=True)
     dev = _check.where(c.kc)
-    k = _check.array("k", k, shape=(c.batch, c.kv_heads, "t", c.head_dim), dtype="f16",
+    k = _check.array("k", k, shape=("B", c.kv_heads, "t", c.head_dim), dtype="f16",
                      device=dev, peer="the cache's buffers")
     v = _check.array("v", v, shape=tuple(int(n) for n in k.shape), dtype="f16", device=dev,
                      peer="the cache's buffers")
-    t = int(k.shape[2])
+    b, t = int(k.shape[0]), int(k.shape[2])
+    if isinstance(c, KVPages):
+        if slots is None:
+            raise TypeError("slots: a KVPages pool needs the slots of the tokens "
+                            "(tl.ops.kv_slots of a block table)")
+        slots = _i32("slots", slots, (b, t), dev, "the cache's buffers")
+        for x, codes, sz in ((k, c.kc, c.ks), (v, c.vc, c.vs)):
+            _write(codes, sz, x, slots, c.pages, c.kv_heads, c.page_size, c.kt)
+        return c
+    if slots is not None:
+        raise TypeError("slots: a KVCache appends at its length; slots are for a KVPages pool")
+    if b != c.batch:
+        raise ValueError(f"k: expected [{c.batch}, {c.kv_heads}, t, {c.head_dim}], got "
+                         f"{list(int(n) for n in k.shape)}")
     if c.length + t > c.capacity:
         raise ValueError(f"k, v: the cache holds {c.length} of {c.capacity} tokens: {t} more "
                          f"do not fit")
     if c.nr:
         return _kc_append(c, k, v, t)
-    nbh, d, pos = c.batch * c.kv_heads, c.head_dim, c.length
-    on_gpu = _is_torch(k)
+    sl = _contiguous_slots(k, b, c.capacity, c.length, t)
     for x, codes, sz in ((k, c.kc, c.ks), (v, c.vc, c.vs)):
-        x = x.reshape(nbh, t, d)
-        if c.kt == "f16":
-            if on_gpu:
-                codes.view(x.dtype)[:, pos:pos + t, :] = x
-            else:
-                codes.view(np.float16)[:, pos:pos + t, :] = x
-            continue
-        q = _kernel("kv_quant.tl", D=d, KT=c.kt)
-        for s in range(0, t, 65535):  # the grid's y limit
-            n = min(65535, t - s)
-            xs = x[:, s:s + n, :]
-            xs = xs.contiguous() if on_gpu else np.ascontiguousarray(xs)
-            args = (xs, codes, sz, nbh, n, pos + s, c.capacity)
-            q(*args) if on_gpu else q.run_vm(*args)
+        _write(codes, sz, x, sl, c.batch, c.kv_heads, c.capacity, c.kt)
     c.length += t
     return c
 
@@ -576,7 +714,7 @@ def _kc_append(c, k, v, t):
     cat = (lambda a, b: __import__("torch").cat([a, b], 1)) if on_gpu else \
         (lambda a, b: np.concatenate([a, b], 1))
     f16 = (lambda r: r.view(k.dtype)) if on_gpu else (lambda r: r.view(np.float16))
-    kq, vq = _kernel("kc_quant.tl", D=d, KT=c.kt, NR=nr), _kernel("kv_quant.tl", D=d, KT=c.kt)
+    kq = _kernel("kc_quant.tl", D=d, KT=c.kt, NR=nr)
     for x, res, codes, sz in ((k, c.rk, c.kc, c.ks), (v, c.rv, c.vc, c.vs)):
         r = f16(res)
         xs = cat(r[:, :c.rlen], x.reshape(nbh, t, d))
@@ -586,13 +724,10 @@ def _kc_append(c, k, v, t):
             xk = xk.contiguous() if on_gpu else np.ascontiguousarray(xk)
             args = (xk, codes, sz, nbh, nb, pos, c.capacity)
             kq(*args) if on_gpu else kq.run_vm(*args)
-        elif x is v:
-            for s in range(0, nb * nr, 65535):  # the grid's y limit
-                m = min(65535, nb * nr - s)
-                xv = xs[:, s:s + m, :]
-                xv = xv.contiguous() if on_gpu else np.ascontiguousarray(xv)
-                args = (xv, codes, sz, nbh, m, pos + s, c.capacity)
-                vq(*args) if on_gpu else vq.run_vm(*args)
+        elif x is v and nb:
+            xv = xs[:, :nb * nr].reshape(c.batch, c.kv_heads, nb * nr, d)
+            _write(codes, sz, xv, _contiguous_slots(k, c.batch, c.capacity, pos, nb * nr),
+                   c.batch, c.kv_heads, c.capacity, c.kt)
         r[:, :n - nb * nr] = xs[:, nb * nr:]
         r[:, n - nb * nr:] = 0
     c.rlen = n - nb * nr
@@ -600,85 +735,212 @@ def _kc_append(c, k, v, t):
     return c
 
 
-def decode_attention(q, cache, scale=None, splits=None):
-    """o [B, Hq, D] = softmax(q K^T scale) V over the cache's `length`
-    tokens, for one new token a sequence (q f16 [B, Hq, D]; Hq a multiple
-    of the cache's Hkv, at most 16 times it). scale: 1 / sqrt(D) by
-    default. splits: the blocks the length is split over (default: about
-    two waves of 132 SMs, at least 256 tokens a split). Caches of 16K
-    tokens and more take 32 tokens a warp and step in two stages, the
-    bench's best there (docs/performance.md). A KC cache's quantised
-    tokens are one launch (KQ = 1) and its f16 residual a second that
-    takes the last slot of the split and combines (decode_attn.tl's
-    header)."""
+def _sm_count(x):
+    """the SMs of x's GPU (132, an H100's or H200's, for the VM)"""
+    if not _is_torch(x):
+        return 132
+    import torch
+    return torch.cuda.get_device_properties(x.device).multi_processor_count
+
+
+def _attn_instance(kt, psz, tokens, nbh, sms, splits=None):
+    """decode_attn.tl's instance for a cache of kt codes in pages of psz
+    tokens holding up to `tokens` a sequence, over nbh KV heads: (W, BT,
+    S, MW, ns), as measured on an H200 (docs/performance.md, "Serving
+    decode attention"). Integer caches ask ptxas for 16 warps an SM (MW =
+    16: 128 registers a thread, 4 blocks of W = 4); from 16K tokens u4 and
+    u2 take 32 tokens a warp and step in two stages, u8 stays at 16 (its
+    wider V tiles); pages of fewer than 64 tokens take one warp a block
+    (W = 1, BT = 32: a step of one or two pages, 16 blocks an SM) for
+    integer codes and W = 2, BT = 16 for f16. The split count ns fills
+    about one wave of the blocks an SM holds (about 8 of the f16 cache's,
+    whose shared memory holds 2 blocks an SM: its tail is short with more),
+    each split at least 256 tokens."""
+    small = psz < 64
+    if kt == "f16":
+        w, bt, st, mw, per_sm = (2, 16, 3, 0, 8) if small else (4, 16, 3, 0, 8)
+    elif small:
+        w, bt, st, mw, per_sm = 1, 32, 2, 16, 10
+    else:
+        long = tokens >= 16384 and kt != "u8"
+        w, bt, st, mw, per_sm = (4, 32, 2, 16, 5) if long else (4, 16, 3, 16, 4)
+    ns = splits or max(1, min(tokens // 256, -(-per_sm * sms // nbh)))
+    return w, bt, st, mw, ns
+
+
+def _attend(q, kc, vc, ks, vs, o, lens, table, hkv, npg, psz, kt, g, scale, ns, np_, p0,
+            work, w=4, bt=16, st=3, mw=0, **kq):
+    """one launch of decode_attn.tl's instance (W, BT, S, MW) over a pool;
+    work: (wo, wml, locks) of ns slots. A step's copies take PT = W BT
+    tokens when it lies in a page, PT = psz when its chunks are pages (the
+    kernel's two cases), and the common divisor for a pool of one page a
+    sequence (the contiguous cache: the tokens past a page are past the
+    length)."""
+    stepn = w * bt
+    pt = stepn if psz % stepn == 0 else psz if stepn % psz == 0 else math.gcd(stepn, psz)
+    assert pt in (stepn, psz) or int(table.shape[1]) == 1, (psz, stepn)
+    k = _kernel("decode_attn.tl", D=int(q.shape[2]), G=g, KT=kt, W=w, BT=bt, S=st, MW=mw,
+                PT=pt, **kq)
+    args = (q, kc, vc, ks, vs, o, int(q.shape[0]) * hkv, lens, table, hkv,
+            int(table.shape[1]), psz, npg, ns, scale, *work, np_, p0)
+    k(*args) if _is_torch(q) else k.run_vm(*args)
+
+
+def _work(c, q, nbh, ns):
+    """the split's workspace (wo, wml) and zeroed locks for ns slots. On
+    the GPU they are kept on the cache for its later calls on the same
+    stream (the kernel leaves the locks zero, and launches on one stream
+    run in order), except while a CUDA graph is captured, whose memory is
+    the graph's."""
     import numpy as np
-    c = _cache_arg(cache)
-    q = _check.array("q", q, shape=(c.batch, "Hq", c.head_dim), dtype="f16",
-                     device=_check.where(c.kc), peer="the cache's buffers")
+    d = int(q.shape[2])
+    nwo, nwml = (nbh * ns * 16 * d, nbh * ns * 32) if ns > 1 else (4, 4)
+    if not _is_torch(q):
+        return np.zeros(nwo, np.float32), np.zeros(nwml, np.float32), np.zeros(nbh, np.uint32)
+    import torch
+    capturing = torch.cuda.is_current_stream_capturing()
+    key = (nwo, nwml, nbh, torch.cuda.current_stream(q.device).cuda_stream)
+    keep = c.__dict__.setdefault("_work", {})
+    w = None if capturing else keep.get(key)
+    if w is None:
+        w = (torch.empty(nwo, dtype=torch.float32, device=q.device),
+             torch.empty(nwml, dtype=torch.float32, device=q.device),
+             torch.zeros(nbh, dtype=torch.int32, device=q.device).view(torch.uint32))
+        if not capturing:
+            keep[key] = w
+    return w
+
+
+def _lens_table(c, like, b, n, which):
+    """lengths all n and the table of B pages (sequence b in page b) of a
+    KVCache; on the GPU kept on the cache (`which` names the pair) and
+    the lengths refilled when n changes, except while a CUDA graph is
+    captured"""
+    import numpy as np
+    if not _is_torch(like):
+        return np.full(b, n, np.int32), np.arange(b, dtype=np.int32).reshape(b, 1)
+    import torch
+    capturing = torch.cuda.is_current_stream_capturing()
+    keep = c.__dict__.setdefault("_lens", {})
+    got = None if capturing else keep.get(which)
+    if got is None:
+        got = [torch.full((b,), n, dtype=torch.int32, device=like.device),
+               torch.arange(b, dtype=torch.int32, device=like.device).reshape(b, 1), n]
+        if not capturing:
+            keep[which] = got
+    elif got[2] != n:
+        got[0].fill_(n)
+        got[2] = n
+    return got[0], got[1]
+
+
+def decode_attention(q, cache, scale=None, splits=None, block_table=None, lens=None,
+                     max_len=None):
+    """o [B, Hq, D] = softmax(q K^T scale) V over each sequence's tokens,
+    for one new token a sequence (q f16 [B, Hq, D]; Hq a multiple of the
+    cache's Hkv, at most 16 times it). scale: 1 / sqrt(D) by default.
+
+    A tl.ops.KVCache: every sequence's `length` tokens. A tl.ops.KVPages
+    pool: block_table (i32 [B, max_pages]: sequence b's page j holds its
+    tokens j P .. j P + P - 1) and lens (i32 [B], the tokens of each
+    sequence, 0 giving o = 0) on the pool's device, read by the kernel: no
+    transfer and no sync, so the call can be captured in a CUDA graph.
+    Entries of NumPy tables and lengths are checked here; on the GPU a page
+    outside the pool reads as zeros and a length past the table's row is
+    cut to it (nothing outside the buffers is read). max_len: the longest
+    sequence there may be (default: the table's capacity), for the
+    defaults below.
+
+    splits: the blocks each sequence's tokens are split over (default:
+    about a wave of the blocks the GPU holds, at least 256 tokens a split,
+    from the length or max_len). The kernel's instance follows the codes,
+    the page size and the length (_attn_instance: the bench's best on an
+    H200, docs/performance.md). A KC cache's quantised tokens are one launch
+    (KQ = 1) and its f16 residual a second that takes the last slot of the
+    split and combines (decode_attn.tl's header)."""
+    import numpy as np
+    c = _cache_arg(cache, pages=True)
+    dev = _check.where(c.kc)
+    q = _check.array("q", q, shape=("B", "Hq", c.head_dim), dtype="f16", device=dev,
+                     peer="the cache's buffers")
     scale = None if scale is None else _check.real("scale", scale)
     splits = _check.optional_integer("splits", splits, 1)
     b, hq, d = (int(s) for s in q.shape)
-    if b != c.batch or d != c.head_dim or hq % c.kv_heads or not 1 <= hq // c.kv_heads <= 16:
-        raise ValueError(f"q: expected [{c.batch}, Hq, {c.head_dim}] with Hq a multiple of "
-                         f"{c.kv_heads} (at most 16 times), got {tuple(q.shape)}")
-    if c.length < 1:
-        raise ValueError("cache: it is empty (kv_append its tokens first)")
+    if hq % c.kv_heads or not 1 <= hq // c.kv_heads <= 16:
+        raise ValueError(f"q: expected [B, Hq, {c.head_dim}] with Hq a multiple of "
+                         f"{c.kv_heads} (at most 16 times), got {list(q.shape)}")
     nbh, g = b * c.kv_heads, hq // c.kv_heads
-    scale = d ** -0.5 if scale is None else scale
-    if c.nr:
-        return _kc_attention(q, c, float(scale), splits, nbh, g)
-    ns = splits or max(1, min(c.length // 256, -(-264 // nbh)))
-    long = c.length >= 16384
-    k = _kernel("decode_attn.tl", D=d, G=g, KT=c.kt, BT=32 if long else 16, S=2 if long else 3)
+    scale = float(d ** -0.5 if scale is None else scale)
     on_gpu = _is_torch(q)
-    nwo, nwml = (nbh * ns * 16 * d, nbh * ns * 32) if ns > 1 else (4, 4)
+    q = q.contiguous() if on_gpu else np.ascontiguousarray(q)
     if on_gpu:
         import torch
         o = torch.empty(b, hq, d, dtype=torch.float16, device=q.device)
-        wo = torch.empty(nwo, dtype=torch.float32, device=q.device)
-        wml = torch.empty(nwml, dtype=torch.float32, device=q.device)
-        locks = torch.zeros(nbh, dtype=torch.int32, device=q.device).view(torch.uint32)
-        k(q.contiguous(), c.kc, c.vc, c.ks, c.vs, o, nbh, c.length, c.capacity, ns,
-          float(scale), wo, wml, locks, ns, 0)
     else:
         o = np.zeros((b, hq, d), np.float16)
-        k.run_vm(np.ascontiguousarray(q), c.kc, c.vc, c.ks, c.vs, o, nbh, c.length,
-                 c.capacity, ns, float(scale), np.zeros(nwo, np.float32),
-                 np.zeros(nwml, np.float32), np.zeros(nbh, np.uint32), ns, 0)
+    if isinstance(c, KVPages):
+        if block_table is None or lens is None:
+            raise TypeError("block_table, lens: a KVPages pool needs the sequences' block "
+                            "table and lengths")
+        block_table = _i32("block_table", block_table, (b, "max_pages"), dev,
+                           "the cache's buffers")
+        if int(block_table.shape[1]) < 1:
+            raise ValueError("block_table: expected at least one page a row, got shape "
+                             f"{list(block_table.shape)}")
+        lens = _i32("lens", lens, (b,), dev, "the cache's buffers")
+        cap = int(block_table.shape[1]) * c.page_size
+        tokens = cap if max_len is None else _check.integer("max_len", max_len, 1)
+        bt, lv = _host_values(block_table), _host_values(lens)
+        if bt is not None:
+            bad = np.argwhere((bt < 0) | (bt >= c.pages))
+            if bad.size:
+                i, j = bad[0]
+                raise ValueError(f"block_table: entry [{i}, {j}] is {bt[i, j]}, not a page of "
+                                 f"the pool (0 .. {c.pages - 1})")
+            bad = np.argwhere((lv < 0) | (lv > min(tokens, cap)))
+            if bad.size:
+                i = bad[0][0]
+                why = ("max_len" if tokens < cap else
+                       f"the {block_table.shape[1]} pages of {c.page_size} of a table row")
+                raise ValueError(f"lens: sequence {i} has {lv[i]} tokens, outside 0 .. "
+                                 f"{min(tokens, cap)} ({why})")
+        w, bt, st, mw, ns = _attn_instance(c.kt, c.page_size, tokens, nbh, _sm_count(q), splits)
+        _attend(q, c.kc, c.vc, c.ks, c.vs, o, lens, block_table, c.kv_heads, c.pages,
+                c.page_size, c.kt, g, scale, ns, ns, 0, _work(c, q, nbh, ns), w, bt, st, mw)
+        return o
+    for name, v in (("block_table", block_table), ("lens", lens), ("max_len", max_len)):
+        if v is not None:
+            raise TypeError(f"{name}: a KVCache has one length; block tables and lengths "
+                            f"are for a KVPages pool")
+    if b != c.batch:
+        raise ValueError(f"q: expected [{c.batch}, Hq, {c.head_dim}], got {list(q.shape)}")
+    if c.length < 1:
+        raise ValueError("cache: it is empty (kv_append its tokens first)")
+    if c.nr:
+        return _kc_attention(q, o, c, scale, splits, nbh, g)
+    w, bt, st, mw, ns = _attn_instance(c.kt, c.capacity, c.length, nbh, _sm_count(q), splits)
+    lv, tab = _lens_table(c, q, b, c.length, "all")
+    _attend(q, c.kc, c.vc, c.ks, c.vs, o, lv, tab, c.kv_heads, b, c.capacity, c.kt, g,
+            scale, ns, ns, 0, _work(c, q, nbh, ns), w, bt, st, mw)
     return o
 
 
-def _kc_attention(q, c, scale, splits, nbh, g):
-    import numpy as np
-    b, hq, d = (int(s) for s in q.shape)
+def _kc_attention(q, o, c, scale, splits, nbh, g):
+    b = int(q.shape[0])
     lq = c.length - c.rlen
     ns = (splits or max(1, min(lq // 256, -(-264 // nbh)))) if lq else 0
     nt = ns + (c.rlen > 0)
     w = 4 if c.nr % 64 == 0 else 2
     bt = 32 if lq >= 16384 and c.nr % (32 * w) == 0 else 16
-    nwo, nwml = (nbh * nt * 16 * d, nbh * nt * 32) if nt > 1 else (4, 4)
-    on_gpu = _is_torch(q)
-    if on_gpu:
-        import torch
-        o = torch.empty(b, hq, d, dtype=torch.float16, device=q.device)
-        wo = torch.empty(nwo, dtype=torch.float32, device=q.device)
-        wml = torch.empty(nwml, dtype=torch.float32, device=q.device)
-        locks = torch.zeros(nbh, dtype=torch.int32, device=q.device).view(torch.uint32)
-        q = q.contiguous()
-    else:
-        o = np.zeros((b, hq, d), np.float16)
-        wo, wml = np.zeros(nwo, np.float32), np.zeros(nwml, np.float32)
-        locks = np.zeros(nbh, np.uint32)
-        q = np.ascontiguousarray(q)
+    work = _work(c, q, nbh, nt)
     if lq:
-        k = _kernel("decode_attn.tl", D=d, G=g, KT=c.kt, KQ=1, NR=c.nr, W=w, BT=bt,
-                    S=2 if bt == 32 else 3)
-        args = (q, c.kc, c.vc, c.ks, c.vs, o, nbh, lq, c.capacity, nt, scale, wo, wml, locks, ns, 0)
-        k(*args) if on_gpu else k.run_vm(*args)
+        lv, tab = _lens_table(c, q, b, lq, "quantised")
+        _attend(q, c.kc, c.vc, c.ks, c.vs, o, lv, tab, c.kv_heads, b, c.capacity, c.kt, g,
+                scale, nt, ns, 0, work, w, bt, 2 if bt == 32 else 3, KQ=1, NR=c.nr)
     if c.rlen:
-        k = _kernel("decode_attn.tl", D=d, G=g, KT="f16", W=w)
-        args = (q, c.rk, c.rv, c.vs, c.vs, o, nbh, c.rlen, c.nr, nt, scale, wo, wml, locks, 1, nt - 1)
-        k(*args) if on_gpu else k.run_vm(*args)
+        lv, tab = _lens_table(c, q, b, c.rlen, "residual")
+        _attend(q, c.rk, c.rv, c.vs, c.vs, o, lv, tab, c.kv_heads, b, c.nr, "f16", g,
+                scale, nt, 1, nt - 1, work, w, 16, 3)
     return o
 
 

@@ -72,6 +72,7 @@ ro.flags.writeable = False
 cache = ops.kv_cache(1, 2, 64, 16, kt="u4")
 kk = np.zeros((1, 2, 3, 64), f16)
 empty = ops.kv_cache(1, 2, 64, 16, kt="u4")
+pool = ops.kv_pages(4, 2, 64, page_size=16, kt="u4")
 wq = ops.pack_wqap(rng.integers(0, 4, size=(256, 32)), np.ones(32), np.zeros(32, np.int32), 2)
 xq = rng.uniform(-1, 1, size=(3, 256)).astype(f16)
 
@@ -159,7 +160,37 @@ if mode is None:
         ("kv_append v None", TypeError, "v", lambda: ops.kv_append(cache, kk, None)),
         ("kv_append cache None", TypeError, "cache", lambda: ops.kv_append(None, kk, kk)),
         ("kv_append too many tokens", ValueError, "k",
-         lambda: ops.kv_append(cache, np.zeros((1, 2, 17, 64), f16), np.zeros((1, 2, 17, 64), f16))),
+         lambda: ops.kv_append(cache, np.zeros((1, 2, 65, 64), f16), np.zeros((1, 2, 65, 64), f16))),
+        ("kv_append slots to a KVCache", TypeError, "slots",
+         lambda: ops.kv_append(cache, kk, kk, slots=np.zeros((1, 3), np.int32))),
+        ("kv_pages pages 0", ValueError, "pages", lambda: ops.kv_pages(0, 2, 64)),
+        ("kv_pages page_size 12", ValueError, "page_size", lambda: ops.kv_pages(4, 2, 64, page_size=12)),
+        ("kv_pages kt u3", ValueError, "kt", lambda: ops.kv_pages(4, 2, 64, kt="u3")),
+        ("kv_append pool without slots", TypeError, "slots", lambda: ops.kv_append(pool, kk, kk)),
+        ("kv_append pool slots [1, 2]", ValueError, "slots",
+         lambda: ops.kv_append(pool, kk, kk, slots=np.zeros((1, 2), np.int32))),
+        ("kv_append pool slots i64", TypeError, "slots",
+         lambda: ops.kv_append(pool, kk, kk, slots=np.zeros((1, 3), np.int64))),
+        ("kv_slots lens [2]", ValueError, "lens",
+         lambda: ops.kv_slots(np.zeros((1, 2), np.int32), np.zeros(2, np.int32), 3, 16)),
+        ("kv_slots table f32", TypeError, "block_table",
+         lambda: ops.kv_slots(np.zeros((1, 2), np.float32), np.zeros(1, np.int32), 3, 16)),
+        ("decode_attention pool without table", TypeError, "block_table",
+         lambda: ops.decode_attention(np.zeros((1, 4, 64), f16), pool)),
+        ("decode_attention pool table [2, 2]", ValueError, "block_table",
+         lambda: ops.decode_attention(np.zeros((1, 4, 64), f16), pool, block_table=np.zeros((2, 2), np.int32),
+                                      lens=np.zeros(1, np.int32))),
+        ("decode_attention pool page 4 of 4", ValueError, "block_table",
+         lambda: ops.decode_attention(np.zeros((1, 4, 64), f16), pool, block_table=np.array([[0, 4]], np.int32),
+                                      lens=np.ones(1, np.int32))),
+        ("decode_attention pool lens 33", ValueError, "lens",
+         lambda: ops.decode_attention(np.zeros((1, 4, 64), f16), pool, block_table=np.array([[0, 1]], np.int32),
+                                      lens=np.array([33], np.int32))),
+        ("decode_attention pool lens -1", ValueError, "lens",
+         lambda: ops.decode_attention(np.zeros((1, 4, 64), f16), pool, block_table=np.array([[0, 1]], np.int32),
+                                      lens=np.array([-1], np.int32))),
+        ("decode_attention KVCache with lens", TypeError, "lens",
+         lambda: ops.decode_attention(np.zeros((1, 4, 64), f16), cache, lens=np.ones(1, np.int32))),
         ("decode_attention q [1, 4, 128]", ValueError, "q",
          lambda: ops.decode_attention(np.zeros((1, 4, 128), f16), cache)),
         ("decode_attention q Hq 3", ValueError, "q",

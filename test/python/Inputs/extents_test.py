@@ -91,38 +91,45 @@ assert launches() == n
 q(a, b, sc, c, m, ws, locks)
 assert launches() == n + 1
 
-# decode_attn: kc, vc [nbh, cap, D / 2] u4 codes as bytes, ks, vs [nbh, 2,
-# cap] f16; the split's workspace only when ns > 1.
-nbh, cap, ln, d = 2, 128, 100, 64
+# decode_attn: a pool of npg pages of psz tokens of hkv heads, kc, vc [npg,
+# hkv, psz, D / 2] u4 codes as bytes, ks, vs [npg, hkv, 2, psz] f16; the
+# lengths i32 [B] and the block table i32 [B, maxp], B = nbh / hkv; the
+# split's workspace only when ns > 1.
+nbh, hkv, cap, d = 2, 2, 128, 64
 da = s.compile(os.path.join(kernels, "decode_attn.tl"), D=d, G=4, KT="u4")
 qa, o = dev(nbh * 4 * d, np.float16), dev(nbh * 4 * d, np.float16)
 kc, vc = dev(nbh * cap * d // 2, np.uint8), dev(nbh * cap * d // 2, np.uint8)
 ks, vs = dev(nbh * 2 * cap, np.float16), dev(nbh * 2 * cap, np.float16)
+lens, table = dev(1, np.int32), dev(1, np.int32)
 wo, wml, lk = dev(4, np.float32), dev(4, np.float32), dev(nbh, np.uint32)
 
 
-def attn(kc=kc, ks=ks, ln=ln, ns=1, wo=wo):
-    da(qa, kc, vc, ks, vs, o, nbh, ln, cap, ns, 0.125, wo, wml, lk, ns, 0)
+def attn(kc=kc, ks=ks, ns=1, wo=wo, npg=1, maxp=1, table=table):
+    da(qa, kc, vc, ks, vs, o, nbh, lens, table, hkv, maxp, cap, npg, ns, 0.125, wo, wml, lk,
+       ns, 0)
 
 
 attn()
 n = launches()
 refused(attn, dev(cap * d // 2, np.uint8),
-        want="argument 1 (kc) of @decode_attn: the view kc[nbh, len, 32] needs 7296 bytes, "
+        want="argument 1 (kc) of @decode_attn: the view kc[npg * hkv, psz, 32] needs 8192 bytes, "
              "the buffer has 4096")
-refused(attn, kc, dev(483, np.float16),  # the last token of head 1 needs 484
-        want="argument 3 (ks) of @decode_attn: the view ks[nbh, 2, len] needs 968 bytes, "
-             "the buffer has 966")
-refused(attn, ln=cap + 1,
-        want="argument 1 (kc) of @decode_attn: the view kc[nbh, len, 32] needs 8224 bytes, "
+refused(attn, kc, dev(511, np.float16),
+        want="argument 3 (ks) of @decode_attn: the view ks[npg * hkv, 2, psz] needs 1024 bytes, "
+             "the buffer has 1022")
+refused(attn, npg=2,  # a pool of two pages in buffers of one
+        want="argument 1 (kc) of @decode_attn: the view kc[npg * hkv, psz, 32] needs 16384 bytes, "
              "the buffer has 8192")
+refused(attn, maxp=2,  # table rows of two pages in a table of one
+        want="argument 8 (table) of @decode_attn: the view table[nbh / hkv, maxp] needs 8 bytes, "
+             "the buffer has 4")
 # ns > 1: the split's workspace is viewed (and checked) too.
 refused(attn, ns=2,
-        want="argument 11 (wo) of @decode_attn: the view wo[nbh, ns, 16, 64] needs 16384 bytes, "
+        want="argument 15 (wo) of @decode_attn: the view wo[nbh, ns, 16, 64] needs 16384 bytes, "
              "the buffer has 16")
 assert launches() == n
 refused(attn, ns=2, wo=dev(nbh * 2 * 16 * d, np.float32),
-        want="argument 12 (wml) of @decode_attn: the view wml[nbh, ns, 2, 16, 1] needs 512 "
+        want="argument 16 (wml) of @decode_attn: the view wml[nbh, ns, 2, 16, 1] needs 512 "
              "bytes, the buffer has 16")
 attn()
 assert launches() == n + 1

@@ -112,9 +112,92 @@ for kt in ("u4", "u8", "f16"):
     print("kv %s: cache bit for bit, attention within 2^-9 (worst %.2g of sum P|V|)"
           % (kt, (err / mag).max()))
 try:
-    tl.ops.kv_append(cache, kk[:, :, :10], vv[:, :, :10])
+    tl.ops.kv_append(cache, np.concatenate([kk, kk], 2)[:, :, :30], np.concatenate([vv, vv], 2)[:, :, :30])
 except ValueError as e:
     print("refused:", e)
+# Paged pools (kv_pages): 3 sequences of 70, 0 and 33 tokens in pages dealt
+# from a shuffled pool, written in two appends of different counts a
+# sequence (kv_slots with counts; -1 slots skip), attended through the
+# table; every token's codes and scales bit for bit the script's
+# quantiser's in its page, the attention within 2^-9 a sequence, and the
+# empty sequence 0 exactly.
+for kt, page in (("u4", 16), ("f16", 32), ("u2", 64)):
+    b, hq, hkv, d, l = 3, 8, 2, 64, 70
+    want_lens, first = np.array([70, 0, 33], np.int32), np.array([40, 0, 33], np.int32)
+    kk = (rng.standard_normal((b, hkv, l, d)) + rng.uniform(-1, 1, (b, hkv, l, 1))).astype(np.float16)
+    vv = rng.standard_normal((b, hkv, l, d)).astype(np.float16)
+    q = rng.standard_normal((b, hq, d)).astype(np.float16)
+    maxp = -(-80 // page)
+    pool = tl.ops.kv_pages(b * maxp + 3, hkv, d, page_size=page, kt=kt)
+    table = rng.permutation(pool.pages)[:b * maxp].reshape(b, maxp).astype(np.int32)
+    lens = np.zeros(b, np.int32)
+    sl = tl.ops.kv_slots(table, lens, 40, page, counts=first)
+    tl.ops.kv_append(pool, kk[:, :, :40], vv[:, :, :40], slots=sl)
+    lens += first
+    more = want_lens - first
+    k2 = np.zeros((b, hkv, 30, d), np.float16)
+    v2 = np.zeros((b, hkv, 30, d), np.float16)
+    for i in range(b):
+        k2[i, :, :more[i]] = kk[i, :, lens[i]:lens[i] + more[i]]
+        v2[i, :, :more[i]] = vv[i, :, lens[i]:lens[i] + more[i]]
+    tl.ops.kv_append(pool, k2, v2, slots=tl.ops.kv_slots(table, lens, 30, page, counts=more))
+    lens += more
+    assert (lens == want_lens).all()
+    o = tl.ops.decode_attention(q, pool, block_table=table, lens=lens, splits=2)
+    for x, pc, ps in ((kk, pool.kc, pool.ks), (vv, pool.vc, pool.vs)):
+        codes, sz, _ = ref_attn.cache(x, kt, l)
+        codes = codes.reshape(b, hkv, l, -1)
+        sz = sz.reshape(b, hkv, 2, l)
+        for i in range(b):
+            for t in range(lens[i]):
+                pg, at = table[i, t // page], t % page
+                assert (pc[pg, :, at] == codes[i, :, t]).all(), (kt, i, t)
+                if kt != "f16":
+                    assert (ps[pg, :, :, at] == sz[i, :, :, t]).all(), (kt, i, t)
+    kd, vd = ref_attn.cache(kk, kt, l)[2], ref_attn.cache(vv, kt, l)[2]
+    worst = 0.0
+    for i in range(b):
+        if lens[i] == 0:
+            assert (o[i] == 0).all(), o[i]
+            continue
+        want, mag = ref_attn.reference(q[i:i + 1], kd[i:i + 1, :, :lens[i]], vd[i:i + 1, :, :lens[i]], d ** -0.5)
+        err = np.abs(o[i:i + 1].astype(np.float64) - want)
+        assert (err <= 2 ** -9 * mag).all(), (kt, i, (err / mag).max())
+        worst = max(worst, (err / mag).max())
+    print("kv pages %s P=%d, lengths 70, 0, 33: pages bit for bit, attention within 2^-9 "
+          "(worst %.2g of sum P|V|), the empty sequence 0" % (kt, page, worst))
+
+
+def refuses(fn, want):
+    try:
+        fn()
+    except ValueError as e:
+        assert want in str(e), e
+        print("refused:", str(e).splitlines()[0])
+    else:
+        raise AssertionError(want)
+
+
+bad = table.copy()
+bad[2, 0] = pool.pages
+refuses(lambda: tl.ops.decode_attention(q, pool, block_table=bad, lens=lens),
+        "block_table: entry [2, 0] is %d, not a page of the pool" % pool.pages)
+refuses(lambda: tl.ops.decode_attention(q, pool, block_table=table, lens=np.array([70, 0, maxp * page + 1], np.int32)),
+        "lens: sequence 2 has %d tokens, outside 0 .. %d" % (maxp * page + 1, maxp * page))
+refuses(lambda: tl.ops.decode_attention(q, pool, block_table=table[:2], lens=lens),
+        "block_table: expected shape [3, max_pages], got [2, 2]")
+try:
+    tl.ops.kv_append(pool, kk[:, :, :1], vv[:, :, :1])
+except TypeError as e:
+    print("refused:", e)
+else:
+    raise AssertionError("kv_append without slots")
+try:
+    tl.ops.decode_attention(q, pool, block_table=table, lens=lens.astype(np.int64))
+except TypeError as e:
+    print("refused:", e)
+else:
+    raise AssertionError("int64 lens")
 # A cache of 16400 tokens: the long-cache instance (32 tokens a warp and
 # step, two stages) in the default 64 splits.
 b, hq, hkv, d, l = 1, 4, 1, 64, 16400
