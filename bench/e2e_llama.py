@@ -11,8 +11,9 @@ that runs on the CPU VM (slowly: every matmul is interpreted). --cache
 static is transformers' static cache, under which generate compiles the
 model's forward with torch.compile and replays it through CUDA graphs (on
 both sides); dynamic runs eagerly. --kv: a third run, TL's linears with
-TL's low-bit KV cache (tl.hf.QuantizedKVCache and the attention "tl",
-eagerly: its decode attention reads the cache's length on the host).
+TL's low-bit KV cache (tl.hf.QuantizedKVCache and the attention "tl"),
+generated eagerly and its decode step also timed in a CUDA graph (the
+cache's lengths live on the device).
 One progress line a stage: build,
 reference, quantise (RTN, round to nearest, from the f16 weights), compile
 (TL's first call of each instance), generate, compare."""
@@ -113,29 +114,37 @@ def main():
         if dev == "cuda":
             torch.cuda.synchronize()
 
-    def graph_step(model, label, reps=50):
+    def graph_step(model, label, reps=50, kv=None):
         """One decode step (batch x 1 token at position `prompt`, over a
         static cache holding the prompt) captured in a CUDA graph and
         replayed: the GPU's time a token, without generate's host work
         (--graph compiled: the step's forward compiled by torch.compile
-        first, TL's linears inside it as the custom op)."""
+        first, TL's linears inside it as the custom op). kv: over TL's KV
+        cache of that type instead (the eager forward: each replay appends
+        its token at the lengths the cache keeps on the device)."""
         if dev != "cuda":
             return None
         from transformers.cache_utils import StaticCache
-        cache = StaticCache(config=model.config, max_cache_len=a.prompt + a.tokens)
-        tok, pos = ids[:, -1:].clone(), torch.tensor([a.prompt], device=dev)
-        fwd = torch.compile(model, dynamic=False) if a.graph == "compiled" else model
+        # (room for the warm-up's, the capture's and every replay's token:
+        # both caches count their tokens on the device, so each replay
+        # appends one at the next position)
+        if kv:
+            cache = tl.hf.QuantizedKVCache(a.prompt + reps + 8, kt=kv)
+        else:
+            cache = StaticCache(config=model.config, max_cache_len=a.prompt + reps + 8)
+        tok = ids[:, -1:].clone()
+        fwd = torch.compile(model, dynamic=False) if a.graph == "compiled" and not kv else model
         with torch.no_grad():
-            model(ids, past_key_values=cache, cache_position=torch.arange(a.prompt, device=dev))
+            model(ids, past_key_values=cache)
             s = torch.cuda.Stream()
             s.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(s):
                 for _ in range(3):
-                    fwd(tok, past_key_values=cache, cache_position=pos)
+                    fwd(tok, past_key_values=cache)
             torch.cuda.current_stream().wait_stream(s)
             g = torch.cuda.CUDAGraph()
             with torch.cuda.graph(g):
-                fwd(tok, past_key_values=cache, cache_position=pos)
+                fwd(tok, past_key_values=cache)
             g.replay()
             sync()
             e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -170,11 +179,15 @@ def main():
     stage(t0, "compile: TL's kernels for the prefill and decode shapes")
     out_q, rate_q = decode(qm, f"TL {a.wtype}")
     g_q = graph_step_or_none(qm, f"TL {a.wtype}")
-    rate_kv = None
+    rate_kv = g_kv = None
     if a.kv != "none":
         import tl.hf
         tl.hf.use_tl_attention(qm)
         out_kv, rate_kv = decode(qm, f"TL {a.wtype} + TL {a.kv} KV cache, eager", kv=a.kv)
+        try:
+            g_kv = graph_step(qm, f"TL {a.wtype} + TL {a.kv} KV cache", kv=a.kv)
+        except Exception as e:  # say so, go on
+            stage(t0, f"graph step (TL KV): not captured: {type(e).__name__}: {str(e).splitlines()[0]}")
         same_kv = (out_kv[:, a.prompt:] == out_q[:, a.prompt:]).float().mean().item()
         stage(t0, f"compare: greedy tokens with TL's {a.kv} KV cache equal to those with transformers' "
                   f"f16 cache: {same_kv * 100:.1f} %")
@@ -210,7 +223,9 @@ def main():
           f"rel {rel:.4f}, top-1 {agree * 100:.1f} %, kernels' rel {rel_err(lq, ld):.5f}"
           + (f"; with TL's {a.kv} KV cache (eager) {rate_kv:.1f} tok/s" if rate_kv else "")
           + (f"; one decode step in a CUDA graph: f16 {g_ref:.3f} ms, TL {g_q:.3f} ms ({g_ref / g_q:.2f}x)"
-             if g_ref and g_q else ""), flush=True)
+             if g_ref and g_q else "")
+          + (f", TL + TL {a.kv} KV {g_kv:.3f} ms ({g_ref / g_kv:.2f}x)" if g_ref and g_kv else ""),
+          flush=True)
 
 
 if __name__ == "__main__":

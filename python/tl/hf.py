@@ -6,18 +6,23 @@ and transformers 5).
     cache = tl.hf.QuantizedKVCache(capacity=4096, kt="u4")
     out = model.generate(ids, past_key_values=cache, max_new_tokens=64)
 
-Each layer's keys and values go into a tl.ops.KVCache (kernels/kv_quant.tl
-quantises the new tokens per token to kt: u8, u4, u2, or f16 as they are)
-as the model's attention hands them to the cache. The attention "tl"
-(registered with transformers' AttentionInterface) then computes a decode
-step (one new token a sequence) by tl.ops.decode_attention over the
-quantised cache, and a prefill into an empty cache by PyTorch's SDPA over
+Each layer's keys and values go into a tl.ops.KVPages pool of one page of
+`capacity` tokens a sequence (kernels/kv_quant.tl quantises the new tokens
+per token to kt: u8, u4, u2, or f16 as they are) as the model's attention
+hands them to the cache, at the sequences' lengths, which the layer keeps
+on the device. The attention "tl" (registered with transformers'
+AttentionInterface) then computes a decode step (one new token a
+sequence) by tl.ops.decode_attention over the quantised cache, reading
+the lengths on the device: nothing in a decode step depends on the host,
+so a step can be captured in a CUDA graph and replayed (each replay
+appends its token). A prefill into an empty cache runs PyTorch's SDPA over
 the prompt's own f16 keys and values (causal), so that the prompt is
 quantised once and never read back. Attention without this cache (a
 plain forward) falls back to SDPA. What it does not take: a prefill into
 a cache that already holds tokens (chunked prefill), padded batches (an
-attention mask with masked tokens), beam search, and more tokens than
-`capacity`; each is refused with a message."""
+attention mask with masked tokens; not checked while a graph is
+captured), beam search, and more tokens than `capacity`; each is refused
+with a message."""
 
 import torch
 from torch.nn import functional as F
@@ -38,46 +43,58 @@ class _Layer(CacheLayerMixin):
     def __init__(self, capacity, kt):
         super().__init__()
         self.capacity, self.kt = capacity, kt
-        self.cache, self.before, self.last = None, 0, None
+        self.pool, self.length, self.before, self.last = None, 0, 0, None
 
     def lazy_initialization(self, key_states, value_states):
         b, h, _, d = key_states.shape
-        self.cache = _ops.kv_cache(b, h, d, self.capacity, kt=self.kt, device=key_states.device)
-        self.dtype, self.device = key_states.dtype, key_states.device
+        dev = key_states.device
+        page = -(-self.capacity // 128) * 128
+        self.pool = _ops.kv_pages(b, h, d, page_size=page, kt=self.kt, device=dev)
+        self.table = torch.arange(b, dtype=torch.int32, device=dev).reshape(b, 1)
+        self.lens = torch.zeros(b, dtype=torch.int32, device=dev)
+        # the tokens seen, as transformers' static layers keep it: a device
+        # scalar, from which the model makes the positions on the device
+        self.seen = torch.zeros((), dtype=torch.int64, device=dev)
+        self.dtype, self.device = key_states.dtype, dev
         self.is_initialized = True
 
     def update(self, key_states, value_states, *args, **kwargs):
         if not self.is_initialized:
             self.lazy_initialization(key_states, value_states)
         t = int(key_states.shape[2])
-        if self.cache.length + t > self.capacity:
-            raise ValueError(f"QuantizedKVCache: {self.cache.length} + {t} tokens exceed its capacity "
+        if self.length + t > self.capacity:
+            raise ValueError(f"QuantizedKVCache: {self.length} + {t} tokens exceed its capacity "
                              f"{self.capacity}")
-        self.before = self.cache.length
-        _ops.kv_append(self.cache, key_states.contiguous(), value_states.contiguous())
+        self.before = self.length
+        _ops.kv_append(self.pool, key_states.contiguous(), value_states.contiguous(),
+                       block_table=self.table, lens=self.lens)
+        self.lens.add_(t)   # on the device: a replayed graph appends at the next position
+        self.seen.add_(t)
+        self.length += t
         self.last = key_states
         return key_states, value_states
 
     def get_seq_length(self):
-        return 0 if self.cache is None else self.cache.length
+        return self.seen if self.is_initialized else 0
 
     def get_mask_sizes(self, query_length):
-        return self.get_seq_length() + query_length, 0
+        return self.length + query_length, 0
 
     def get_max_length(self):
         return self.capacity
 
     def reset(self):
-        self.cache, self.before, self.last, self.is_initialized = None, 0, None, False
+        self.pool, self.length, self.before, self.last, self.is_initialized = None, 0, 0, None, False
 
     def reorder_cache(self, beam_idx):
         raise NotImplementedError("QuantizedKVCache: beam search (reordering the cache) is not supported")
 
 
 class QuantizedKVCache(Cache):
-    """A transformers Cache whose layers are tl.ops.KVCache of `kt` codes
-    (u8, u4, u2, f16) for up to `capacity` tokens a sequence; use with
-    the attention "tl" (use_tl_attention)."""
+    """A transformers Cache whose layers are tl.ops.KVPages pools of `kt`
+    codes (u8, u4, u2, f16) for up to `capacity` tokens a sequence, their
+    lengths on the device; use with the attention "tl"
+    (use_tl_attention)."""
 
     def __init__(self, capacity, kt="u4"):
         capacity = int(capacity)
@@ -112,11 +129,14 @@ def _tl_attention(module, query, key, value, attention_mask, scaling=None, dropo
         layer = c.layers[module.layer_idx]
     if layer is None:     # no TL cache in this forward
         return _sdpa(query, key, value, attention_mask, scaling, query.shape[2] > 1), None
-    if attention_mask is not None and attention_mask.dtype == torch.bool and not bool(attention_mask.all()):
+    if attention_mask is not None and attention_mask.dtype == torch.bool and \
+            not torch.cuda.is_current_stream_capturing() and not bool(attention_mask.all()):
         raise NotImplementedError("QuantizedKVCache: padded batches (masked tokens) are not supported")
     q = int(query.shape[2])
     if q == 1:
-        o = _ops.decode_attention(query[:, :, 0, :].contiguous(), layer.cache, scale=scaling)
+        o = _ops.decode_attention(query[:, :, 0, :].contiguous(), layer.pool,
+                                  block_table=layer.table, lens=layer.lens, scale=scaling,
+                                  max_len=layer.capacity)
         return o.unsqueeze(1), None
     if layer.before:
         raise NotImplementedError(f"QuantizedKVCache: a prefill of {q} tokens into a cache that holds "

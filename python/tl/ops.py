@@ -635,20 +635,28 @@ def kv_slots(block_table, lens, t, page_size, counts=None):
     return np.where(ok & (pg >= 0), sl, -1).astype(np.int32)
 
 
-def _write(pool_kc, pool_ks, x, slots, npg, hkv, psz, kt):
-    """kv_quant.tl over x f16 [B, Hkv, t, D] into the pool's slots"""
+def _write(pool_kc, pool_ks, x, slots, npg, hkv, psz, kt, table=None, lens=None):
+    """kv_quant.tl over x f16 [B, Hkv, t, D] into the pool's slots, or
+    (slots None) at the lengths through the table"""
     import numpy as np
     b, _, t, d = (int(n) for n in x.shape)
     on_gpu = _is_torch(x)
-    q = _kernel("kv_quant.tl", D=d, KT=kt)
+    q = _kernel("kv_quant.tl", D=d, KT=kt, POS=int(slots is None))
     if kt == "f16":  # the codes are the f16 values, the bytes viewed as them
         pool_kc = pool_kc.view(x.dtype)
     for s in range(0, t, 65535):  # the grid's y limit
         n = min(65535, t - s)
-        xs, sl = x[:, :, s:s + n], slots[:, s:s + n]
+        xs = x[:, :, s:s + n]
         xs = xs.contiguous() if on_gpu else np.ascontiguousarray(xs)
-        sl = sl.contiguous() if on_gpu else np.ascontiguousarray(sl)
-        args = (xs, pool_kc, pool_ks, sl, b * hkv, hkv, n, npg, psz)
+        if slots is None:
+            sl, ln, tab, mp = lens, lens, table, int(table.shape[1])
+            if s:  # a later part of the grid: the lengths it starts at
+                ln = lens + s
+        else:
+            sl = slots[:, s:s + n]
+            sl = sl.contiguous() if on_gpu else np.ascontiguousarray(sl)
+            ln, tab, mp = sl, sl, 1
+        args = (xs, pool_kc, pool_ks, sl, ln, tab, b * hkv, hkv, n, npg, psz, mp)
         q(*args) if on_gpu else q.run_vm(*args)
 
 
@@ -662,13 +670,18 @@ def _contiguous_slots(like, b, cap, pos, t):
     return (np.arange(b)[:, None] * cap + pos + np.arange(t)).astype(np.int32)
 
 
-def kv_append(cache, k, v, slots=None):
+def kv_append(cache, k, v, slots=None, block_table=None, lens=None):
     """Appends t tokens a sequence, k and v f16 [B, Hkv, t, D], quantised
     token-wise (kernels/kv_quant.tl; for f16, copied). A tl.ops.KVCache
     takes them at its `length`. A tl.ops.KVPages pool writes token i of
     sequence b to slots[b, i] (i32 [B, t]: page * page_size + the token's
-    place in the page, kv_slots' for a block table; -1 for none), on the
-    device: nothing is read back to the host."""
+    place in the page, kv_slots' for a block table; -1 for none), or,
+    given block_table and lens (i32 [B, max_pages] and [B], the lengths
+    before the append) instead, at position lens[b] + i of sequence b
+    through its table row (past the row, or in a page outside the pool:
+    not written); the caller then adds t to lens. All on the device:
+    nothing is read back to the host, so the call can be captured in a
+    CUDA graph."""
     c = _cache_arg(cache, pages=True)
     dev = _check.where(c.kc)
     k = _check.array("k", k, shape=("B", c.kv_heads, "t", c.head_dim), dtype="f16",
@@ -677,15 +690,27 @@ def kv_append(cache, k, v, slots=None):
                      peer="the cache's buffers")
     b, t = int(k.shape[0]), int(k.shape[2])
     if isinstance(c, KVPages):
-        if slots is None:
-            raise TypeError("slots: a KVPages pool needs the slots of the tokens "
-                            "(tl.ops.kv_slots of a block table)")
-        slots = _i32("slots", slots, (b, t), dev, "the cache's buffers")
+        if (slots is None) == (block_table is None or lens is None) or \
+                slots is not None and (block_table is not None or lens is not None):
+            raise TypeError("slots: a KVPages pool takes the tokens' slots (tl.ops.kv_slots) "
+                            "or a block table and the lengths, one of the two")
+        if slots is not None:
+            slots = _i32("slots", slots, (b, t), dev, "the cache's buffers")
+        else:
+            block_table = _i32("block_table", block_table, (b, "max_pages"), dev,
+                               "the cache's buffers")
+            lens = _i32("lens", lens, (b,), dev, "the cache's buffers")
+            if int(block_table.shape[1]) < 1:
+                raise ValueError("block_table: expected at least one page a row, got shape "
+                                 f"{list(block_table.shape)}")
         for x, codes, sz in ((k, c.kc, c.ks), (v, c.vc, c.vs)):
-            _write(codes, sz, x, slots, c.pages, c.kv_heads, c.page_size, c.kt)
+            _write(codes, sz, x, slots, c.pages, c.kv_heads, c.page_size, c.kt, block_table,
+                   lens)
         return c
-    if slots is not None:
-        raise TypeError("slots: a KVCache appends at its length; slots are for a KVPages pool")
+    for name, a in (("slots", slots), ("block_table", block_table), ("lens", lens)):
+        if a is not None:
+            raise TypeError(f"{name}: a KVCache appends at its length; {name} is for a "
+                            f"KVPages pool")
     if b != c.batch:
         raise ValueError(f"k: expected [{c.batch}, {c.kv_heads}, t, {c.head_dim}], got "
                          f"{list(int(n) for n in k.shape)}")

@@ -156,4 +156,31 @@ else:
             rel = ((l2 - lr).norm() / lr.norm()).item()
             assert cache.get_seq_length() == 13 and rel < bound, (kt, rel, cache.get_seq_length())
             print(f"QuantizedKVCache {kt}: prefill and a decode step, logits within {rel:.4f} of f16")
+        # A decode step captured in a CUDA graph and replayed three times
+        # (each replay appends its token at the next position: the lengths
+        # and the count of tokens seen, from which the model makes the
+        # positions, live on the device) against the same three steps run
+        # eagerly on a second cache.
+        steps = torch.randint(0, 256, (3, 2, 1), device=dev)
+        eager = tl.hf.QuantizedKVCache(32, kt="u4")
+        with torch.no_grad():
+            m2(ids, past_key_values=eager)
+            le = [m2(steps[i], past_key_values=eager).logits[:, -1].float() for i in range(3)]
+            graphed = tl.hf.QuantizedKVCache(32, kt="u4")
+            m2(ids, past_key_values=graphed)
+            tok = steps[0].clone()
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                out = m2(tok, past_key_values=graphed).logits
+            lg = []
+            for i in range(3):
+                tok.copy_(steps[i])
+                g.replay()
+                lg.append(out[:, -1].float().clone())
+        torch.cuda.synchronize()
+        lens = graphed.layers[0].lens.tolist()
+        diff = max(((a - b).norm() / b.norm()).item() for a, b in zip(lg, le))
+        assert lens == [15, 15] and diff < 1e-3, (lens, diff)
+        print(f"QuantizedKVCache u4: a decode step in a CUDA graph, replayed 3 times: lengths {lens}, "
+              f"logits within {diff:.1e} of the eager steps")
 print("nn: ok")

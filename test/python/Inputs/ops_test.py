@@ -118,7 +118,8 @@ except ValueError as e:
 # Paged pools (kv_pages): 3 sequences of 70, 0 and 33 tokens in pages dealt
 # from a shuffled pool, written in two appends of different counts a
 # sequence (kv_slots with counts; -1 slots skip), attended through the
-# table; every token's codes and scales bit for bit the script's
+# table (u2's second append at the lengths through the table, the kernel
+# computing the slots); every token's codes and scales bit for bit the script's
 # quantiser's in its page, the attention within 2^-9 a sequence, and the
 # empty sequence 0 exactly.
 for kt, page in (("u4", 16), ("f16", 32), ("u2", 64)):
@@ -140,7 +141,10 @@ for kt, page in (("u4", 16), ("f16", 32), ("u2", 64)):
     for i in range(b):
         k2[i, :, :more[i]] = kk[i, :, lens[i]:lens[i] + more[i]]
         v2[i, :, :more[i]] = vv[i, :, lens[i]:lens[i] + more[i]]
-    tl.ops.kv_append(pool, k2, v2, slots=tl.ops.kv_slots(table, lens, 30, page, counts=more))
+    if kt == "u2":  # at the lengths through the table, 30 tokens each (past a length: unread)
+        tl.ops.kv_append(pool, k2, v2, block_table=table, lens=lens)
+    else:
+        tl.ops.kv_append(pool, k2, v2, slots=tl.ops.kv_slots(table, lens, 30, page, counts=more))
     lens += more
     assert (lens == want_lens).all()
     o = tl.ops.decode_attention(q, pool, block_table=table, lens=lens, splits=2)
