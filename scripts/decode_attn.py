@@ -2,7 +2,7 @@
 and its KV-cache writers (kernels/kv_quant.tl, kernels/kc_quant.tl).
 
   decode_attn.py gen PREFIX B HQ HKV D L CAP KT SEED [--kc NR] [--page P]
-                     [--lens L0,L1,...]
+                     [--lens L0,L1,...] [--qlen QL]
       writes PREFIX.q.npy (f16 [B, HQ, D]), PREFIX.k.npy, PREFIX.v.npy (f16
       [B, HKV, L, D], the tokens), and the cache the kernel reads:
       PREFIX.kc.npy, PREFIX.vc.npy (KT codes [B HKV, CAP, D], tokens past L
@@ -23,6 +23,10 @@ and its KV-cache writers (kernels/kv_quant.tl, kernels/kc_quant.tl).
       (PREFIX.table.npy i32 [B, CAP / P]). Every byte the kernel must not
       read (a token past its sequence's length, the two spare pages) is
       random, NaN and infinities among the f16 values.
+      --qlen QL: QL query tokens a sequence, PREFIX.q.npy f16 [B, HQ, QL,
+      D]: the sequence's last QL tokens (speculative decoding's drafts, a
+      chunk of a prompt), query token i seeing the tokens before len -
+      (QL - 1 - i).
       --kc NR (KT u8, u4 or u2; CAP a multiple of NR): the cache of
       decode_attn.tl's KQ = 1 with an f16 residual. The first LQ = L - L %
       NR tokens are quantised, K per channel over blocks of NR tokens
@@ -43,7 +47,9 @@ and its KV-cache writers (kernels/kv_quant.tl, kernels/kc_quant.tl).
       softmax scale S (default 1 / sqrt(D)); prints the error and exits 1
       when it is above the bound. With --lens L0,L1,... (as given to gen)
       sequence b attends its first Lb tokens; one of no tokens must give
-      0 exactly.
+      0 exactly. With --qlen QL (as given to gen) O.npy is [B, HQ, QL, D]
+      and query token i of a sequence of len tokens attends the first len
+      - (QL - 1 - i).
 
 Quantisation (the writer's arithmetic, operation for operation, so the
 codes and the f16 scales and zero points match bit for bit):
@@ -213,9 +219,9 @@ def paged(prefix, codes, sz, b, hkv, cap, lens, page, rng, table=None):
     return table.astype(np.int32), pz
 
 
-def gen(prefix, b, hq, hkv, d, l, cap, kt, seed, nr=None, page=None, lens=None):
+def gen(prefix, b, hq, hkv, d, l, cap, kt, seed, nr=None, page=None, lens=None, ql=None):
     rng = np.random.default_rng(seed)
-    q = rng.standard_normal((b, hq, d)).astype(np.float16)
+    q = rng.standard_normal((b, hq, d) if ql is None else (b, hq, ql, d)).astype(np.float16)
     k = rng.standard_normal((b, hkv, l, d))
     v = rng.standard_normal((b, hkv, l, d))
     # per-token offsets and spreads, as real caches have, and a constant
@@ -302,7 +308,7 @@ def kc_rounding(q, codes, st, zt, scale):
     return scale * out.reshape(b, hq)
 
 
-def check(prefix, out, b, hq, hkv, d, l, kt, scale, tol, nr=None, lens=None):
+def check(prefix, out, b, hq, hkv, d, l, kt, scale, tol, nr=None, lens=None, ql=None):
     q = np.load(prefix + ".q.npy")
     k = np.load(prefix + ".k.npy")
     v = np.load(prefix + ".v.npy")
@@ -318,7 +324,16 @@ def check(prefix, out, b, hq, hkv, d, l, kt, scale, tol, nr=None, lens=None):
     else:
         _, _, kv = cache(k, kt, l)
         _, _, vv = cache(v, kt, l)
-    if lens is None:
+    if ql is not None:  # query token t of sequence i: its first len - (ql - 1 - t) tokens
+        ref, mag = np.zeros((b, hq, ql, d)), np.zeros((b, hq, ql, d))
+        for i in range(b):
+            n = l if lens is None else lens[i]
+            for t in range(ql):
+                m = n - (ql - 1 - t)
+                if m > 0:
+                    ref[i:i + 1, :, t], mag[i:i + 1, :, t] = reference(
+                        q[i:i + 1, :, t], kv[i:i + 1, :, :m], vv[i:i + 1, :, :m], scale)
+    elif lens is None:
         ref, mag = reference(q, kv, vv, scale)
     else:
         ref, mag = np.zeros((b, hq, d)), np.zeros((b, hq, d))
@@ -326,17 +341,20 @@ def check(prefix, out, b, hq, hkv, d, l, kt, scale, tol, nr=None, lens=None):
             if n:
                 ref[i:i + 1], mag[i:i + 1] = reference(q[i:i + 1], kv[i:i + 1, :, :n],
                                                        vv[i:i + 1, :, :n], scale)
-    o = np.load(out).astype(np.float64).reshape(b, hq, d)
+    o = np.load(out).astype(np.float64).reshape(ref.shape)
     err = np.abs(o - ref)
-    bound = (tol + extra[..., None]) * mag
+    ex = extra[..., None] if ql is None else extra[..., None, None]
+    bound = (tol + ex) * mag
     norm = np.linalg.norm(o - ref) / np.linalg.norm(ref)
-    nbound = tol + np.linalg.norm(extra[..., None] * mag) / np.linalg.norm(ref)
+    nbound = tol + np.linalg.norm(ex * mag) / np.linalg.norm(ref)
     with np.errstate(invalid="ignore", divide="ignore"):
         worst = np.nanmax(np.where(mag > 0, err / np.where(mag > 0, mag, 1), 0))
     ok = bool(np.all(err <= bound)) and norm <= nbound
     what = kt if not nr else "%s KC NR = %d, %d in f16" % (kt, nr, l % nr)
     if lens is not None:
         what += ", lengths " + ",".join(map(str, lens))
+    if ql is not None:
+        what += ", %d query tokens" % ql
     print("%s: %d x %d x %d, L = %d, %s: norm-wise error %.3g (2^%.1f), "
           "worst element %.3g of sum P|V| (bound 2^%d%s)" %
           ("ok" if ok else "FAIL", b, hq, d, l, what, norm,
@@ -349,9 +367,11 @@ def main(argv):
     if len(argv) < 2:
         raise SystemExit(__doc__)
     if argv[1] == "gen":
-        rest, nr, page, lens = argv[11:], None, None, None
+        rest, nr, page, lens, ql = argv[11:], None, None, None, None
         while rest:
-            if rest[0] == "--kc":
+            if rest[0] == "--qlen":
+                ql = int(rest[1])
+            elif rest[0] == "--kc":
                 nr = int(rest[1])
             elif rest[0] == "--page":
                 page = int(rest[1])
@@ -370,7 +390,9 @@ def main(argv):
             raise SystemExit("gen --page %d: CAP a multiple of P" % page)
         if lens and (len(lens) != b or min(lens) < 0 or max(lens) > l):
             raise SystemExit("gen --lens: B lengths of 0 .. L")
-        gen(argv[2], b, hq, hkv, d, l, cap, argv[9], int(argv[10]), nr, page, lens)
+        if ql is not None and (nr or not 1 <= ql <= 8):
+            raise SystemExit("gen --qlen: 1 .. 8 query tokens, a token-wise cache")
+        gen(argv[2], b, hq, hkv, d, l, cap, argv[9], int(argv[10]), nr, page, lens, ql)
         return 0
     if argv[1] == "slots":
         b, t, pos, cap = map(int, argv[3:7])
@@ -385,7 +407,7 @@ def main(argv):
         prefix, out = argv[2], argv[3]
         b, hq, hkv, d, l = map(int, argv[4:9])
         kt = argv[9]
-        scale, tol, nr, lens = 1 / np.sqrt(d), 2.0 ** -9, None, None
+        scale, tol, nr, lens, ql = 1 / np.sqrt(d), 2.0 ** -9, None, None, None
         rest = argv[10:]
         while rest:
             if rest[0] == "--scale":
@@ -396,12 +418,14 @@ def main(argv):
                 nr = int(rest[1])
             elif rest[0] == "--lens":
                 lens = [int(x) for x in rest[1].split(",")]
+            elif rest[0] == "--qlen":
+                ql = int(rest[1])
             else:
                 raise SystemExit("unknown option " + rest[0])
             rest = rest[2:]
         if nr and kt not in QMAX:
             raise SystemExit("check --kc %d: codes u8, u4 or u2, not %s" % (nr, kt))
-        return check(prefix, out, b, hq, hkv, d, l, kt, scale, tol, nr, lens)
+        return check(prefix, out, b, hq, hkv, d, l, kt, scale, tol, nr, lens, ql)
     raise SystemExit(__doc__)
 
 

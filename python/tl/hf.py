@@ -17,9 +17,12 @@ the lengths on the device: nothing in a decode step depends on the host,
 so a step can be captured in a CUDA graph and replayed (each replay
 appends its token). A prefill into an empty cache runs PyTorch's SDPA over
 the prompt's own f16 keys and values (causal), so that the prompt is
-quantised once and never read back. Attention without this cache (a
-plain forward) falls back to SDPA. What it does not take: a prefill into
-a cache that already holds tokens (chunked prefill), padded batches (an
+quantised once and never read back. Up to 8 tokens after the cache's
+(speculative decoding's drafts; at most 16 query rows a KV head) attend
+the cache causally among themselves, by the same kernel. Attention
+without this cache (a plain forward) falls back to SDPA. What it does not
+take: a longer prefill into a cache that already holds tokens (chunked
+prefill), padded batches (an
 attention mask with masked tokens; not checked while a graph is
 captured), beam search, and more tokens than `capacity`; each is refused
 with a message."""
@@ -139,8 +142,15 @@ def _tl_attention(module, query, key, value, attention_mask, scaling=None, dropo
                                   max_len=layer.capacity)
         return o.unsqueeze(1), None
     if layer.before:
-        raise NotImplementedError(f"QuantizedKVCache: a prefill of {q} tokens into a cache that holds "
-                                  f"{layer.before} (chunked prefill) is not supported")
+        if q <= 8 and q * (query.shape[1] // key.shape[1]) <= 16:
+            # a few tokens after the cache's (speculative decoding's drafts):
+            # causal among them, over the cache they were appended to
+            o = _ops.decode_attention(query.contiguous(), layer.pool, block_table=layer.table,
+                                      lens=layer.lens, scale=scaling, max_len=layer.capacity)
+            return o.transpose(1, 2).contiguous(), None
+        raise NotImplementedError(f"QuantizedKVCache: {q} tokens into a cache that holds "
+                                  f"{layer.before} (a prefill in chunks, or more than 8 tokens or 16 "
+                                  f"query rows a KV head) is not supported")
     return _sdpa(query, key, value, None, scaling, True), None
 
 

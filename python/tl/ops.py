@@ -804,7 +804,7 @@ def _attend(q, kc, vc, ks, vs, o, lens, table, hkv, npg, psz, kt, g, scale, ns, 
     stepn = w * bt
     pt = stepn if psz % stepn == 0 else psz if stepn % psz == 0 else math.gcd(stepn, psz)
     assert pt in (stepn, psz) or int(table.shape[1]) == 1, (psz, stepn)
-    k = _kernel("decode_attn.tl", D=int(q.shape[2]), G=g, KT=kt, W=w, BT=bt, S=st, MW=mw,
+    k = _kernel("decode_attn.tl", D=int(q.shape[-1]), G=g, KT=kt, W=w, BT=bt, S=st, MW=mw,
                 PT=pt, **kq)
     args = (q, kc, vc, ks, vs, o, int(q.shape[0]) * hkv, lens, table, hkv,
             int(table.shape[1]), psz, npg, ns, scale, *work, np_, p0)
@@ -818,7 +818,7 @@ def _work(c, q, nbh, ns):
     run in order), except while a CUDA graph is captured, whose memory is
     the graph's."""
     import numpy as np
-    d = int(q.shape[2])
+    d = int(q.shape[-1])
     nwo, nwml = (nbh * ns * 16 * d, nbh * ns * 32) if ns > 1 else (4, 4)
     if not _is_torch(q):
         return np.zeros(nwo, np.float32), np.zeros(nwml, np.float32), np.zeros(nbh, np.uint32)
@@ -863,7 +863,12 @@ def decode_attention(q, cache, scale=None, splits=None, block_table=None, lens=N
                      max_len=None):
     """o [B, Hq, D] = softmax(q K^T scale) V over each sequence's tokens,
     for one new token a sequence (q f16 [B, Hq, D]; Hq a multiple of the
-    cache's Hkv, at most 16 times it). scale: 1 / sqrt(D) by default.
+    cache's Hkv, at most 16 times it). q f16 [B, Hq, q_len, D] (q_len 1 ..
+    8, q_len Hq / Hkv at most 16) takes the sequence's last q_len tokens
+    as queries, causal among them (speculative decoding's drafts, a chunk
+    of a prompt: appended to the cache first), o of q's shape: query token
+    i sees the sequence's tokens before its length - (q_len - 1 - i).
+    scale: 1 / sqrt(D) by default.
 
     A tl.ops.KVCache: every sequence's `length` tokens. A tl.ops.KVPages
     pool: block_table (i32 [B, max_pages]: sequence b's page j holds its
@@ -886,23 +891,27 @@ def decode_attention(q, cache, scale=None, splits=None, block_table=None, lens=N
     import numpy as np
     c = _cache_arg(cache, pages=True)
     dev = _check.where(c.kc)
-    q = _check.array("q", q, shape=("B", "Hq", c.head_dim), dtype="f16", device=dev,
-                     peer="the cache's buffers")
+    q = _check.array("q", q, shape=[("B", "Hq", c.head_dim), ("B", "Hq", "q_len", c.head_dim)],
+                     dtype="f16", device=dev, peer="the cache's buffers")
     scale = None if scale is None else _check.real("scale", scale)
     splits = _check.optional_integer("splits", splits, 1)
-    b, hq, d = (int(s) for s in q.shape)
+    b, hq, d = int(q.shape[0]), int(q.shape[1]), int(q.shape[-1])
+    ql = int(q.shape[2]) if len(q.shape) == 4 else 1
     if hq % c.kv_heads or not 1 <= hq // c.kv_heads <= 16:
         raise ValueError(f"q: expected [B, Hq, {c.head_dim}] with Hq a multiple of "
                          f"{c.kv_heads} (at most 16 times), got {list(q.shape)}")
     nbh, g = b * c.kv_heads, hq // c.kv_heads
+    if not 1 <= ql <= 8 or g * ql > 16:
+        raise ValueError(f"q: {ql} query tokens of {g} heads a KV head: expected 1 .. 8 tokens "
+                         f"and at most 16 rows (q_len Hq / Hkv), got {list(q.shape)}")
     scale = float(d ** -0.5 if scale is None else scale)
     on_gpu = _is_torch(q)
     q = q.contiguous() if on_gpu else np.ascontiguousarray(q)
     if on_gpu:
         import torch
-        o = torch.empty(b, hq, d, dtype=torch.float16, device=q.device)
+        o = torch.empty(*q.shape, dtype=torch.float16, device=q.device)
     else:
-        o = np.zeros((b, hq, d), np.float16)
+        o = np.zeros(q.shape, np.float16)
     if isinstance(c, KVPages):
         if block_table is None or lens is None:
             raise TypeError("block_table, lens: a KVPages pool needs the sequences' block "
@@ -931,7 +940,8 @@ def decode_attention(q, cache, scale=None, splits=None, block_table=None, lens=N
                                  f"{min(tokens, cap)} ({why})")
         w, bt, st, mw, ns = _attn_instance(c.kt, c.page_size, tokens, nbh, _sm_count(q), splits)
         _attend(q, c.kc, c.vc, c.ks, c.vs, o, lens, block_table, c.kv_heads, c.pages,
-                c.page_size, c.kt, g, scale, ns, ns, 0, _work(c, q, nbh, ns), w, bt, st, mw)
+                c.page_size, c.kt, g, scale, ns, ns, 0, _work(c, q, nbh, ns), w, bt, st, mw,
+                QL=ql)
         return o
     for name, v in (("block_table", block_table), ("lens", lens), ("max_len", max_len)):
         if v is not None:
@@ -939,14 +949,18 @@ def decode_attention(q, cache, scale=None, splits=None, block_table=None, lens=N
                             f"are for a KVPages pool")
     if b != c.batch:
         raise ValueError(f"q: expected [{c.batch}, Hq, {c.head_dim}], got {list(q.shape)}")
-    if c.length < 1:
-        raise ValueError("cache: it is empty (kv_append its tokens first)")
+    if c.length < ql:
+        raise ValueError(f"cache: it holds {c.length} tokens, fewer than the {ql} query tokens "
+                         f"(kv_append the tokens first)" if c.length else
+                         "cache: it is empty (kv_append its tokens first)")
     if c.nr:
+        if ql > 1:
+            raise ValueError(f"q: a KC cache takes one query token a sequence, got {ql}")
         return _kc_attention(q, o, c, scale, splits, nbh, g)
     w, bt, st, mw, ns = _attn_instance(c.kt, c.capacity, c.length, nbh, _sm_count(q), splits)
     lv, tab = _lens_table(c, q, b, c.length, "all")
     _attend(q, c.kc, c.vc, c.ks, c.vs, o, lv, tab, c.kv_heads, b, c.capacity, c.kt, g,
-            scale, ns, ns, 0, _work(c, q, nbh, ns), w, bt, st, mw)
+            scale, ns, ns, 0, _work(c, q, nbh, ns), w, bt, st, mw, QL=ql)
     return o
 
 

@@ -156,6 +156,17 @@ else:
             rel = ((l2 - lr).norm() / lr.norm()).item()
             assert cache.get_seq_length() == 13 and rel < bound, (kt, rel, cache.get_seq_length())
             print(f"QuantizedKVCache {kt}: prefill and a decode step, logits within {rel:.4f} of f16")
+        # Three tokens after the cache's (speculative decoding's drafts):
+        # causal among them, against the f16 model over the whole sequence.
+        cache = tl.hf.QuantizedKVCache(32, kt="f16")
+        drafts = torch.randint(0, 256, (2, 3), device=dev)
+        with torch.no_grad():
+            m2(ids, past_key_values=cache)
+            l3 = m2(drafts, past_key_values=cache).logits[:, -3:].float()
+            lr3 = ref(torch.cat([ids, drafts], 1)).logits[:, -3:].float()
+        rel = ((l3 - lr3).norm() / lr3.norm()).item()
+        assert cache.get_seq_length() == 15 and rel < 2e-3, (rel, cache.get_seq_length())
+        print(f"QuantizedKVCache f16: 3 draft tokens after the cache, logits within {rel:.4f} of f16")
         # A decode step captured in a CUDA graph and replayed three times
         # (each replay appends its token at the next position: the lengths
         # and the count of tokens seen, from which the model makes the

@@ -182,6 +182,25 @@ def refuses(fn, want):
         raise AssertionError(want)
 
 
+# Four query tokens a sequence (speculative decoding's drafts) over the
+# last pool (u2, pages of 64): o [B, Hq, 4, D], query token i of a
+# sequence of n tokens seeing its first n - 3 + i.
+q4 = rng.standard_normal((b, hq, 4, d)).astype(np.float16)
+lens4 = np.array([70, 4, 33], np.int32)
+o4 = tl.ops.decode_attention(q4, pool, block_table=table, lens=lens4)
+assert o4.shape == (b, hq, 4, d)
+kd, vd = ref_attn.cache(kk, "u2", l)[2], ref_attn.cache(vv, "u2", l)[2]
+worst = 0.0
+assert (o4[1] == 0).all()  # sequence 1's tokens: the zeros its second append wrote
+for i in (0, 2):
+    for t in range(4):
+        m = lens4[i] - 3 + t
+        kr, vr = kd[i:i + 1, :, :m], vd[i:i + 1, :, :m]
+        want, mag = ref_attn.reference(q4[i:i + 1, :, t], kr, vr, d ** -0.5)
+        err = np.abs(o4[i:i + 1, :, t].astype(np.float64) - want)
+        assert (err <= 2 ** -9 * mag).all(), (i, t, (err / mag).max())
+        worst = max(worst, (err / mag).max())
+print("kv pages u2, 4 query tokens a sequence: causal among them, within 2^-9 (worst %.2g)" % worst)
 bad = table.copy()
 bad[2, 0] = pool.pages
 refuses(lambda: tl.ops.decode_attention(q, pool, block_table=bad, lens=lens),
