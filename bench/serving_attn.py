@@ -14,6 +14,10 @@ sequence. For each cache type:
               and the device's lengths (all L), max_len = L
   ragged      B = 32 sequences of lengths drawn from 1K .. 32K (seed 0),
               pages of 64, max_len = 32K
+  q_len 4     four query tokens a sequence (speculative decoding's
+              drafts, causal among them) at B = 8, L = 32K, pages of 64,
+              against one token's time and SDPA on f16 K and V with the
+              4 queries (its causal mask would hide nothing it can read)
 at B = 8, L = 32K (and B = 1, L = 128K; B = 32, L = 8K without --quick).
 The roofline is the bytes the kernel must read (q, the codes and the
 per-token scales and zero points of the tokens each sequence holds, o)
@@ -124,10 +128,10 @@ def check(kt):
     return worst <= 2 ** -9, "worst %.2g of sum P|V|" % worst
 
 
-def sdpa_peers(b, l):
+def sdpa_peers(b, l, ql=1):
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    q = torch.randn(b, HQ, 1, D, dtype=torch.float16, device="cuda")
+    q = torch.randn(b, HQ, ql, D, dtype=torch.float16, device="cuda")
     k = torch.randn(b, HKV, l, D, dtype=torch.float16, device="cuda")
     v = torch.randn(b, HKV, l, D, dtype=torch.float16, device="cuda")
     out = {}
@@ -191,6 +195,21 @@ def main():
         roof = must_bytes(lens_r, kt) / bw * 1e3
         print("ragged B=32 L=1K..32K (sum %d) %s P=64: %.4f ms eager, %.4f graph (%.0f %% of "
               "roofline %.4f)" % (sum(lens_r), kt, ms, mg, 100 * roof / mg, roof))
+        pool = None
+    b, l = 8, 32768
+    peers = sdpa_peers(b, l, ql=4)
+    best = min(peers.values()) if peers else None
+    for kt in types:
+        pool, table, lens = paged(b, [l] * b, kt, 64)
+        q1 = torch.randn(b, HQ, D, dtype=torch.float16, device="cuda")
+        q4 = torch.randn(b, HQ, 4, D, dtype=torch.float16, device="cuda")
+        _, m1 = both(lambda: tl.ops.decode_attention(q1, pool, block_table=table, lens=lens,
+                                                     max_len=l))
+        m4e, m4 = both(lambda: tl.ops.decode_attention(q4, pool, block_table=table, lens=lens,
+                                                       max_len=l))
+        print("q_len 4 B=%d L=%d %s P=64: %.4f ms eager, %.4f graph (one token %.4f: %.2fx the "
+              "time for 4x the queries)%s" % (b, l, kt, m4e, m4, m1, m4 / m1,
+                                              " %.2fx SDPA" % (best / m4) if best else ""))
         pool = None
     print("checks:", "ok" if ok else "FAILED")
     return 0 if ok else 1
