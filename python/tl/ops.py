@@ -590,6 +590,22 @@ def _i32(name, v, shape, dev, peer):
     return _check.array(name, v, shape=shape, dtype="i32", device=dev, peer=peer)
 
 
+def _table_arg(block_table, b, dev):
+    """a block table, i32 [b, max_pages] with a page a row at least"""
+    block_table = _i32("block_table", block_table, (b, "max_pages"), dev, "the cache's buffers")
+    if int(block_table.shape[1]) < 1:
+        raise ValueError("block_table: expected at least one page a row, got shape "
+                         f"{list(block_table.shape)}")
+    return block_table
+
+
+def _pool_only(what, **named):
+    """refuses the arguments of a KVPages pool given with a KVCache"""
+    for name, v in named.items():
+        if v is not None:
+            raise TypeError(f"{name}: a KVCache {what}; {name} is for a KVPages pool")
+
+
 def _host_values(v):
     """v's values in NumPy when it is a NumPy array, else None (a CUDA
     tensor's are not read: no transfer, no sync)"""
@@ -697,20 +713,13 @@ def kv_append(cache, k, v, slots=None, block_table=None, lens=None):
         if slots is not None:
             slots = _i32("slots", slots, (b, t), dev, "the cache's buffers")
         else:
-            block_table = _i32("block_table", block_table, (b, "max_pages"), dev,
-                               "the cache's buffers")
+            block_table = _table_arg(block_table, b, dev)
             lens = _i32("lens", lens, (b,), dev, "the cache's buffers")
-            if int(block_table.shape[1]) < 1:
-                raise ValueError("block_table: expected at least one page a row, got shape "
-                                 f"{list(block_table.shape)}")
         for x, codes, sz in ((k, c.kc, c.ks), (v, c.vc, c.vs)):
             _write(codes, sz, x, slots, c.pages, c.kv_heads, c.page_size, c.kt, block_table,
                    lens)
         return c
-    for name, a in (("slots", slots), ("block_table", block_table), ("lens", lens)):
-        if a is not None:
-            raise TypeError(f"{name}: a KVCache appends at its length; {name} is for a "
-                            f"KVPages pool")
+    _pool_only("appends at its length", slots=slots, block_table=block_table, lens=lens)
     if b != c.batch:
         raise ValueError(f"k: expected [{c.batch}, {c.kv_heads}, t, {c.head_dim}], got "
                          f"{list(int(n) for n in k.shape)}")
@@ -916,11 +925,7 @@ def decode_attention(q, cache, scale=None, splits=None, block_table=None, lens=N
         if block_table is None or lens is None:
             raise TypeError("block_table, lens: a KVPages pool needs the sequences' block "
                             "table and lengths")
-        block_table = _i32("block_table", block_table, (b, "max_pages"), dev,
-                           "the cache's buffers")
-        if int(block_table.shape[1]) < 1:
-            raise ValueError("block_table: expected at least one page a row, got shape "
-                             f"{list(block_table.shape)}")
+        block_table = _table_arg(block_table, b, dev)
         lens = _i32("lens", lens, (b,), dev, "the cache's buffers")
         cap = int(block_table.shape[1]) * c.page_size
         tokens = cap if max_len is None else _check.integer("max_len", max_len, 1)
@@ -943,10 +948,7 @@ def decode_attention(q, cache, scale=None, splits=None, block_table=None, lens=N
                 c.page_size, c.kt, g, scale, ns, ns, 0, _work(c, q, nbh, ns), w, bt, st, mw,
                 QL=ql)
         return o
-    for name, v in (("block_table", block_table), ("lens", lens), ("max_len", max_len)):
-        if v is not None:
-            raise TypeError(f"{name}: a KVCache has one length; block tables and lengths "
-                            f"are for a KVPages pool")
+    _pool_only("has one length", block_table=block_table, lens=lens, max_len=max_len)
     if b != c.batch:
         raise ValueError(f"q: expected [{c.batch}, Hq, {c.head_dim}], got {list(q.shape)}")
     if c.length < ql:
