@@ -37,6 +37,7 @@ from . import ops as _ops
 __all__ = ["QuantizedKVCache", "use_tl_attention"]
 
 _active = [None]   # the QuantizedKVCache whose update ran last
+_unpadded = [None]  # the last attention mask found to mask nothing
 
 
 class _Layer(CacheLayerMixin):
@@ -132,9 +133,14 @@ def _tl_attention(module, query, key, value, attention_mask, scaling=None, dropo
         layer = c.layers[module.layer_idx]
     if layer is None:     # no TL cache in this forward
         return _sdpa(query, key, value, attention_mask, scaling, query.shape[2] > 1), None
+    # (the model hands every layer of a forward the same mask: it is read
+    # back once a forward, not once a layer)
     if attention_mask is not None and attention_mask.dtype == torch.bool and \
-            not torch.cuda.is_current_stream_capturing() and not bool(attention_mask.all()):
-        raise NotImplementedError("QuantizedKVCache: padded batches (masked tokens) are not supported")
+            attention_mask is not _unpadded[0] and not torch.cuda.is_current_stream_capturing():
+        if not bool(attention_mask.all()):
+            raise NotImplementedError("QuantizedKVCache: padded batches (masked tokens) are not "
+                                      "supported")
+        _unpadded[0] = attention_mask
     q = int(query.shape[2])
     if q == 1:
         o = _ops.decode_attention(query[:, :, 0, :].contiguous(), layer.pool,
