@@ -6,6 +6,7 @@
  * compilation error. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "tl/analysis.h"
 #include "tl/dialects.h"
 #include "tl/pass.h"
 #include "tl/target.h"
@@ -89,11 +90,67 @@ static void json_string(TlStr *out, const char *s) {
   tl_str_putc(out, '"');
 }
 
+/* Each tl.kernel's global views as a launcher checks its buffers against
+ * them (docs/runtime.md, "Extent checks"), read before the lowering:
+ * names[i] the kernel, jsons[i] its "extents" array, [{"param", "view",
+ * "bytes"}], "bytes" the bytes the view needs (an expression over the
+ * integer parameters) or null with "unchecked" the reason. */
+typedef struct Extents {
+  unsigned n;
+  const char **names;
+  TlStr *jsons;
+} Extents;
+
+static void collect_extents(TlModule *m, Extents *x) {
+  for (TlOp *op = tl_block_first_op(tl_module_body(m)); op; op = tl_op_next(op)) {
+    if (tl_op_id(op) != TL_OP_TL_KERNEL)
+      continue;
+    x->names = tl_xrealloc(x->names, (x->n + 1) * sizeof *x->names);
+    x->jsons = tl_xrealloc(x->jsons, (x->n + 1) * sizeof *x->jsons);
+    TlStr *j = &x->jsons[x->n];
+    *j = (TlStr){0};
+    x->names[x->n++] = tl_symbol_name(op);
+    TlViewExtents *v = tl_view_extents_create(op);
+    TlAttr *names = tl_op_attr(op, "arg_names");
+    tl_str_putc(j, '[');
+    for (unsigned i = 0; i < tl_view_extents_count(v); i++) {
+      TlViewExtent e;
+      tl_view_extents_get(v, i, &e);
+      tl_str_puts(j, i ? ", {\"param\": " : "{\"param\": ");
+      if (names && e.param < tl_attr_array_size(names))
+        json_string(j, tl_attr_string_value(tl_attr_array_elem(names, e.param), NULL));
+      else
+        tl_str_printf(j, "\"arg%u\"", e.param);
+      tl_str_puts(j, ", \"view\": ");
+      json_string(j, e.text);
+      if (e.bytes) {
+        tl_str_puts(j, ", \"bytes\": ");
+        json_string(j, e.bytes);
+      } else {
+        tl_str_puts(j, ", \"bytes\": null, \"unchecked\": ");
+        json_string(j, e.why ? e.why : "");
+      }
+      tl_str_putc(j, '}');
+    }
+    tl_str_putc(j, ']');
+    tl_view_extents_destroy(v);
+  }
+}
+
+static void free_extents(Extents *x) {
+  for (unsigned i = 0; i < x->n; i++)
+    tl_str_free(&x->jsons[i]);
+  tl_free(x->names);
+  tl_free(x->jsons);
+}
+
 /* What a launcher needs for every kernel of the module (docs/target.md):
  * {"target": ..., "kernels": [{"name", "threads", "smem_bytes", "params":
- * [{"name", "type"}], "grid": [expressions], "template": {name: value}}]}.
- * Names and expressions come from the lowered func's attributes. */
-static void write_metadata(TlModule *m, const TlTargetOptions *o, TlStr *out) {
+ * [{"name", "type"}], "grid": [expressions], "template": {name: value},
+ * "extents": [...] (a tl.kernel's, collect_extents)}]}. Names and
+ * expressions come from the lowered func's attributes. */
+static void write_metadata(TlModule *m, const TlTargetOptions *o, const Extents *x,
+                           TlStr *out) {
   tl_str_puts(out, "{\n  \"target\": ");
   json_string(out, o->cpu ? o->cpu : tl_arch_default()->name);
   tl_str_puts(out, ",\n  \"kernels\": [");
@@ -145,7 +202,14 @@ static void write_metadata(TlModule *m, const TlTargetOptions *o, TlStr *out) {
       json_string(out, e.name);
       tl_str_printf(out, ": %lld", (long long)tl_attr_int_value(e.attr));
     }
-    tl_str_puts(out, "}}");
+    tl_str_putc(out, '}');
+    for (unsigned i = 0; i < x->n; i++)
+      if (!strcmp(x->names[i], tl_symbol_name(op))) {
+        tl_str_puts(out, ",\n     \"extents\": ");
+        tl_str_puts(out, tl_str_cstr(&x->jsons[i]));
+        break;
+      }
+    tl_str_putc(out, '}');
   }
   tl_str_puts(out, "\n  ]\n}\n");
 }
@@ -228,8 +292,11 @@ int main(int argc, char **argv) {
   tl_free(text);
   TlTarget *target = NULL;
   TlStr out = {0};
+  Extents extents = {0};
   bool parsed = m && !TL_FAILED(tl_verify(tl_module_op(m)));
   double t1 = now_ms();
+  if (parsed && output && strcmp(output, "-") && !emit_llvm && !emit_simt)
+    collect_extents(m, &extents);
   /* The target comes first: the lowering compiles for it. */
   if (!parsed || !(target = tl_target_create(ctx, &topts)) ||
       TL_FAILED(lower_tl_kernels(m, tl_target_arch(target))))
@@ -259,7 +326,7 @@ int main(int argc, char **argv) {
     /* The launch metadata beside the PTX, once the PTX is written (a
      * failed write leaves no metadata of a kernel that is not there). */
     TlStr meta = {0}, path = {0};
-    write_metadata(m, &topts, &meta);
+    write_metadata(m, &topts, &extents, &meta);
     tl_str_printf(&path, "%s.json", output);
     bool written = tl_write_file(path.data, meta.data, meta.len, &err);
     tl_str_free(&meta);
@@ -271,6 +338,7 @@ int main(int argc, char **argv) {
   }
   rc = 0;
 fail:
+  free_extents(&extents);
   tl_str_free(&out);
   tl_target_destroy(target);
   tl_module_destroy(m);
