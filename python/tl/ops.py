@@ -27,6 +27,7 @@ import re
 from . import _check
 from ._check import is_torch as _is_torch
 from . import compile as _compile
+from . import _current_torch_stream
 
 __all__ = ["PackedWeights", "pack_weights", "quant_matmul", "tune_matmul", "explain_matmul", "KVCache", "kv_cache", "KVPages", "kv_pages", "kv_slots", "kv_append",
            "decode_attention", "PackedWQ", "pack_wqap", "wqap_matmul", "kernels_dir"]
@@ -769,12 +770,19 @@ def _kc_append(c, k, v, t):
     return c
 
 
+_sms = {}
+
+
 def _sm_count(x):
-    """the SMs of x's GPU (132, an H100's or H200's, for the VM)"""
+    """the SMs of x's GPU (132, an H100's or H200's, for the VM), asked of
+    torch once a device"""
     if not _is_torch(x):
         return 132
-    import torch
-    return torch.cuda.get_device_properties(x.device).multi_processor_count
+    n = _sms.get(x.device.index)
+    if n is None:
+        import torch
+        n = _sms[x.device.index] = torch.cuda.get_device_properties(x.device).multi_processor_count
+    return n
 
 
 def _attn_instance(kt, psz, tokens, nbh, sms, splits=None):
@@ -833,7 +841,7 @@ def _work(c, q, nbh, ns):
         return np.zeros(nwo, np.float32), np.zeros(nwml, np.float32), np.zeros(nbh, np.uint32)
     import torch
     capturing = torch.cuda.is_current_stream_capturing()
-    key = (nwo, nwml, nbh, torch.cuda.current_stream(q.device).cuda_stream)
+    key = (nwo, nwml, nbh, _current_torch_stream(q.device.index))
     keep = c.__dict__.setdefault("_work", {})
     w = None if capturing else keep.get(key)
     if w is None:
