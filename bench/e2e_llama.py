@@ -12,8 +12,9 @@ static is transformers' static cache, under which generate compiles the
 model's forward with torch.compile and replays it through CUDA graphs (on
 both sides); dynamic runs eagerly. --kv: a third run, TL's linears with
 TL's low-bit KV cache (tl.hf.QuantizedKVCache and the attention "tl"),
-generated eagerly and its decode step also timed in a CUDA graph (the
-cache's lengths live on the device).
+generated (on a GPU generate compiles its decode step, as with the static
+cache) and its decode step also timed in a CUDA graph (the cache's
+lengths live on the device).
 One progress line a stage: build,
 reference, quantise (RTN, round to nearest, from the f16 weights), compile
 (TL's first call of each instance), generate, compare."""
@@ -91,8 +92,16 @@ def main():
         if kv:
             how.pop("cache_implementation")
             how.pop("max_cache_len", None)
+        # One TL cache for every call, reset before each (its buffers keep
+        # their addresses, so the compiled decode step records its CUDA
+        # graphs once, in the warm-up).
+        cache = tl.hf.QuantizedKVCache(a.prompt + a.tokens, kt=kv) if kv else None
+
         def run(n):
-            extra = dict(past_key_values=tl.hf.QuantizedKVCache(a.prompt + a.tokens, kt=kv)) if kv else {}
+            extra = {}
+            if kv:
+                cache.reset()
+                extra = dict(past_key_values=cache)
             return model.generate(ids, **dict(how, max_new_tokens=n, min_new_tokens=n), **extra)
         with torch.no_grad():
             run(2)   # warm-up, compile
@@ -120,8 +129,9 @@ def main():
         replayed: the GPU's time a token, without generate's host work
         (--graph compiled: the step's forward compiled by torch.compile
         first, TL's linears inside it as the custom op). kv: over TL's KV
-        cache of that type instead (the eager forward: each replay appends
-        its token at the lengths the cache keeps on the device)."""
+        cache of that type instead (its attention and appends are custom
+        ops too; each replay appends its token at the lengths the cache
+        keeps on the device)."""
         if dev != "cuda":
             return None
         from transformers.cache_utils import StaticCache
@@ -133,7 +143,7 @@ def main():
         else:
             cache = StaticCache(config=model.config, max_cache_len=a.prompt + reps + 8)
         tok = ids[:, -1:].clone()
-        fwd = torch.compile(model, dynamic=False) if a.graph == "compiled" and not kv else model
+        fwd = torch.compile(model, dynamic=False) if a.graph == "compiled" else model
         with torch.no_grad():
             model(ids, past_key_values=cache)
             s = torch.cuda.Stream()
@@ -183,7 +193,7 @@ def main():
     if a.kv != "none":
         import tl.hf
         tl.hf.use_tl_attention(qm)
-        out_kv, rate_kv = decode(qm, f"TL {a.wtype} + TL {a.kv} KV cache, eager", kv=a.kv)
+        out_kv, rate_kv = decode(qm, f"TL {a.wtype} + TL {a.kv} KV cache", kv=a.kv)
         try:
             g_kv = graph_step(qm, f"TL {a.wtype} + TL {a.kv} KV cache", kv=a.kv)
         except Exception as e:  # say so, go on
@@ -221,7 +231,7 @@ def main():
     print(f"summary: size={a.size} batch={a.batch} prompt={a.prompt} tokens={a.tokens} cache={gen['cache_implementation']} "
           f"f16 {rate_ref:.1f} tok/s, TL {a.wtype} g{a.group} {rate_q:.1f} tok/s ({rate_q / rate_ref:.2f}x), "
           f"rel {rel:.4f}, top-1 {agree * 100:.1f} %, kernels' rel {rel_err(lq, ld):.5f}"
-          + (f"; with TL's {a.kv} KV cache (eager) {rate_kv:.1f} tok/s" if rate_kv else "")
+          + (f"; with TL's {a.kv} KV cache {rate_kv:.1f} tok/s" if rate_kv else "")
           + (f"; one decode step in a CUDA graph: f16 {g_ref:.3f} ms, TL {g_q:.3f} ms ({g_ref / g_q:.2f}x)"
              if g_ref and g_q else "")
           + (f", TL + TL {a.kv} KV {g_kv:.3f} ms ({g_ref / g_kv:.2f}x)" if g_ref and g_kv else ""),

@@ -15,23 +15,32 @@ AttentionInterface) then computes a decode step (one new token a
 sequence) by tl.ops.decode_attention over the quantised cache, reading
 the lengths on the device: nothing in a decode step depends on the host,
 so a step can be captured in a CUDA graph and replayed (each replay
-appends its token). A prefill into an empty cache runs PyTorch's SDPA over
+appends its token). The appends and the attention are the torch custom
+ops tl::kv_append and tl::decode_attention (tl.nn), so torch.compile
+traces a decode step whole (fullgraph) and the cache is compileable, as
+transformers' static cache is: on a GPU, generate compiles its decode
+step and replays it through CUDA graphs. reset() keeps the buffers (and
+their addresses, which the compiled step's graphs hold) and zeroes the
+lengths, so one cache serves generate after generate. A prefill into an empty cache runs PyTorch's SDPA over
 the prompt's own f16 keys and values (causal), so that the prompt is
 quantised once and never read back. Up to 8 tokens after the cache's
 (speculative decoding's drafts; at most 16 query rows a KV head) attend
 the cache causally among themselves, by the same kernel. Attention
 without this cache (a plain forward) falls back to SDPA. What it does not
 take: a longer prefill into a cache that already holds tokens (chunked
-prefill), padded batches (an
-attention mask with masked tokens; not checked while a graph is
-captured), beam search, and more tokens than `capacity`; each is refused
-with a message."""
+prefill), padded batches (an attention mask with masked tokens), beam
+search, and more tokens than `capacity`; each is refused with a message
+in eager calls. A compiled or captured step reads nothing back, so it
+checks neither the padding nor the capacity: its tokens past the capacity
+are not written (the kernels never write or read outside the pool) and
+attention reads the capacity's tokens."""
 
 import torch
 from torch.nn import functional as F
 from transformers.cache_utils import Cache, CacheLayerMixin
 from transformers.modeling_utils import AttentionInterface
 
+from . import nn as _nn
 from . import ops as _ops
 
 __all__ = ["QuantizedKVCache", "use_tl_attention"]
@@ -41,13 +50,13 @@ _unpadded = [None]  # the last attention mask found to mask nothing
 
 
 class _Layer(CacheLayerMixin):
-    is_compileable = False
+    is_compileable = True
     is_sliding = False
 
     def __init__(self, capacity, kt):
         super().__init__()
         self.capacity, self.kt = capacity, kt
-        self.pool, self.length, self.before, self.last = None, 0, 0, None
+        self.pool, self.length, self.filled, self.before, self.pending = None, 0, False, False, False
 
     def lazy_initialization(self, key_states, value_states):
         b, h, _, d = key_states.shape
@@ -59,36 +68,63 @@ class _Layer(CacheLayerMixin):
         # the tokens seen, as transformers' static layers keep it: a device
         # scalar, from which the model makes the positions on the device
         self.seen = torch.zeros((), dtype=torch.int64, device=dev)
+        self.splits, *self.work = _nn.kv_workspace(self.pool, b, self.capacity, dev)
         self.dtype, self.device = key_states.dtype, dev
+        if not torch.compiler.is_compiling():
+            # fixed addresses: a compiled step's CUDA graphs write them in place
+            p = self.pool
+            for t in (p.kc, p.vc, p.ks, p.vs, self.table, self.lens, self.seen, *self.work):
+                torch._dynamo.mark_static_address(t)
         self.is_initialized = True
 
     def update(self, key_states, value_states, *args, **kwargs):
         if not self.is_initialized:
             self.lazy_initialization(key_states, value_states)
         t = int(key_states.shape[2])
-        if self.length + t > self.capacity:
-            raise ValueError(f"QuantizedKVCache: {self.length} + {t} tokens exceed its capacity "
-                             f"{self.capacity}")
-        self.before = self.length
-        _ops.kv_append(self.pool, key_states.contiguous(), value_states.contiguous(),
-                       block_table=self.table, lens=self.lens)
+        if not torch.compiler.is_compiling():
+            # The tokens appended by eager calls, on the host (a compiled or
+            # captured step counts on the device only): the capacity checked,
+            # the padding check's extent.
+            if self.length + t > self.capacity:
+                raise ValueError(f"QuantizedKVCache: {self.length} + {t} tokens exceed its "
+                                 f"capacity {self.capacity}")
+            self.length += t
+        self.before, self.filled = self.filled, True
+        p = self.pool
+        torch.ops.tl.kv_append(key_states.contiguous(), value_states.contiguous(), p.kc, p.vc,
+                               p.ks, p.vs, self.table, self.lens, p.page_size, p.kt)
         self.lens.add_(t)   # on the device: a replayed graph appends at the next position
         self.seen.add_(t)
-        self.length += t
-        self.last = key_states
+        self.pending = True  # the attention of this layer reads the cache next
         return key_states, value_states
+
+    def attend(self, query, scaling):
+        """torch.ops.tl.decode_attention over the layer's pool: query f16
+        [B, Hq, D] or [B, Hq, q, D]"""
+        p = self.pool
+        scale = float(query.shape[-1] ** -0.5 if scaling is None else scaling)
+        return torch.ops.tl.decode_attention(query, p.kc, p.vc, p.ks, p.vs, self.table, self.lens,
+                                             *self.work, p.page_size, p.kt, scale, self.capacity,
+                                             self.splits)
 
     def get_seq_length(self):
         return self.seen if self.is_initialized else 0
 
     def get_mask_sizes(self, query_length):
-        return self.length + query_length, 0
+        # the whole capacity, as transformers' static layers: one mask shape
+        # for every step (the kernel reads the lengths, not the mask)
+        return self.capacity, 0
 
     def get_max_length(self):
         return self.capacity
 
     def reset(self):
-        self.pool, self.length, self.before, self.last, self.is_initialized = None, 0, 0, None, False
+        # the pool and its addresses kept (a compiled step's graphs hold
+        # them), the lengths zero: nothing of the old tokens is read again
+        if self.is_initialized:
+            self.lens.zero_()
+            self.seen.zero_()
+        self.length, self.filled, self.before, self.pending = 0, False, False, False
 
     def reorder_cache(self, beam_idx):
         raise NotImplementedError("QuantizedKVCache: beam search (reordering the cache) is not supported")
@@ -129,33 +165,32 @@ def _tl_attention(module, query, key, value, attention_mask, scaling=None, dropo
     D] as the cache returned them; the output [B, q, Hq, D]."""
     c = _active[0]
     layer = None
-    if c is not None and module.layer_idx < len(c.layers) and c.layers[module.layer_idx].last is key:
+    if c is not None and module.layer_idx < len(c.layers) and c.layers[module.layer_idx].pending:
         layer = c.layers[module.layer_idx]
+        layer.pending = False
     if layer is None:     # no TL cache in this forward
         return _sdpa(query, key, value, attention_mask, scaling, query.shape[2] > 1), None
-    # (the model hands every layer of a forward the same mask: it is read
-    # back once a forward, not once a layer)
+    # Padding: the last query must see every token the cache holds. Checked
+    # in eager calls (the model hands every layer of a forward the same
+    # mask: it is read back once a forward); a compiled or captured step
+    # reads nothing back.
     if attention_mask is not None and attention_mask.dtype == torch.bool and \
-            attention_mask is not _unpadded[0] and not torch.cuda.is_current_stream_capturing():
-        if not bool(attention_mask.all()):
+            attention_mask is not _unpadded[0] and not torch.compiler.is_compiling() and \
+            not torch.cuda.is_current_stream_capturing():
+        if not bool(attention_mask[..., -1, :layer.length].all()):
             raise NotImplementedError("QuantizedKVCache: padded batches (masked tokens) are not "
                                       "supported")
         _unpadded[0] = attention_mask
     q = int(query.shape[2])
     if q == 1:
-        o = _ops.decode_attention(query[:, :, 0, :].contiguous(), layer.pool,
-                                  block_table=layer.table, lens=layer.lens, scale=scaling,
-                                  max_len=layer.capacity)
-        return o.unsqueeze(1), None
+        return layer.attend(query[:, :, 0, :].contiguous(), scaling).unsqueeze(1), None
     if layer.before:
         if q <= 8 and q * (query.shape[1] // key.shape[1]) <= 16:
             # a few tokens after the cache's (speculative decoding's drafts):
             # causal among them, over the cache they were appended to
-            o = _ops.decode_attention(query.contiguous(), layer.pool, block_table=layer.table,
-                                      lens=layer.lens, scale=scaling, max_len=layer.capacity)
-            return o.transpose(1, 2).contiguous(), None
+            return layer.attend(query.contiguous(), scaling).transpose(1, 2).contiguous(), None
         raise NotImplementedError(f"QuantizedKVCache: {q} tokens into a cache that holds "
-                                  f"{layer.before} (a prefill in chunks, or more than 8 tokens or 16 "
+                                  f"tokens (a prefill in chunks, or more than 8 tokens or 16 "
                                   f"query rows a KV head) is not supported")
     return _sdpa(query, key, value, None, scaling, True), None
 

@@ -19,7 +19,7 @@ import torch
 
 from . import ops as _ops
 
-__all__ = ["QuantLinear", "quantize", "rtn_quantize", "rtn_dequantize"]
+__all__ = ["QuantLinear", "quantize", "rtn_quantize", "rtn_dequantize", "kv_workspace"]
 
 
 @torch.library.custom_op("tl::quant_matmul", mutates_args=())
@@ -40,6 +40,69 @@ def _(x, b, s, K, N, wtype, group, zp, per_column, at):
 
 
 _AT = {torch.float16: "f16", torch.bfloat16: "bf16"}
+
+
+# A tl.ops.KVPages pool as torch ops (tl.hf's cache calls them): the pool's
+# tensors and settings are arguments, so that torch.compile traces a model
+# over the pool without a graph break and CUDA graphs capture the launches.
+# CPU tensors run on the VM over NumPy views of the same memory.
+
+def _pool(kc, vc, ks, vs, head_dim, page_size, kt):
+    on_cpu = not kc.is_cuda
+    t = (lambda a: a.numpy()) if on_cpu else (lambda a: a)  # noqa: E731
+    pool = _ops.KVPages(t(kc), t(vc), t(ks), t(vs), int(kc.shape[0]), int(kc.shape[1]),
+                        head_dim, page_size, kt)
+    return pool, t
+
+
+@torch.library.custom_op("tl::kv_append", mutates_args=("kc", "vc", "ks", "vs"))
+def _kv_append(k: torch.Tensor, v: torch.Tensor, kc: torch.Tensor, vc: torch.Tensor,
+               ks: torch.Tensor, vs: torch.Tensor, block_table: torch.Tensor, lens: torch.Tensor,
+               page_size: int, kt: str) -> None:
+    """tl.ops.kv_append(pool, k, v, block_table=, lens=) over the pool
+    (kc, vc, ks, vs, page_size, kt); the caller adds t to lens"""
+    pool, t = _pool(kc, vc, ks, vs, int(k.shape[-1]), page_size, kt)
+    _ops.kv_append(pool, t(k), t(v), block_table=t(block_table), lens=t(lens))
+
+
+@_kv_append.register_fake
+def _(k, v, kc, vc, ks, vs, block_table, lens, page_size, kt):
+    return None
+
+
+@torch.library.custom_op("tl::decode_attention", mutates_args=("wo", "wml", "locks"))
+def _decode_attention(q: torch.Tensor, kc: torch.Tensor, vc: torch.Tensor, ks: torch.Tensor,
+                      vs: torch.Tensor, block_table: torch.Tensor, lens: torch.Tensor,
+                      wo: torch.Tensor, wml: torch.Tensor, locks: torch.Tensor, page_size: int,
+                      kt: str, scale: float, max_len: int, splits: int) -> torch.Tensor:
+    """tl.ops.decode_attention over the pool, in the workspace wo, wml
+    (f32) and locks (i32 [B Hkv], zero, left zero) that `splits` splits
+    need (kv_workspace's)"""
+    pool, t = _pool(kc, vc, ks, vs, int(q.shape[-1]), page_size, kt)
+    u32 = (lambda a: a.view(__import__("numpy").uint32)) if not q.is_cuda else \
+        (lambda a: a.view(torch.uint32))
+    o = _ops._decode(t(q), pool, scale, splits, t(block_table), t(lens), max_len,
+                     (t(wo), t(wml), u32(t(locks))))
+    return o if q.is_cuda else torch.from_numpy(o)
+
+
+@_decode_attention.register_fake
+def _(q, kc, vc, ks, vs, block_table, lens, wo, wml, locks, page_size, kt, scale, max_len, splits):
+    return torch.empty_like(q)
+
+
+def kv_workspace(pool, batch, max_len, device):
+    """(splits, wo, wml, locks): the split count tl.ops.decode_attention
+    picks for `batch` sequences of up to max_len tokens over `pool`, and
+    the workspace torch.ops.tl.decode_attention takes for it"""
+    nbh = batch * pool.kv_heads
+    device = torch.device(device)
+    sms = _ops._sm_count(torch.empty(0, device=device)) if device.type == "cuda" else 132
+    ns = _ops._attn_instance(pool.kt, pool.page_size, max_len, nbh, sms)[4]
+    nwo, nwml = _ops._work_sizes(nbh, ns, pool.head_dim)
+    f32 = dict(dtype=torch.float32, device=device)
+    return (ns, torch.empty(nwo, **f32), torch.empty(nwml, **f32),
+            torch.zeros(nbh, dtype=torch.int32, device=device))
 
 
 def rtn_quantize(weight, wtype="u4", group=128):

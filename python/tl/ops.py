@@ -828,6 +828,12 @@ def _attend(q, kc, vc, ks, vs, o, lens, table, hkv, npg, psz, kt, g, scale, ns, 
     k(*args) if _is_torch(q) else k.run_vm(*args)
 
 
+def _work_sizes(nbh, ns, d):
+    """the f32 elements of the split's partial outputs wo and row maxima
+    and sums wml for ns splits of nbh KV heads of d channels"""
+    return (nbh * ns * 16 * d, nbh * ns * 32) if ns > 1 else (4, 4)
+
+
 def _work(c, q, nbh, ns):
     """the split's workspace (wo, wml) and zeroed locks for ns slots. On
     the GPU they are kept on the cache for its later calls on the same
@@ -835,8 +841,7 @@ def _work(c, q, nbh, ns):
     run in order), except while a CUDA graph is captured, whose memory is
     the graph's."""
     import numpy as np
-    d = int(q.shape[-1])
-    nwo, nwml = (nbh * ns * 16 * d, nbh * ns * 32) if ns > 1 else (4, 4)
+    nwo, nwml = _work_sizes(nbh, ns, int(q.shape[-1]))
     if not _is_torch(q):
         return np.zeros(nwo, np.float32), np.zeros(nwml, np.float32), np.zeros(nbh, np.uint32)
     import torch
@@ -905,6 +910,13 @@ def decode_attention(q, cache, scale=None, splits=None, block_table=None, lens=N
     H200, docs/performance.md). A KC cache's quantised tokens are one launch
     (KQ = 1) and its f16 residual a second that takes the last slot of the
     split and combines (decode_attn.tl's header)."""
+    return _decode(q, cache, scale, splits, block_table, lens, max_len)
+
+
+def _decode(q, cache, scale, splits, block_table, lens, max_len, work=None):
+    """decode_attention; work: a pool's workspace (wo, wml f32, locks u32
+    [B Hkv] zero) for `splits` splits, the caller's (torch.ops.tl's
+    decode_attention), instead of the one kept on the pool"""
     import numpy as np
     c = _cache_arg(cache, pages=True)
     dev = _check.where(c.kc)
@@ -952,9 +964,15 @@ def decode_attention(q, cache, scale=None, splits=None, block_table=None, lens=N
                 raise ValueError(f"lens: sequence {i} has {lv[i]} tokens, outside 0 .. "
                                  f"{min(tokens, cap)} ({why})")
         w, bt, st, mw, ns = _attn_instance(c.kt, c.page_size, tokens, nbh, _sm_count(q), splits)
+        if work is None:
+            work = _work(c, q, nbh, ns)
+        else:  # the caller's: as large as the kernel's views of it
+            for name, v, n in zip(("wo", "wml", "locks"), work, _work_sizes(nbh, ns, d) + (nbh,)):
+                if int(v.shape[0]) < n:
+                    raise ValueError(f"{name}: {ns} splits of {nbh} KV heads need {n} "
+                                     f"elements, got {int(v.shape[0])}")
         _attend(q, c.kc, c.vc, c.ks, c.vs, o, lens, block_table, c.kv_heads, c.pages,
-                c.page_size, c.kt, g, scale, ns, ns, 0, _work(c, q, nbh, ns), w, bt, st, mw,
-                QL=ql)
+                c.page_size, c.kt, g, scale, ns, ns, 0, work, w, bt, st, mw, QL=ql)
         return o
     _pool_only("has one length", block_table=block_table, lens=lens, max_len=max_len)
     if b != c.batch:

@@ -1,0 +1,106 @@
+"""tl.hf with torch and transformers: TL's KV cache (QuantizedKVCache,
+the attention "tl") in a small Llama against the f16 model over the whole
+sequence: a prefill and a decode step for f16, u8 and u4 codes, three
+draft tokens after the cache, three decode steps compiled by
+torch.compile(fullgraph=True) (TL's appends and attention are torch
+custom ops) against the eager steps, the cache reset and decoding again
+without a new graph, and on a GPU a decode step captured in a CUDA graph
+and replayed. On the CPU the kernels run on the VM; `hf_test.py cuda`
+runs the same on a GPU.
+
+    hf_test.py [cpu|cuda]"""
+import copy
+import sys
+import torch
+import transformers
+import tl
+import tl.hf
+
+dev = sys.argv[1] if len(sys.argv) > 1 else "cpu"
+torch.manual_seed(5)
+
+# TL's KV cache behind transformers' Cache: a prefill (SDPA over the
+# prompt) and a decode step (tl.ops.decode_attention over the cache)
+# against the f16 model over the whole sequence.
+cfg = transformers.LlamaConfig(vocab_size=256, hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                               num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+with torch.device(dev):
+    ref = transformers.LlamaForCausalLM(cfg).to(torch.float16).eval()
+m2 = tl.hf.use_tl_attention(copy.deepcopy(ref))
+ids = torch.randint(0, 256, (2, 12), device=dev)
+for kt, bound in (("f16", 2e-3), ("u8", 3e-2), ("u4", 0.2)):
+    cache = tl.hf.QuantizedKVCache(32, kt=kt)
+    with torch.no_grad():
+        l1 = m2(ids, past_key_values=cache).logits
+        nxt = l1[:, -1:].argmax(-1)
+        l2 = m2(nxt, past_key_values=cache).logits[:, -1].float()
+        lr = ref(torch.cat([ids, nxt], 1)).logits[:, -1].float()
+    rel = ((l2 - lr).norm() / lr.norm()).item()
+    assert cache.get_seq_length() == 13 and rel < bound, (kt, rel, cache.get_seq_length())
+    print(f"QuantizedKVCache {kt}: prefill and a decode step, logits within {rel:.4f} of f16")
+# Three tokens after the cache's (speculative decoding's drafts):
+# causal among them, against the f16 model over the whole sequence.
+cache = tl.hf.QuantizedKVCache(32, kt="f16")
+drafts = torch.randint(0, 256, (2, 3), device=dev)
+with torch.no_grad():
+    m2(ids, past_key_values=cache)
+    l3 = m2(drafts, past_key_values=cache).logits[:, -3:].float()
+    lr3 = ref(torch.cat([ids, drafts], 1)).logits[:, -3:].float()
+rel = ((l3 - lr3).norm() / lr3.norm()).item()
+assert cache.get_seq_length() == 15 and rel < 2e-3, (rel, cache.get_seq_length())
+print(f"QuantizedKVCache f16: 3 draft tokens after the cache, logits within {rel:.4f} of f16")
+# Three decode steps of the model compiled by torch.compile
+# (fullgraph: TL's appends and attention are custom ops, the cache's
+# state on the device) against the same steps run eagerly on a
+# second cache; then a reset cache (its buffers kept) decoding
+# again without a recompilation.
+steps = torch.randint(0, 256, (3, 2, 1), device=dev)
+eager = tl.hf.QuantizedKVCache(32, kt="u8")
+comp = tl.hf.QuantizedKVCache(32, kt="u8")
+torch._dynamo.reset()
+from torch._dynamo.utils import counters
+counters.clear()
+cm = torch.compile(m2, fullgraph=True, backend="aot_eager" if dev == "cpu" else "inductor")
+with torch.no_grad():
+    m2(ids, past_key_values=eager)
+    le = [m2(steps[i], past_key_values=eager).logits[:, -1].float() for i in range(3)]
+    lcs = []
+    for _ in range(2):
+        comp.reset()
+        m2(ids, past_key_values=comp)
+        lcs.append([cm(steps[i], past_key_values=comp).logits[:, -1].float() for i in range(3)])
+lens = comp.layers[0].lens.tolist()
+diff = max(((a - b).norm() / b.norm()).item() for lc in lcs for a, b in zip(lc, le))
+frames = counters["stats"]["unique_graphs"]
+assert lens == [15, 15] and diff < 1e-3 and frames == 1, (lens, diff, frames)
+print(f"QuantizedKVCache u8: 3 decode steps compiled (fullgraph, {frames} graph, reset and "
+      f"run again): lengths {lens}, logits within {diff:.1e} of the eager steps")
+if dev == "cuda":
+    # A decode step captured in a CUDA graph and replayed three times
+    # (each replay appends its token at the next position: the lengths
+    # and the count of tokens seen, from which the model makes the
+    # positions, live on the device) against the same three steps run
+    # eagerly on a second cache.
+    steps = torch.randint(0, 256, (3, 2, 1), device=dev)
+    eager = tl.hf.QuantizedKVCache(32, kt="u4")
+    with torch.no_grad():
+        m2(ids, past_key_values=eager)
+        le = [m2(steps[i], past_key_values=eager).logits[:, -1].float() for i in range(3)]
+        graphed = tl.hf.QuantizedKVCache(32, kt="u4")
+        m2(ids, past_key_values=graphed)
+        tok = steps[0].clone()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            out = m2(tok, past_key_values=graphed).logits
+        lg = []
+        for i in range(3):
+            tok.copy_(steps[i])
+            g.replay()
+            lg.append(out[:, -1].float().clone())
+    torch.cuda.synchronize()
+    lens = graphed.layers[0].lens.tolist()
+    diff = max(((a - b).norm() / b.norm()).item() for a, b in zip(lg, le))
+    assert lens == [15, 15] and diff < 1e-3, (lens, diff)
+    print(f"QuantizedKVCache u4: a decode step in a CUDA graph, replayed 3 times: lengths {lens}, "
+          f"logits within {diff:.1e} of the eager steps")
+print("hf: ok")
