@@ -59,6 +59,12 @@ void tl_diag_engine_destroy(TlDiagEngine *e);
 void tl_diag_set_handler(TlDiagEngine *e, TlDiagHandler h, void *user);
 void tl_diag_set_stream(TlDiagEngine *e, FILE *out);
 
+/* The tool whose diagnostics these are ("tl-run"): a diagnostic without a
+ * location (a driver's error, a bad pipeline string) is printed as
+ * "tl-run: error: ..." instead of "<unknown>: error: ...". Not copied:
+ * a string that outlives the engine. */
+void tl_diag_set_tool(TlDiagEngine *e, const char *tool);
+
 /* Registers the text of a source file so that diagnostics located in it
  * show the line and a caret. The text is copied. */
 void tl_diag_add_source(TlDiagEngine *e, const char *name, const char *text,

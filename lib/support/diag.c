@@ -16,6 +16,7 @@ struct TlDiagEngine {
   FILE *out;
   unsigned errors;
   unsigned silenced;
+  const char *tool; /* the prefix of an unlocated diagnostic, or NULL */
   TL_VEC(Source) sources;
 };
 
@@ -96,7 +97,7 @@ void tl_diag_format(const TlDiagEngine *e, const TlDiag *d, TlStr *out) {
   if (tl_loc_is_known(d->loc))
     tl_str_printf(out, "%s:%u:%u: ", d->loc.file, d->loc.line, d->loc.col);
   else
-    tl_str_puts(out, "<unknown>: ");
+    tl_str_printf(out, "%s: ", e->tool ? e->tool : "<unknown>");
   tl_str_printf(out, "%s: %s\n", tl_diag_severity_name(d->severity),
                 d->message);
   size_t n = 0;
@@ -119,6 +120,8 @@ void tl_diag_silence(TlDiagEngine *e, bool on) {
   else if (e->silenced)
     e->silenced--;
 }
+
+void tl_diag_set_tool(TlDiagEngine *e, const char *tool) { e->tool = tool; }
 
 void tl_diag_vemit(TlDiagEngine *e, TlDiagSeverity sev, TlLoc loc,
                    const char *fmt, va_list ap) {

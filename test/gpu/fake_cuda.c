@@ -16,7 +16,7 @@
  * "TL fake GPU" (or $TL_FAKE_CUDA_NAME), sm_90 with 132 SMs, 1 MiB of L2
  * and the H100's 232448 bytes of shared memory per block.
  *
- * Three more variables shape it for tests of the launch path: with
+ * Four more variables shape it for tests of the launch path: with
  * TL_FAKE_CUDA_LOG=FILE every launch, stream-ordered memset and context
  * synchronisation appends a line to FILE
  *
@@ -24,7 +24,10 @@
  *     memset bytes=N stream=...
  *     synchronize
  *
- * (a line each), TL_FAKE_CUDA_DEVICES=N makes the driver see N devices (default
+ * (a line each), TL_FAKE_CUDA_MAX_THREADS=N fails every launch of more than N
+ * threads a block with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (as a kernel
+ * whose registers a block exceed the SM's does; nothing is logged),
+ * TL_FAKE_CUDA_DEVICES=N makes the driver see N devices (default
  * 1), and TL_FAKE_CUDA_POINTER_DEVICE=N makes it say that every address is
  * memory of device N (default 0; -1: of none) and, for N >= 1, that it
  * sees N + 1 devices at least.
@@ -225,6 +228,9 @@ CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n,
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                         unsigned bx, unsigned by, unsigned bz, unsigned smem,
                         CUstream s, void **args, void **extra) {
+  const char *cap = getenv("TL_FAKE_CUDA_MAX_THREADS");
+  if (cap && *cap && bx * by * bz > (unsigned)atoi(cap))
+    return 701; /* CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES */
   last_ms = (float)(bx * by * bz) / 1000.0f + 1.0f / (float)(gx * gy * gz);
   char b[32], maps[256] = "";
 #ifdef TL_FAKE_CUDA_TENSOR_MAP
@@ -259,12 +265,14 @@ CUresult cuEventDestroy_v2(CUevent e) {
 CUresult cuGetErrorName(CUresult r, const char **s) {
   *s = r == 2     ? "CUDA_ERROR_OUT_OF_MEMORY"
        : r == 218 ? "CUDA_ERROR_INVALID_PTX"
+       : r == 701 ? "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"
                   : "CUDA_ERROR_UNKNOWN";
   return 0;
 }
 CUresult cuGetErrorString(CUresult r, const char **s) {
   *s = r == 2     ? "out of memory"
        : r == 218 ? "a PTX JIT compilation failed"
+       : r == 701 ? "too many resources requested for launch"
                   : "unknown error";
   return 0;
 }

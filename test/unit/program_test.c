@@ -658,6 +658,18 @@ static void test_driver(void) {
   args[3] = int_arg(-1);
   CHECK(TL_FAILED(tl_program_time(p, args, 4, 2, 5, &ms)));
   CHECK(error_has(s, "cannot launch @vector_add"));
+  /* A launch the driver refuses for its resources (as a block whose
+   * registers exceed the SM's) fails with the driver's words, and the
+   * session goes on: the next launch, and a timing, go through. */
+  setenv("TL_FAKE_CUDA_MAX_THREADS", "32", 1);
+  args[3] = int_arg(600);
+  CHECK(TL_FAILED(tl_program_launch(p, args, 4, NULL)));
+  CHECK(error_has(s, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"));
+  CHECK(error_has(s, "too many resources requested for launch"));
+  unsetenv("TL_FAKE_CUDA_MAX_THREADS");
+  CHECK(!TL_FAILED(tl_program_launch(p, args, 4, NULL)));
+  CHECK(!TL_FAILED(tl_program_time(p, args, 4, 2, 5, &ms)));
+  CHECK(!TL_FAILED(tl_session_synchronize(s)));
   tl_program_destroy(p);
   tl_session_destroy(s);
   free(dev);

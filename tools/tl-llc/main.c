@@ -225,6 +225,7 @@ int main(int argc, char **argv) {
   TlTargetOptions topts = {NULL, 0, 3};
   bool emit_llvm = false, emit_simt = false, timing = false;
   TlContext *ctx = tl_context_create();
+  tl_diag_set_tool(tl_context_diag(ctx), "tl-llc");
   tl_register_all_dialects(ctx);
   int rc = 1;
   for (int i = 1; i < argc; i++) {

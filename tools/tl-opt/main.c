@@ -439,6 +439,7 @@ static int run(const Options *o, TlContext *ctx) {
 
 int main(int argc, char **argv) {
   TlContext *ctx = tl_context_create();
+  tl_diag_set_tool(tl_context_diag(ctx), "tl-opt");
   tl_register_all_dialects(ctx);
   Options o = {0};
   o.ctx = ctx;

@@ -2022,6 +2022,7 @@ int main(int argc, char **argv) {
     goto out;
   status = 1;
   ctx = tl_context_create();
+  tl_diag_set_tool(tl_context_diag(ctx), "tl-run");
   tl_register_all_dialects(ctx);
   for (size_t i = 0; i < o.defines.len; i++)
     if (!add_define(ctx, o.defines.data[i])) {

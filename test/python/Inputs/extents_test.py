@@ -2,7 +2,8 @@
 stand-in CUDA driver and the stand-in torch: a buffer smaller than a view
 of it is refused with the parameter, the view and both sizes before the
 driver sees a launch, a correct launch still goes through, a launch after
-a refused one works, and Session(check_extents=False) turns the checks
+a refused one works (refused by the checks, or by the driver for its
+resources), and Session(check_extents=False) turns the checks
 off. Kernels of the library: vector_add (the launcher's path),
 qmatmul_m8 and decode_attn (buffers by __cuda_array_interface__, the
 general path, tl_program_launch).
@@ -70,6 +71,22 @@ k(x, x, x, 1000)   # after a refused launch, a good one
 k(x, small, x, 999)
 assert launches() == n + 2, launches()
 assert k._launch((x, x, x, 1000), None, 0) is True
+# A launch the driver refuses for its resources (the stand-in driver
+# refuses blocks of more than TL_FAKE_CUDA_MAX_THREADS threads, as the real
+# one a block whose registers exceed the SM's): a TLError with the driver's
+# words, on the launcher's path and the general one; then the session
+# launches again.
+xa = DeviceArray(np.zeros(1000, np.float32))
+n = launches()
+os.environ["TL_FAKE_CUDA_MAX_THREADS"] = "32"
+for args in ((x, x, x, 1000), (xa, xa, xa, 1000)):
+    refused(k, *args, want="CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many resources requested "
+                           "for launch)")
+del os.environ["TL_FAKE_CUDA_MAX_THREADS"]
+k(x, x, x, 1000)
+k(xa, xa, xa, 1000)
+s.synchronize()
+assert launches() == n + 3, launches()   # the two good launches and the synchronize
 
 # qmatmul_m8: a [m, K] f16, c [m, N] f16; b and s of fixed sizes.
 K, N = 1024, 512
