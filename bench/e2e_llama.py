@@ -178,6 +178,10 @@ def main():
     out_ref, rate_ref = decode(ref, "f16")
     g_ref = graph_step_or_none(ref, "f16")
     qm = copy.deepcopy(ref)
+    # generate keeps its compiled forward on the model (a torch.compile of
+    # the bound __call__): the copy's would run the f16 model's forward.
+    for name in ("_compiled_call", "_last_compile_config"):
+        qm.__dict__.pop(name, None)
     stage(t0, "reference model copied")
     tl.nn.quantize(qm, wtype=a.wtype, group=a.group, skip=("lm_head",), log=lambda s: stage(t0, s))
     nq = sum(isinstance(m, tl.nn.QuantLinear) for m in qm.modules())

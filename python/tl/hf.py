@@ -174,8 +174,8 @@ def _tl_attention(module, query, key, value, attention_mask, scaling=None, dropo
     # in eager calls (the model hands every layer of a forward the same
     # mask: it is read back once a forward); a compiled or captured step
     # reads nothing back.
-    if attention_mask is not None and attention_mask.dtype == torch.bool and \
-            attention_mask is not _unpadded[0] and not torch.compiler.is_compiling() and \
+    if not torch.compiler.is_compiling() and attention_mask is not None and \
+            attention_mask.dtype == torch.bool and attention_mask is not _unpadded[0] and \
             not torch.cuda.is_current_stream_capturing():
         if not bool(attention_mask[..., -1, :layer.length].all()):
             raise NotImplementedError("QuantizedKVCache: padded batches (masked tokens) are not "

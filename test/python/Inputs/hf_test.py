@@ -72,7 +72,10 @@ with torch.no_grad():
 lens = comp.layers[0].lens.tolist()
 diff = max(((a - b).norm() / b.norm()).item() for lc in lcs for a, b in zip(lc, le))
 frames = counters["stats"]["unique_graphs"]
-assert lens == [15, 15] and diff < 1e-3 and frames == 1, (lens, diff, frames)
+# (on the CPU aot_eager runs the same ops: equal; on a GPU inductor fuses
+# the model's elementwise ops, which round differently)
+bound = 0.0 if dev == "cpu" else 1e-2
+assert lens == [15, 15] and diff <= bound and frames == 1, (lens, diff, frames)
 print(f"QuantizedKVCache u8: 3 decode steps compiled (fullgraph, {frames} graph, reset and "
       f"run again): lengths {lens}, logits within {diff:.1e} of the eager steps")
 if dev == "cuda":
