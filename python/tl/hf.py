@@ -21,9 +21,9 @@ traces a decode step whole (fullgraph) and the cache is compileable, as
 transformers' static cache is: on a GPU, generate compiles its decode
 step and replays it through CUDA graphs. reset() keeps the buffers (and
 their addresses, which the compiled step's graphs hold) and zeroes the
-lengths, so one cache serves generate after generate. A prefill into an empty cache runs PyTorch's SDPA over
-the prompt's own f16 keys and values (causal), so that the prompt is
-quantised once and never read back. Up to 8 tokens after the cache's
+lengths, so one cache serves generate after generate. A prefill into an
+empty cache runs PyTorch's SDPA over the prompt's own f16 keys and values
+(causal), so that the prompt is quantised once and never read back. Up to 8 tokens after the cache's
 (speculative decoding's drafts; at most 16 query rows a KV head) attend
 the cache causally among themselves, by the same kernel. Attention
 without this cache (a plain forward) falls back to SDPA. What it does not

@@ -48,8 +48,9 @@ _AT = {torch.float16: "f16", torch.bfloat16: "bf16"}
 # CPU tensors run on the VM over NumPy views of the same memory.
 
 def _pool(kc, vc, ks, vs, head_dim, page_size, kt):
-    on_cpu = not kc.is_cuda
-    t = (lambda a: a.numpy()) if on_cpu else (lambda a: a)  # noqa: E731
+    """the KVPages over the tensors, and the view of a tensor its ops take
+    (itself on the GPU, its NumPy array on the CPU)"""
+    t = (lambda a: a) if kc.is_cuda else (lambda a: a.numpy())  # noqa: E731
     pool = _ops.KVPages(t(kc), t(vc), t(ks), t(vs), int(kc.shape[0]), int(kc.shape[1]),
                         head_dim, page_size, kt)
     return pool, t
@@ -79,10 +80,8 @@ def _decode_attention(q: torch.Tensor, kc: torch.Tensor, vc: torch.Tensor, ks: t
     (f32) and locks (i32 [B Hkv], zero, left zero) that `splits` splits
     need (kv_workspace's)"""
     pool, t = _pool(kc, vc, ks, vs, int(q.shape[-1]), page_size, kt)
-    u32 = (lambda a: a.view(__import__("numpy").uint32)) if not q.is_cuda else \
-        (lambda a: a.view(torch.uint32))
     o = _ops._decode(t(q), pool, scale, splits, t(block_table), t(lens), max_len,
-                     (t(wo), t(wml), u32(t(locks))))
+                     (t(wo), t(wml), t(locks.view(torch.uint32))))
     return o if q.is_cuda else torch.from_numpy(o)
 
 
