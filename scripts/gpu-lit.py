@@ -4,12 +4,13 @@ machines): the RUN lines of each file, with the FileCheck directives the
 GPU tests use checked here.
 
   scripts/gpu-lit.py --bin BUILD/bin [--wrap 'compute-sanitizer --tool memcheck']
-                     [--filter TEXT] FILE.test...
+                     [--filter TEXT] [--timeout S] [--shard K/N] FILE.test...
 
 Substitutions: %srcroot (the repository), %s, %S, %t, %python; tools come
 from --bin. `not CMD` inverts the status. `REQUIRES:` lines are ignored
-(these tests require the GPU this is run on). --wrap prefixes every tl-run
-command that is not under `not` (sanitizers). FileCheck directives: P:,
+(these tests require the GPU this is run on). --wrap prefixes every tl-run,
+gpu_test and Python command that is not under `not` (sanitizers: give
+compute-sanitizer `--target-processes all` to follow a script's tl-runs). FileCheck directives: P:,
 P-NEXT:, P-SAME:, P-NOT:, P-DAG: (in any order until the next P: match),
 P-LABEL: (as P:), P-COUNT-n:, with {{regex}} and [[#]] (an integer).
 Prints PASS/FAIL per RUN line and ends with "N passed, N failed"; exit 1
@@ -19,6 +20,7 @@ import argparse
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -110,18 +112,58 @@ def filecheck(checks, text):
     return None
 
 
+def run(cmd, env, timeout):
+    """cmd under bash -o pipefail; past timeout seconds (0: none) its whole
+    process group is killed and returncode is None."""
+    p = subprocess.Popen(["bash", "-o", "pipefail", "-c", cmd], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout or None)
+        return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        return subprocess.CompletedProcess(cmd, None, out, err)
+
+
+def wrap(cmd, prefix):
+    """cmd with prefix before each pipeline stage that runs GPU code: tl-run,
+    gpu_test or Python (after any `env NAME=VALUE` of the stage)."""
+    runs = ("tl-run", "gpu_test", sys.executable)
+    stages, start, quote = [], 0, None
+    for i, c in enumerate(cmd + "|"):
+        if quote:
+            quote = None if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "|":
+            stages.append(cmd[start:i])
+            start = i + 1
+    head = re.compile(r"^(\s*(?:env(?:\s+[A-Za-z_][A-Za-z0-9_]*=\S*)*\s+)?)(\S+)")
+    out = []
+    for stage in stages:
+        m = head.match(stage)
+        if m and m.group(2) in runs:
+            stage = m.group(1) + prefix + " " + stage[m.start(2):]
+        out.append(stage)
+    return "|".join(out)
+
+
 def run_file(path, args, tmpdir):
     src = open(path).read().splitlines()
     subst = {"%srcroot": ROOT, "%S": os.path.dirname(os.path.abspath(path)),
              "%s": os.path.abspath(path), "%python": sys.executable}
     base = os.path.join(tmpdir, os.path.basename(path))
-    results = []
+    results, index = [], -1
     for n, line in enumerate(src, 1):
         m = re.match(r"^(?://\s*)?RUN:\s*(.*)$", line)
         if not m or (args.filter and args.filter not in line):
             continue
         cmd = m.group(1)
         if "%if" in cmd:  # ptxas-style conditionals: not GPU tests
+            continue
+        index += 1
+        if args.shard and "%t" not in cmd and index % args.shard[1] != args.shard[0]:
             continue
         cmd = cmd.replace("%t", base)
         for k in sorted(subst, key=len, reverse=True):
@@ -137,12 +179,14 @@ def run_file(path, args, tmpdir):
         if negate:
             cmd = cmd.strip()[4:]
         if args.wrap and not negate:
-            cmd = re.sub(r"(^|\|\s*)tl-run ", r"\1" + args.wrap + " tl-run ", cmd.strip())
+            cmd = wrap(cmd.strip(), args.wrap)
         env = dict(os.environ, PATH=args.bin + os.pathsep + os.environ.get("PATH", ""))
-        p = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True,
-                           text=True, env=env)
-        ok = (p.returncode != 0) if negate else (p.returncode == 0)
-        why = "" if ok else "exit status %d" % p.returncode
+        p = run(cmd, env, args.timeout)
+        if p.returncode is None:
+            ok, why = False, "timed out after %g s" % args.timeout
+        else:
+            ok = (p.returncode != 0) if negate else (p.returncode == 0)
+            why = "" if ok else "exit status %d" % p.returncode
         if ok and check is not None:
             msg = filecheck(check, p.stdout)
             ok, why = msg is None, msg or ""
@@ -162,9 +206,19 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--wrap", default="")
     ap.add_argument("--filter", default="")
+    ap.add_argument("--timeout", type=float, default=0,
+                    help="seconds a RUN line may take (0: no limit)")
+    ap.add_argument("--shard", default="",
+                    help="K/N: only the RUN lines whose index is K modulo N, and every "
+                         "line that names %%t (the files lines share)")
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
     args.bin = os.path.abspath(args.bin)
+    if args.shard:
+        m = re.match(r"^(\d+)/(\d+)$", args.shard)
+        if not m or not int(m.group(1)) < int(m.group(2)):
+            ap.error(f"--shard {args.shard!r}: expected K/N with 0 <= K < N")
+        args.shard = (int(m.group(1)), int(m.group(2)))
     with tempfile.TemporaryDirectory() as tmp:
         res = []
         for f in args.files:
