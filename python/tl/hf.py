@@ -38,6 +38,7 @@ attention reads the capacity's tokens."""
 import torch
 from torch.nn import functional as F
 from transformers.cache_utils import Cache, CacheLayerMixin
+from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 from transformers.modeling_utils import AttentionInterface
 
 from . import nn as _nn
@@ -145,6 +146,13 @@ class QuantizedKVCache(Cache):
         self.capacity, self.kt = capacity, kt
         super().__init__(layer_class_to_replicate=lambda: _Layer(capacity, kt))
 
+    @property
+    def is_compileable(self):
+        # every layer is, from the first call on (transformers' Cache says no
+        # while its lazily made layers do not exist yet, and generate then
+        # runs eagerly once and compiles on its next call)
+        return True
+
     def update(self, key_states, value_states, layer_idx, *args, **kwargs):
         _active[0] = self
         return super().update(key_states, value_states, layer_idx, *args, **kwargs)
@@ -176,7 +184,7 @@ def _tl_attention(module, query, key, value, attention_mask, scaling=None, dropo
     # reads nothing back.
     if not torch.compiler.is_compiling() and attention_mask is not None and \
             attention_mask.dtype == torch.bool and attention_mask is not _unpadded[0] and \
-            not torch.cuda.is_current_stream_capturing():
+            not (query.is_cuda and torch.cuda.is_current_stream_capturing()):
         if not bool(attention_mask[..., -1, :layer.length].all()):
             raise NotImplementedError("QuantizedKVCache: padded batches (masked tokens) are not "
                                       "supported")
@@ -199,6 +207,10 @@ def use_tl_attention(model):
     """Registers the attention "tl" and sets `model` to use it (its
     config's attention implementation); returns the model."""
     AttentionInterface.register("tl", _tl_attention)
+    # SDPA's masks for "tl": a forward with padding hands the attention a
+    # boolean mask, which the eager check refuses (without a mask function
+    # transformers hands an unknown attention no mask at all)
+    AttentionMaskInterface.register("tl", sdpa_mask)
     model.config._attn_implementation = "tl"
     for m in model.modules():
         cfg = getattr(m, "config", None)

@@ -1,7 +1,8 @@
 """tl.hf with torch and transformers: TL's KV cache (QuantizedKVCache,
 the attention "tl") in a small Llama against the f16 model over the whole
-sequence: a prefill and a decode step for f16, u8 and u4 codes, three
-draft tokens after the cache, three decode steps compiled by
+sequence: a prefill and a decode step for f16, u8 and u4 codes, padded
+batches refused, generate's greedy tokens (its decode step compiled from
+the first call), three draft tokens after the cache, three decode steps compiled by
 torch.compile(fullgraph=True) (TL's appends and attention are torch
 custom ops) against the eager steps, the cache reset and decoding again
 without a new graph, and on a GPU a decode step captured in a CUDA graph
@@ -38,6 +39,49 @@ for kt, bound in (("f16", 2e-3), ("u8", 3e-2), ("u4", 0.2)):
     rel = ((l2 - lr).norm() / lr.norm()).item()
     assert cache.get_seq_length() == 13 and rel < bound, (kt, rel, cache.get_seq_length())
     print(f"QuantizedKVCache {kt}: prefill and a decode step, logits within {rel:.4f} of f16")
+# A padded batch (the first sequence's first three tokens masked) is
+# refused, at its prefill and at a decode step after an unpadded one;
+# generate (greedy, its own attention mask) over TL's f16 cache gives the
+# f16 model's tokens.
+pad = torch.ones(2, 12, dtype=torch.long, device=dev)
+pad[0, :3] = 0
+for steps in ((pad,), (torch.ones_like(pad), torch.cat([pad, torch.ones(2, 1, dtype=torch.long, device=dev)], 1))):
+    cache = tl.hf.QuantizedKVCache(32, kt="u8")
+    try:
+        with torch.no_grad():
+            for i, mask in enumerate(steps):
+                m2(ids if i == 0 else ids[:, :1], attention_mask=mask, past_key_values=cache)
+        raise AssertionError("a padded batch was not refused")
+    except NotImplementedError as e:
+        assert "padded batches" in str(e), e
+print(f"QuantizedKVCache: padded batches refused at the prefill and at a decode step")
+# generate compiles its decode step from its first call with a fresh
+# cache (CUDA: its own default, inductor and CUDA graphs; CPU: aot_eager,
+# which transformers is told to compile for).
+from torch._dynamo.utils import counters
+torch._dynamo.reset()
+counters.clear()
+cc = transformers.CompileConfig(fullgraph=True)
+if dev == "cpu":
+    cc = transformers.CompileConfig(fullgraph=True, backend="aot_eager", mode=None)
+    cc._compile_all_devices = True
+with torch.no_grad():
+    one = torch.ones_like(ids)
+    gr = ref.generate(ids, attention_mask=one, max_new_tokens=4, do_sample=False,
+                      min_new_tokens=4, pad_token_id=0)
+    gt = m2.generate(ids, attention_mask=one, max_new_tokens=4, do_sample=False,
+                     min_new_tokens=4, pad_token_id=0, compile_config=cc,
+                     past_key_values=tl.hf.QuantizedKVCache(32, kt="f16"))
+same = (gr == gt).float().mean().item()
+frames = counters["stats"]["unique_graphs"]
+# (on a GPU inductor's fused elementwise ops round differently from the
+# eager f16 model's: a token may flip)
+assert gt.shape == (2, 16) and frames >= 1 and same >= (1.0 if dev == "cpu" else 0.75), \
+    (gt.shape, frames, same)
+for name in ("_compiled_call", "_last_compile_config"):   # the later tests compile their own
+    m2.__dict__.pop(name, None)
+print(f"QuantizedKVCache f16: generate compiled its first call's decode step, greedy tokens "
+      f"{same:.0%} the f16 model's ({gt.shape[1] - 12} a sequence)")
 # Three tokens after the cache's (speculative decoding's drafts):
 # causal among them, against the f16 model over the whole sequence.
 cache = tl.hf.QuantizedKVCache(32, kt="f16")
